@@ -1,0 +1,9 @@
+import { defineConfig } from 'drizzle-kit';
+
+export default defineConfig({
+  dialect: 'postgresql',
+  schema: './src/ledger/schema/index.ts',
+  out: './migrations',
+  strict: true,
+  verbose: false,
+});

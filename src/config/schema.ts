@@ -1,0 +1,71 @@
+import { z } from 'zod';
+import cron from 'node-cron';
+
+/**
+ * Every setting bnpl-recon reads, parsed once at boot. Units are in the names. The README's
+ * settings table is the user-facing copy of this file: change both together.
+ */
+
+// The spec's whole retry window: 5 retries with exponential backoff. The provider does not publish
+// the base delay; public receivers see roughly 1 min, 2, 4, 8, 16 min (~31 min in all), so the default
+// grace is one hour: no missed-webhook alarm while the provider may still be retrying.
+export const DEFAULT_WEBHOOK_GRACE_SECONDS = 3600;
+
+const booleanString = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'])
+  .transform((v) => v === 'true' || v === '1' || v === 'yes');
+
+const cronExpression = z.string().refine((v) => cron.validate(v), { message: 'not a valid cron expression' });
+
+const port = z.coerce.number().int().min(0).max(65535);
+
+const csvList = z
+  .string()
+  .transform((v) => v.split(',').map((s) => s.trim()).filter((s) => s.length > 0));
+
+const positiveInt = z.coerce.number().int().positive();
+
+export const environmentSchema = z.enum(['sandbox', 'production']);
+export type ProviderEnvironment = z.infer<typeof environmentSchema>;
+
+export const configSchema = z.object({
+  DATABASE_URL: z.string().url().optional(),
+  RECON_DATA_DIR: z.string().min(1).default('./data'),
+  PROVIDER_ENV: environmentSchema.default('sandbox'),
+  PROVIDER_BASE_URL: z.string().url().optional(),
+  PROVIDER_API_KEY: z.string().min(1).optional(),
+  PROVIDER_WEBHOOK_PATH_PREFIX: z.string().default(''),
+  WEBHOOK_SECRET: csvList.optional(),
+  WEBHOOK_SIGNATURE_HEADER: z.string().min(1).default('x-service-signature').transform((v) => v.toLowerCase()),
+  WEBHOOK_ALLOWED_IPS: z.string().optional(),
+  WEBHOOK_KEYS_REFRESH_SECONDS: positiveInt.default(3600),
+  WEBHOOK_KEYS_MIN_REFETCH_SECONDS: positiveInt.default(30),
+  WEBHOOK_MAX_BODY_BYTES: positiveInt.default(1024 * 1024),
+  TRUSTED_PROXIES: csvList.default([]),
+  PORT: port.default(8080),
+  METRICS_PORT: port.default(9464),
+  HOST: z.string().default('0.0.0.0'),
+  POLL_SCHEDULE: cronExpression.default('*/5 * * * *'),
+  RECONCILE_SCHEDULE: cronExpression.default('*/5 * * * *'),
+  RATE_LIMIT_RPS: z.coerce.number().positive().max(10000).default(450),
+  POLL_PAGE_SIZE: positiveInt.default(100),
+  POLL_PAGE_PARAM: z.string().min(1).default('page'),
+  POLL_PAGE_SIZE_PARAM: z.string().min(1).default('per_page'),
+  POLL_CONCURRENCY: positiveInt.default(8),
+  HTTP_CONNECT_TIMEOUT_MS: positiveInt.default(5000),
+  HTTP_BODY_TIMEOUT_MS: positiveInt.default(30000),
+  HTTP_MAX_RETRIES: z.coerce.number().int().min(0).default(6),
+  WEBHOOK_GRACE_SECONDS: positiveInt.default(DEFAULT_WEBHOOK_GRACE_SECONDS),
+  PAYOUT_SETTLEMENT_DAYS: positiveInt.default(3),
+  PAYOUT_SOURCE_IBANS: csvList.default([]),
+  OPERATOR_TOKEN: z.string().min(16).optional(),
+  MIGRATE_ON_START: booleanString.default(true),
+  SHUTDOWN_TIMEOUT_MS: positiveInt.default(10000),
+  DB_POOL_MAX: positiveInt.default(10),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+});
+
+export type Config = z.infer<typeof configSchema>;
+
+/** Names of settings whose values must never reach a log line or an error message. */
+export const SECRET_SETTINGS = ['PROVIDER_API_KEY', 'WEBHOOK_SECRET', 'OPERATOR_TOKEN', 'DATABASE_URL'] as const;

@@ -1,0 +1,40 @@
+import { readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { migrate } from 'drizzle-orm/postgres-js/migrator';
+import type { Database } from '../db/database.js';
+import type { Logger } from '../log/logger.js';
+
+/** src/ledger and dist/ledger both sit two levels below the package root. */
+export const MIGRATIONS_FOLDER = fileURLToPath(new URL('../../migrations', import.meta.url));
+
+// drizzle's migrator takes no lock: two replicas booting together could both apply a migration.
+// A session-level advisory lock (held on one reserved connection) serialises them.
+const MIGRATION_LOCK_KEY = 0x626e706c_0001n; // "bnpl" + 1
+
+export async function applyMigrations(database: Database, log: Logger): Promise<void> {
+  const lockConnection = await database.sql.reserve();
+  try {
+    await lockConnection`select pg_advisory_lock(${MIGRATION_LOCK_KEY.toString()}::bigint)`;
+    await migrate(database.db, { migrationsFolder: MIGRATIONS_FOLDER });
+    log.info('migrations applied');
+  } finally {
+    await lockConnection`select pg_advisory_unlock(${MIGRATION_LOCK_KEY.toString()}::bigint)`.catch(() => undefined);
+    lockConnection.release();
+  }
+}
+
+interface Journal {
+  entries: { tag: string }[];
+}
+
+/** True when every migration in the folder is recorded as applied: readiness needs it. */
+export async function migrationsAreCurrent(database: Database): Promise<boolean> {
+  const journal = JSON.parse(await readFile(`${MIGRATIONS_FOLDER}/meta/_journal.json`, 'utf8')) as Journal;
+  const rows = await database.sql<{ applied: string }[]>`
+    select count(*)::text as applied
+    from information_schema.tables t
+    where t.table_schema = 'drizzle' and t.table_name = '__drizzle_migrations'`;
+  if (rows[0]?.applied !== '1') return journal.entries.length === 0;
+  const applied = await database.sql<{ n: string }[]>`select count(*)::text as n from drizzle.__drizzle_migrations`;
+  return Number(applied[0]?.n ?? 0) >= journal.entries.length;
+}

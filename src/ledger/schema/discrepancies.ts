@@ -1,0 +1,94 @@
+import { bigint, bigserial, index, jsonb, pgEnum, pgTable, text, timestamp, uniqueIndex, integer } from 'drizzle-orm/pg-core';
+import { providerEnvironment } from './common.js';
+
+export const DISCREPANCY_KINDS = [
+  'missed_webhook',
+  'state_mismatch',
+  'orphan_webhook',
+  'duplicate_event',
+  'duplicate_delivery',
+  'payout_not_on_statement',
+  'statement_credit_without_payout',
+  'payout_amount_mismatch',
+  'payout_cancelled_but_credited',
+  'payout_unknown_invoice',
+] as const;
+export type DiscrepancyKind = (typeof DISCREPANCY_KINDS)[number];
+
+export const DISCREPANCY_STATUSES = ['open', 'resolved', 'acknowledged'] as const;
+export type DiscrepancyStatus = (typeof DISCREPANCY_STATUSES)[number];
+
+export const ENTITY_TYPES = ['order', 'invoice', 'payout', 'statement_line', 'webhook_delivery'] as const;
+
+export const discrepancyKind = pgEnum('discrepancy_kind', DISCREPANCY_KINDS);
+export const discrepancyStatus = pgEnum('discrepancy_status', DISCREPANCY_STATUSES);
+export const discrepancyEntityType = pgEnum('discrepancy_entity_type', ENTITY_TYPES);
+
+/**
+ * A problem found by the reconciliation, created once per (environment, kind, entity, subject) and
+ * then moved through its lifecycle. `subject` tells apart two findings of one kind on one entity
+ * (the state of a duplicate_event, the delivery of a duplicate_delivery); it is '' when there is one.
+ */
+export const discrepancies = pgTable(
+  'discrepancies',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    environment: providerEnvironment('environment').notNull(),
+    kind: discrepancyKind('kind').notNull(),
+    status: discrepancyStatus('status').notNull().default('open'),
+    entityType: discrepancyEntityType('entity_type').notNull(),
+    entityId: text('entity_id').notNull(),
+    subject: text('subject').notNull().default(''),
+    externalReferenceId: text('external_reference_id'),
+    sepaReference: text('sepa_reference'),
+    expected: text('expected'),
+    observed: text('observed'),
+    details: text('details').notNull(),
+    evidence: jsonb('evidence').$type<Record<string, unknown>>(),
+    /** Hash of the evidence when a person acknowledged it: changed evidence reopens it. */
+    acknowledgedEvidenceHash: text('acknowledged_evidence_hash'),
+    evidenceHash: text('evidence_hash'),
+    firstDetectedAt: timestamp('first_detected_at', { withTimezone: true, precision: 6 }).notNull().defaultNow(),
+    lastCheckedAt: timestamp('last_checked_at', { withTimezone: true, precision: 6 }).notNull().defaultNow(),
+    resolvedAt: timestamp('resolved_at', { withTimezone: true, precision: 6 }),
+    acknowledgedAt: timestamp('acknowledged_at', { withTimezone: true, precision: 6 }),
+    acknowledgedBy: text('acknowledged_by'),
+    ackNote: text('ack_note'),
+  },
+  (t) => [
+    uniqueIndex('discrepancies_identity_uq').on(t.environment, t.kind, t.entityType, t.entityId, t.subject),
+    index('discrepancies_status_idx').on(t.environment, t.status, t.kind),
+    index('discrepancies_detected_idx').on(t.firstDetectedAt),
+  ],
+);
+
+/** Every status change: who or what made it, when and why. */
+export const discrepancyHistory = pgTable(
+  'discrepancy_history',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    discrepancyId: bigint('discrepancy_id', { mode: 'number' })
+      .notNull()
+      .references(() => discrepancies.id, { onDelete: 'cascade' }),
+    at: timestamp('at', { withTimezone: true, precision: 6 }).notNull().defaultNow(),
+    fromStatus: discrepancyStatus('from_status'),
+    toStatus: discrepancyStatus('to_status').notNull(),
+    actor: text('actor').notNull(),
+    reason: text('reason').notNull(),
+    evidence: jsonb('evidence').$type<Record<string, unknown>>(),
+  },
+  (t) => [index('discrepancy_history_discrepancy_idx').on(t.discrepancyId, t.at)],
+);
+
+/** One row per reconciliation pass. */
+export const reconcileRuns = pgTable('reconcile_runs', {
+  id: bigserial('id', { mode: 'number' }).primaryKey(),
+  environment: providerEnvironment('environment').notNull(),
+  startedAt: timestamp('started_at', { withTimezone: true, precision: 6 }).notNull().defaultNow(),
+  finishedAt: timestamp('finished_at', { withTimezone: true, precision: 6 }),
+  status: text('status').notNull().default('running'),
+  opened: integer('opened').notNull().default(0),
+  resolved: integer('resolved').notNull().default(0),
+  reopened: integer('reopened').notNull().default(0),
+  error: text('error'),
+});

@@ -1,0 +1,5 @@
+export * from './common.js';
+export * from './deliveries.js';
+export * from './events.js';
+export * from './poller.js';
+export * from './discrepancies.js';

@@ -1,0 +1,82 @@
+import type { Logger } from '../log/logger.js';
+
+type Cleanup = () => Promise<void> | void;
+
+/**
+ * Components register their cleanup as they start; on shutdown they run in reverse order of
+ * registration (the pool, registered first, closes last). One AbortSignal tells loops and outbound
+ * requests to stop; a hard deadline keeps a stuck cleanup from holding the process forever.
+ */
+export class Shutdown {
+  private readonly cleanups: { name: string; fn: Cleanup }[] = [];
+  private readonly controller = new AbortController();
+  private running: Promise<void> | undefined;
+
+  constructor(
+    private readonly log: Logger,
+    private readonly deadlineMs: number,
+  ) {}
+
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  get isShuttingDown(): boolean {
+    return this.controller.signal.aborted;
+  }
+
+  register(name: string, fn: Cleanup): void {
+    this.cleanups.push({ name, fn });
+  }
+
+  /** Idempotent: a second call returns the first call's promise. */
+  run(reason: string): Promise<void> {
+    this.running ??= this.drain(reason);
+    return this.running;
+  }
+
+  private async drain(reason: string): Promise<void> {
+    this.log.info({ reason }, 'shutting down');
+    this.controller.abort(new Error(`shutdown: ${reason}`));
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<'deadline'>((resolve) => {
+      timer = setTimeout(() => resolve('deadline'), this.deadlineMs);
+      timer.unref();
+    });
+    const work = (async () => {
+      for (const { name, fn } of [...this.cleanups].reverse()) {
+        try {
+          await fn();
+          this.log.debug({ component: name }, 'stopped');
+        } catch (error) {
+          this.log.error({ err: error, component: name }, 'cleanup failed');
+        }
+      }
+    })();
+    const outcome = await Promise.race([work.then(() => 'done' as const), deadline]);
+    clearTimeout(timer);
+    if (outcome === 'deadline') this.log.error({ deadlineMs: this.deadlineMs }, 'shutdown deadline passed; some components did not stop');
+  }
+}
+
+/**
+ * First SIGTERM/SIGINT drains gracefully; a second one exits at once. After draining, the signal
+ * is re-raised with default handling so the exit status says how the process ended.
+ */
+export function installSignalHandlers(shutdown: Shutdown, log: Logger): void {
+  let received = 0;
+  const onSignal = (signal: NodeJS.Signals) => {
+    received += 1;
+    if (received > 1) {
+      log.warn({ signal }, 'second signal: exiting now');
+      process.exit(1);
+    }
+    void shutdown.run(signal).finally(() => {
+      process.removeAllListeners('SIGTERM');
+      process.removeAllListeners('SIGINT');
+      process.kill(process.pid, signal);
+    });
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+}

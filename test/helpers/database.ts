@@ -1,0 +1,62 @@
+import { randomBytes } from 'node:crypto';
+import { inject } from 'vitest';
+import { drizzle } from 'drizzle-orm/postgres-js';
+import { createSqlClient, type Database } from '../../src/db/database.js';
+import { applyMigrations } from '../../src/ledger/migrate.js';
+import * as schema from '../../src/ledger/schema/index.js';
+import { silentLogger } from '../../src/log/logger.js';
+
+export interface TestDatabase extends Database {
+  url: string;
+  name: string;
+  /** Drops the database; call it only when the tests passed, so a failure leaves data to inspect. */
+  drop(): Promise<void>;
+}
+
+function withDatabase(url: string, name: string): string {
+  const parsed = new URL(url);
+  parsed.pathname = `/${name}`;
+  return parsed.toString();
+}
+
+/** The server every test talks to (see test/global-setup.ts). */
+export function serverUrl(): string {
+  return inject('databaseUrl');
+}
+
+/**
+ * A fresh database on the test server, named after the test file, with every migration applied.
+ * Each test file gets its own, so files run in parallel without seeing each other's rows.
+ */
+export async function createTestDatabase(label: string, options: { migrate?: boolean; poolMax?: number } = {}): Promise<TestDatabase> {
+  const admin = createSqlClient(serverUrl(), { poolMax: 1 });
+  const name = `t_${label.replace(/[^a-z0-9]+/gi, '_').toLowerCase().slice(0, 40)}_${randomBytes(4).toString('hex')}`;
+  try {
+    await admin.unsafe(`create database "${name}"`);
+  } finally {
+    await admin.end({ timeout: 5 });
+  }
+  const url = withDatabase(serverUrl(), name);
+  const sql = createSqlClient(url, { poolMax: options.poolMax ?? 10 });
+  const database: TestDatabase = {
+    sql,
+    db: drizzle(sql, { schema }),
+    embedded: false,
+    url,
+    name,
+    close: async (timeout = 5) => {
+      await sql.end({ timeout });
+    },
+    drop: async () => {
+      await sql.end({ timeout: 5 });
+      const dropper = createSqlClient(serverUrl(), { poolMax: 1 });
+      try {
+        await dropper.unsafe(`drop database if exists "${name}" with (force)`);
+      } finally {
+        await dropper.end({ timeout: 5 });
+      }
+    },
+  };
+  if (options.migrate !== false) await applyMigrations(database, silentLogger());
+  return database;
+}
