@@ -8,4 +8,5 @@ if (!existsSync(fileURLToPath(compiled))) {
   process.stderr.write('bnpl-recon: dist/ is missing; run `npm run build` (npm install does it) first\n');
   process.exit(1);
 }
-await import(compiled.href);
+const { main } = await import(compiled.href);
+process.exitCode = await main(process.argv.slice(2));

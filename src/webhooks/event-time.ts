@@ -1,0 +1,27 @@
+/**
+ * The spec's event_time: ISO 8601 UTC with up to nine fractional digits and a Z. JavaScript Dates
+ * and Postgres timestamps keep at most micro-seconds, so two events inside one microsecond would
+ * tie or swap. We keep the text as sent and a normalised copy with exactly nine digits, whose
+ * plain text order is time order (the year is always four digits).
+ */
+const EVENT_TIME = /^(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2}:\d{2})(?:\.(\d{1,9}))?Z$/;
+
+export interface EventTime {
+  /** As sent. */
+  raw: string;
+  /** `YYYY-MM-DDTHH:MM:SS.nnnnnnnnnZ`: compare as text. */
+  sortable: string;
+  /** Truncated to milliseconds: for range filters and display only, never for ordering. */
+  date: Date;
+}
+
+export function parseEventTime(raw: string): EventTime | undefined {
+  const match = EVENT_TIME.exec(raw);
+  if (!match) return undefined;
+  const [, day, clock, fraction = ''] = match;
+  const date = new Date(`${day}T${clock}.${fraction.padEnd(3, '0').slice(0, 3)}Z`);
+  if (Number.isNaN(date.getTime())) return undefined;
+  // Reject calendar overflow that Date silently rolls over (2026-02-30 becomes March 2).
+  if (date.toISOString().slice(0, 19) !== `${day}T${clock}`) return undefined;
+  return { raw, sortable: `${day}T${clock}.${fraction.padEnd(9, '0')}Z`, date };
+}
