@@ -25,6 +25,7 @@ async function loadEmbeddedPostgres() {
 
 export interface EmbeddedServer {
   url: string;
+  port: number;
   stop(): Promise<void>;
 }
 
@@ -46,10 +47,10 @@ export async function freePort(): Promise<number> {
  * user (creating it when missing); only TCP on loopback is opened, so it never collides with a
  * system server's Unix socket.
  */
-export async function startEmbeddedPostgres(dataDir: string, log: Logger): Promise<EmbeddedServer> {
+export async function startEmbeddedPostgres(dataDir: string, log: Logger, options: { port?: number } = {}): Promise<EmbeddedServer> {
   const databaseDir = path.resolve(dataDir, 'postgres');
   await mkdir(path.dirname(databaseDir), { recursive: true });
-  const port = await freePort();
+  const port = options.port ?? (await freePort());
   const password = 'bnpl-recon-embedded';
   const EmbeddedPostgres = await loadEmbeddedPostgres();
   const server = new EmbeddedPostgres({
@@ -71,6 +72,7 @@ export async function startEmbeddedPostgres(dataDir: string, log: Logger): Promi
   await server.start();
   log.info({ port, databaseDir }, 'embedded postgres started');
   return {
+    port,
     url: `postgres://postgres:${password}@127.0.0.1:${port}/postgres`,
     stop: async () => {
       await server.stop();

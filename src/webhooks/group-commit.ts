@@ -1,0 +1,85 @@
+import type { Sql } from 'postgres';
+import { isTransientDatabaseError } from '../db/errors.js';
+import type { Logger } from '../log/logger.js';
+import { writeDeliveries, type DeliveryRecord, type WriteResult } from './ledger-write.js';
+
+export class LedgerUnavailableError extends Error {
+  override readonly name = 'LedgerUnavailableError';
+}
+
+interface Pending {
+  record: DeliveryRecord;
+  resolve: (result: WriteResult) => void;
+  reject: (error: Error) => void;
+}
+
+export interface GroupCommitOptions {
+  maxBatch: number;
+  maxConcurrentBatches: number;
+  log: Logger;
+  onBatch?: (size: number) => void;
+}
+
+/**
+ * Group commit for the webhook receiver. A delivery that arrives while the ledger is idle is written
+ * at once, alone; deliveries that arrive while transactions are in flight wait for the next free
+ * slot and then share one transaction. No timer delays a commit, so latency at low load is one
+ * transaction, and throughput under load is that of batched transactions. Each caller's promise
+ * settles only after the transaction holding its row has committed (or failed).
+ */
+export class GroupCommitWriter {
+  private queue: Pending[] = [];
+  private inFlight = 0;
+  private idleWaiters: (() => void)[] = [];
+
+  constructor(
+    private readonly sql: Sql,
+    private readonly options: GroupCommitOptions,
+  ) {}
+
+  write(record: DeliveryRecord): Promise<WriteResult> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ record, resolve, reject });
+      this.pump();
+    });
+  }
+
+  /** Resolves when nothing is queued or in flight: the receiver's drain on shutdown. */
+  idle(): Promise<void> {
+    if (this.queue.length === 0 && this.inFlight === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  private pump(): void {
+    while (this.queue.length > 0 && this.inFlight < this.options.maxConcurrentBatches) {
+      const batch = this.queue.splice(0, this.options.maxBatch);
+      this.inFlight += 1;
+      void this.commit(batch).finally(() => {
+        this.inFlight -= 1;
+        this.pump();
+        if (this.queue.length === 0 && this.inFlight === 0) for (const wake of this.idleWaiters.splice(0)) wake();
+      });
+    }
+  }
+
+  private async commit(batch: Pending[]): Promise<void> {
+    this.options.onBatch?.(batch.length);
+    try {
+      const results = await writeDeliveries(this.sql, batch.map((p) => p.record));
+      batch.forEach((pending, i) => pending.resolve(results[i] as WriteResult));
+    } catch (error) {
+      if (isTransientDatabaseError(error)) {
+        const unavailable = new LedgerUnavailableError('ledger unavailable', { cause: error });
+        for (const pending of batch) pending.reject(unavailable);
+        return;
+      }
+      if (batch.length === 1) {
+        (batch[0] as Pending).reject(error as Error);
+        return;
+      }
+      // One bad row must not fail its neighbours: write them one by one to find it.
+      this.options.log.warn({ err: (error as Error).message, size: batch.length }, 'batch commit failed; retrying deliveries singly');
+      for (const pending of batch) await this.commit([pending]);
+    }
+  }
+}

@@ -1,0 +1,73 @@
+import type { AppContext } from '../app/context.js';
+import type { Route } from '../http/server.js';
+import { GroupCommitWriter } from './group-commit.js';
+import { createWebhookMetrics } from './metrics.js';
+import { createWebhookHandler } from './receiver.js';
+import { fetchedSecrets, staticSecrets, type SecretSource } from './secrets.js';
+import { allowedAddresses } from './source-address.js';
+
+export { computeSignature, verifySignature, secretFingerprint } from './signature.js';
+export { classifyDelivery, eventKey } from './classify.js';
+export { ALL_TOPICS, BARE_TOPICS, ORDER_STATES_WITH_TOPIC, familyOf } from './topics.js';
+export { parseEventTime } from './event-time.js';
+export type { SecretSource } from './secrets.js';
+
+export interface WebhookReceiver {
+  route: Route;
+  secrets: SecretSource;
+  /** Stop answering 2xx (new deliveries get 503) and wait for queued commits. */
+  drain(): Promise<void>;
+}
+
+export interface ReceiverDeps {
+  /** Fetches the provider's signing secrets; used when WEBHOOK_SECRET is unset. */
+  fetchSecrets?: (signal: AbortSignal) => Promise<string[]>;
+}
+
+/** Wires the receiver from the context: secrets, group-commit writer, metrics and the route. */
+export async function createWebhookReceiver(ctx: AppContext, deps: ReceiverDeps = {}): Promise<WebhookReceiver> {
+  const { config, log, database, registry } = ctx;
+  const metrics = createWebhookMetrics(registry);
+  let secrets: SecretSource;
+  if (config.WEBHOOK_SECRET && config.WEBHOOK_SECRET.length > 0) secrets = staticSecrets(config.WEBHOOK_SECRET);
+  else if (deps.fetchSecrets) {
+    secrets = fetchedSecrets({
+      fetch: deps.fetchSecrets,
+      refreshIntervalMs: config.WEBHOOK_KEYS_REFRESH_SECONDS * 1000,
+      minRefetchIntervalMs: config.WEBHOOK_KEYS_MIN_REFETCH_SECONDS * 1000,
+      fetchTimeoutMs: 2000,
+      log,
+    });
+  } else throw new Error('WEBHOOK_SECRET is unset and no provider client can fetch the secrets');
+  await secrets.start();
+
+  // Leave pool connections for the poller, the reconciler and the operator API.
+  const writer = new GroupCommitWriter(database.sql, {
+    maxBatch: 256,
+    maxConcurrentBatches: Math.max(1, Math.min(4, config.DB_POOL_MAX - 2)),
+    log,
+    onBatch: (size) => metrics.batchSize.observe(size),
+  });
+  let closing = false;
+  const handler = createWebhookHandler({
+    environment: config.PROVIDER_ENV,
+    signatureHeader: config.WEBHOOK_SIGNATURE_HEADER,
+    maxBodyBytes: config.WEBHOOK_MAX_BODY_BYTES,
+    allowedSources: allowedAddresses(config.WEBHOOK_ALLOWED_IPS, config.PROVIDER_ENV),
+    trustedProxies: new Set(config.TRUSTED_PROXIES),
+    secrets,
+    writer,
+    metrics,
+    log: log.child({ component: 'webhooks' }),
+    isClosing: () => closing,
+  });
+  return {
+    route: { method: 'POST', path: '/webhooks', handler: (req, res) => handler(req, res) },
+    secrets,
+    async drain() {
+      closing = true;
+      secrets.stop();
+      await writer.idle();
+    },
+  };
+}

@@ -1,0 +1,49 @@
+import { Counter, Histogram, type Registry } from 'prom-client';
+import { METRIC_PREFIX } from '../metrics/registry.js';
+
+export const WEBHOOK_OUTCOMES = [
+  'stored',
+  'duplicate',
+  'bad_signature',
+  'forbidden_source',
+  'invalid_json',
+  'too_large',
+  'ledger_unavailable',
+  'no_secret',
+  'error',
+] as const;
+export type WebhookOutcome = (typeof WEBHOOK_OUTCOMES)[number];
+
+export interface WebhookMetrics {
+  deliveries: Counter<'outcome' | 'parse_status'>;
+  ackSeconds: Histogram<'outcome'>;
+  batchSize: Histogram;
+}
+
+export function createWebhookMetrics(registry: Registry): WebhookMetrics {
+  const deliveries = new Counter({
+    name: `${METRIC_PREFIX}webhook_deliveries_total`,
+    help: 'Webhook deliveries received, by outcome and parse status (none when not stored)',
+    labelNames: ['outcome', 'parse_status'] as const,
+    registers: [registry],
+  });
+  for (const outcome of WEBHOOK_OUTCOMES) {
+    if (outcome === 'stored' || outcome === 'duplicate') {
+      for (const status of ['parsed', 'unknown_topic', 'invalid_shape']) deliveries.labels(outcome, status).inc(0);
+    } else deliveries.labels(outcome, 'none').inc(0);
+  }
+  const ackSeconds = new Histogram({
+    name: `${METRIC_PREFIX}webhook_ack_duration_seconds`,
+    help: 'Time from request start to the answer, by outcome',
+    labelNames: ['outcome'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [registry],
+  });
+  const batchSize = new Histogram({
+    name: `${METRIC_PREFIX}webhook_commit_batch_size`,
+    help: 'Deliveries committed per ledger transaction (group commit)',
+    buckets: [1, 2, 5, 10, 20, 50, 100, 200, 500],
+    registers: [registry],
+  });
+  return { deliveries, ackSeconds, batchSize };
+}

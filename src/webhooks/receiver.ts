@@ -1,0 +1,138 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ProviderEnvironment } from '../config/schema.js';
+import type { Logger } from '../log/logger.js';
+import { classifyDelivery } from './classify.js';
+import { LedgerUnavailableError, type GroupCommitWriter } from './group-commit.js';
+import type { WebhookMetrics, WebhookOutcome } from './metrics.js';
+import { BodyTooLargeError, readBody } from './read-body.js';
+import type { SecretSource } from './secrets.js';
+import { verifySignature } from './signature.js';
+import { clientAddress } from './source-address.js';
+
+export interface ReceiverOptions {
+  environment: ProviderEnvironment;
+  signatureHeader: string;
+  maxBodyBytes: number;
+  allowedSources: ReadonlySet<string> | undefined;
+  trustedProxies: ReadonlySet<string>;
+  secrets: SecretSource;
+  writer: GroupCommitWriter;
+  metrics: WebhookMetrics;
+  log: Logger;
+  /** True once shutdown began: answer 503 so the provider retries against a live replica. */
+  isClosing: () => boolean;
+}
+
+// Headers never stored: they carry credentials of some other hop.
+const UNSTORED_HEADERS = new Set(['authorization', 'cookie', 'api-token', 'proxy-authorization']);
+
+function storedHeaders(req: IncomingMessage): Record<string, string> {
+  const kept: Record<string, string> = {};
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value === undefined || UNSTORED_HEADERS.has(name)) continue;
+    kept[name] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  return kept;
+}
+
+function answer(res: ServerResponse, status: number, body: Record<string, unknown>, close = false): void {
+  const payload = JSON.stringify(body);
+  res.writeHead(status, {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(payload),
+    ...(close ? { connection: 'close' } : {}),
+  });
+  res.end(payload);
+}
+
+/**
+ * POST /webhooks. Checks run cheapest first (source address, size, signature, JSON) and every
+ * refusal is logged and counted. A 2xx is written only after the delivery's transaction committed.
+ */
+export function createWebhookHandler(options: ReceiverOptions): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
+  const { log, metrics } = options;
+
+  const finish = (res: ServerResponse, started: bigint, outcome: WebhookOutcome, parseStatus: string, status: number, body: Record<string, unknown>, close = false) => {
+    metrics.deliveries.labels(outcome, parseStatus).inc();
+    metrics.ackSeconds.labels(outcome).observe(Number(process.hrtime.bigint() - started) / 1e9);
+    answer(res, status, body, close);
+  };
+
+  const verify = async (rawBody: Buffer, header: string | undefined) => {
+    let check = verifySignature(rawBody, header, options.secrets.current());
+    if (!check.valid && (await options.secrets.refreshAfterFailure())) check = verifySignature(rawBody, header, options.secrets.current());
+    return check;
+  };
+
+  return async (req, res) => {
+    const started = process.hrtime.bigint();
+    const receivedAt = new Date();
+    const source = clientAddress(req.socket.remoteAddress, req.headers['x-forwarded-for'] as string | undefined, options.trustedProxies);
+    if (options.isClosing()) return finish(res, started, 'ledger_unavailable', 'none', 503, { error: 'shutting down; retry' }, true);
+    if (options.allowedSources && (source === undefined || !options.allowedSources.has(source))) {
+      log.warn({ source }, 'webhook refused: source address not allowed');
+      return finish(res, started, 'forbidden_source', 'none', 403, { error: 'source address not allowed' }, true);
+    }
+
+    let rawBody: Buffer;
+    try {
+      rawBody = await readBody(req, options.maxBodyBytes);
+    } catch (error) {
+      if (error instanceof BodyTooLargeError) {
+        log.warn({ source, err: error.message }, 'webhook refused: body too large');
+        return finish(res, started, 'too_large', 'none', 413, { error: error.message }, true);
+      }
+      log.warn({ source, err: (error as Error).message }, 'webhook body could not be read');
+      return finish(res, started, 'error', 'none', 400, { error: 'body could not be read' }, true);
+    }
+
+    if (options.secrets.current().length === 0 && !(await options.secrets.refreshAfterFailure()) && options.secrets.current().length === 0) {
+      log.error('webhook refused: no signing secret available yet (GET /webhooks/keys failed)');
+      return finish(res, started, 'no_secret', 'none', 503, { error: 'signing secret unavailable; retry' });
+    }
+    const header = req.headers[options.signatureHeader];
+    const check = await verify(rawBody, Array.isArray(header) ? header[0] : header);
+    if (!check.valid) {
+      log.warn({ source, header: options.signatureHeader, present: header !== undefined, bytes: rawBody.length }, 'webhook refused: bad or missing signature');
+      return finish(res, started, 'bad_signature', 'none', 401, { error: 'bad or missing signature' });
+    }
+
+    const classification = classifyDelivery(rawBody);
+    if (!classification.ok) {
+      log.warn({ source, err: classification.error }, 'webhook refused: body is not JSON');
+      return finish(res, started, 'invalid_json', 'none', 400, { error: `body is not JSON: ${classification.error}` });
+    }
+    if (classification.status !== 'parsed') {
+      log.warn({ topic: classification.topic, status: classification.status, err: classification.error }, 'webhook stored unparsed');
+    }
+
+    try {
+      const result = await options.writer.write({
+        deliveryUuid: randomUUID(),
+        environment: options.environment,
+        receivedAt,
+        sourceIp: source ?? null,
+        headers: storedHeaders(req),
+        rawBody,
+        keyFingerprint: check.keyFingerprint ?? null,
+        classification,
+      });
+      const outcome: WebhookOutcome = result.duplicate ? 'duplicate' : 'stored';
+      log.debug({ deliveryId: result.deliveryId, topic: classification.topic, duplicate: result.duplicate }, 'webhook stored');
+      finish(res, started, outcome, classification.status, 200, {
+        status: 'stored',
+        delivery_id: result.deliveryId,
+        duplicate: result.duplicate,
+        parse_status: classification.status,
+      });
+    } catch (error) {
+      if (error instanceof LedgerUnavailableError) {
+        log.error({ err: (error.cause as Error | undefined)?.message }, 'webhook not stored: ledger unavailable');
+        return finish(res, started, 'ledger_unavailable', 'none', 503, { error: 'ledger unavailable; retry' });
+      }
+      log.error({ err: error }, 'webhook not stored');
+      finish(res, started, 'error', 'none', 500, { error: 'delivery not stored; retry' });
+    }
+  };
+}

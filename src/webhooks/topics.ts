@@ -1,0 +1,33 @@
+/**
+ * Every topic the spec lists (the "Topics" table plus the payloads shown for applicant/*,
+ * billing_configuration/created and kyc/accepted), by family. A family shares one payload shape.
+ */
+export const TOPICS_BY_FAMILY = {
+  order: ['order/authorized', 'order/confirmed', 'order/pending', 'order/declined', 'order/canceled'],
+  invoice: ['invoice/created', 'invoice/payment', 'invoice/late', 'invoice/canceled', 'invoice/complete', 'invoice/reopened'],
+  payout: ['payout/complete', 'payout/cancelled'],
+  buyer: ['buyer/accepted', 'buyer/pending', 'buyer/declined', 'buyer/limit_updated'],
+  factoring: ['factoring/approved', 'factoring/pending', 'factoring/declined'],
+  kyc: ['kyc/approved', 'kyc/pending', 'kyc/declined', 'kyc/accepted'],
+  applicant: ['applicant/pending', 'applicant/accepted'],
+  billing_configuration: ['billing_configuration/created'],
+} as const;
+
+export type TopicFamily = keyof typeof TOPICS_BY_FAMILY;
+export type Topic = (typeof TOPICS_BY_FAMILY)[TopicFamily][number];
+
+const FAMILY_OF = new Map<string, TopicFamily>(
+  Object.entries(TOPICS_BY_FAMILY).flatMap(([family, topics]) => topics.map((topic) => [topic, family as TopicFamily])),
+);
+
+export const ALL_TOPICS: readonly Topic[] = [...FAMILY_OF.keys()] as Topic[];
+
+/** The bare topics one can subscribe to (the spec: order, invoice, payout, buyer, factoring, kyc). */
+export const BARE_TOPICS = ['order', 'invoice', 'payout', 'buyer', 'factoring', 'kyc'] as const;
+
+export function familyOf(topic: string): TopicFamily | undefined {
+  return FAMILY_OF.get(topic);
+}
+
+/** Order states that some webhook topic announces; any other state (shipped, complete, ...) has none. */
+export const ORDER_STATES_WITH_TOPIC = ['authorized', 'pending', 'confirmed', 'declined', 'canceled'] as const;

@@ -1,0 +1,158 @@
+import type {
+  ApplicantPayload,
+  BillingConfigurationPayload,
+  BuyerPayload,
+  FactoringPayload,
+  InvoicePayload,
+  KycPayload,
+  OrderPayload,
+  PayoutPayload,
+} from './payloads.js';
+import type { EventTime } from './event-time.js';
+
+/** Column lists of the typed event tables (besides environment, event_key, topic, received_at). */
+export const TYPED_COLUMNS = {
+  order_events: ['order_uuid', 'order_state', 'external_reference_id', 'event_time', 'event_time_sortable', 'buyer_uuid', 'buyer_name', 'buyer_legal_form', 'pending_reason_description', 'net_term_days', 'bank_account', 'confirmation_link'],
+  invoice_events: ['invoice_uuid', 'order_uuid', 'external_reference_id', 'event_time', 'event_time_sortable', 'gross_amount_cents', 'amount_cents'],
+  payout_events: ['payout_uuid', 'status', 'sepa_instruction_id', 'amount_cents', 'external_reference_ids', 'event_time', 'event_time_sortable'],
+  buyer_events: ['buyer_uuid', 'state', 'external_reference_id', 'company_name', 'first_name', 'last_name', 'purchasing_limit_cents', 'balance_cents', 'max_collections_state', 'max_purchase_value_cents'],
+  kyc_events: ['buyer_uuid', 'kyc_state', 'external_reference_id'],
+  applicant_events: ['applicant_uuid', 'state', 'external_reference_id', 'first_name', 'last_name', 'email', 'phone', 'reason', 'buyer_uuid', 'buyer'],
+  factoring_events: ['factoring_uuid', 'invoice_external_reference_id', 'invoice_uuid', 'factoring_state', 'invoice_amount_cents', 'payment_method', 'payment_terms_days', 'bank_account'],
+  billing_configuration_events: ['billing_configuration_uuid', 'buyer_uuid', 'schedule', 'due_in_days', 'generation_delay_days', 'payment_method_statement', 'event_time', 'event_time_sortable'],
+} as const;
+
+export type TypedTable = keyof typeof TYPED_COLUMNS;
+export type TypedRow = { table: TypedTable; values: Record<string, unknown> };
+
+const n = <T>(value: T | null | undefined): T | null => value ?? null;
+const json = (value: unknown): unknown => (value === undefined ? null : value);
+
+export function orderRow(p: OrderPayload, t: EventTime): TypedRow {
+  return {
+    table: 'order_events',
+    values: {
+      order_uuid: p.order_uuid,
+      order_state: p.order_state,
+      external_reference_id: p.external_reference_id,
+      event_time: t.raw,
+      event_time_sortable: t.sortable,
+      buyer_uuid: n(p.buyer.uuid),
+      buyer_name: n(p.buyer.name),
+      buyer_legal_form: n(p.buyer.legal_form),
+      pending_reason_description: n(p.pending_reason_description),
+      net_term_days: n(p.net_term),
+      bank_account: json(p.bank_account),
+      confirmation_link: n(p.confirmation_link),
+    },
+  };
+}
+
+export function invoiceRow(p: InvoicePayload, t: EventTime): TypedRow {
+  return {
+    table: 'invoice_events',
+    values: {
+      invoice_uuid: p.invoice_uuid,
+      order_uuid: n(p.order_uuid),
+      external_reference_id: p.external_reference_id,
+      event_time: t.raw,
+      event_time_sortable: t.sortable,
+      gross_amount_cents: n(p.gross_amount_cents),
+      amount_cents: n(p.amount_cents),
+    },
+  };
+}
+
+export function payoutRow(p: PayoutPayload, t: EventTime): TypedRow {
+  return {
+    table: 'payout_events',
+    values: {
+      payout_uuid: p.payout_uuid,
+      status: p.topic.slice('payout/'.length),
+      sepa_instruction_id: p.sepa_instruction_id,
+      amount_cents: p.amount_cents,
+      external_reference_ids: p.external_reference_ids,
+      event_time: t.raw,
+      event_time_sortable: t.sortable,
+    },
+  };
+}
+
+export function buyerRow(p: BuyerPayload): TypedRow {
+  // The union of the state and limit shapes: read each field by name, absent ones become null.
+  const b = p.buyer as { uuid: string } & Record<string, unknown>;
+  const field = (name: string): unknown => b[name] ?? null;
+  return {
+    table: 'buyer_events',
+    values: {
+      buyer_uuid: b.uuid,
+      state: field('state'),
+      external_reference_id: field('external_reference_id'),
+      company_name: field('company_name'),
+      first_name: field('first_name'),
+      last_name: field('last_name'),
+      purchasing_limit_cents: field('purchasing_limit_cents'),
+      balance_cents: field('balance_cents'),
+      max_collections_state: field('max_collections_state'),
+      max_purchase_value_cents: field('max_purchase_value_cents'),
+    },
+  };
+}
+
+export function kycRow(p: KycPayload): TypedRow {
+  return {
+    table: 'kyc_events',
+    values: { buyer_uuid: p.buyer.uuid, kyc_state: n(p.buyer.kyc_state), external_reference_id: n(p.buyer.external_reference_id) },
+  };
+}
+
+export function applicantRow(p: ApplicantPayload): TypedRow {
+  const a = p.applicant;
+  return {
+    table: 'applicant_events',
+    values: {
+      applicant_uuid: a.uuid,
+      state: n(a.state),
+      external_reference_id: n(a.external_reference_id),
+      first_name: n(a.first_name),
+      last_name: n(a.last_name),
+      email: n(a.email),
+      phone: n(a.phone),
+      reason: n(p.reason),
+      buyer_uuid: n(a.buyer?.uuid),
+      buyer: json(a.buyer),
+    },
+  };
+}
+
+export function factoringRow(p: FactoringPayload): TypedRow {
+  return {
+    table: 'factoring_events',
+    values: {
+      factoring_uuid: p.factoring_uuid,
+      invoice_external_reference_id: n(p.invoice_external_reference_id),
+      invoice_uuid: n(p.invoice_uuid),
+      factoring_state: n(p.factoring_state),
+      invoice_amount_cents: n(p.invoice_amount_cents),
+      payment_method: n(p.payment_method),
+      payment_terms_days: n(p.payment_terms),
+      bank_account: json(p.bank_account),
+    },
+  };
+}
+
+export function billingConfigurationRow(p: BillingConfigurationPayload, t: EventTime): TypedRow {
+  return {
+    table: 'billing_configuration_events',
+    values: {
+      billing_configuration_uuid: p.billing_configuration_uuid,
+      buyer_uuid: n(p.buyer_uuid),
+      schedule: n(p.schedule),
+      due_in_days: n(p.due_in_days),
+      generation_delay_days: n(p.generation_delay_days),
+      payment_method_statement: n(p.payment_method_statement),
+      event_time: t.raw,
+      event_time_sortable: t.sortable,
+    },
+  };
+}
