@@ -1,0 +1,229 @@
+import { Pool } from 'undici';
+import type { Registry } from 'prom-client';
+import type { Config } from '../config/schema.js';
+import type { Logger } from '../log/logger.js';
+import { DEFAULT_BACKOFF, abortableDelay, parseRetryAfterMs, retryDelayMs, type BackoffPolicy } from './backoff.js';
+import {
+  ProviderError,
+  ProviderHttpError,
+  ProviderNetworkError,
+  ProviderResponseError,
+  scrub,
+  type RequestStats,
+} from './errors.js';
+import { createProviderMetrics, type ProviderMetrics, type ProviderOperation, type RequestOutcome } from './metrics.js';
+import { RateLimiter } from './rate-limiter.js';
+import { errorBodySchema, ordersPageSchema, webhookKeysSchema, type ProviderOrder } from './schemas.js';
+
+export const ORDERS_PATH = '/api/v1/orders';
+
+export interface OrdersPage {
+  orders: ProviderOrder[];
+  stats: RequestStats;
+}
+
+export interface ProviderClient {
+  getOrdersPage(page: number, perPage: number, signal?: AbortSignal): Promise<OrdersPage>;
+  fetchWebhookSecrets(signal?: AbortSignal): Promise<string[]>;
+  /** POST {prefix}/webhooks. Returns the provider's HTTP status (the body is not specified). */
+  registerWebhook(topic: string, address: string, signal?: AbortSignal): Promise<{ status: number }>;
+  /** The process-wide request budget, exposed for metrics and tests. */
+  readonly limiter: RateLimiter;
+  close(): Promise<void>;
+}
+
+export interface ProviderClientOptions {
+  backoff?: BackoffPolicy;
+  /** Share one budget between clients (tests); by default each client owns one. */
+  limiter?: RateLimiter;
+}
+
+// Failures before the request reached the provider: safe to retry even for a POST.
+const CONNECT_PHASE_CODES = new Set(['ECONNREFUSED', 'UND_ERR_CONNECT_TIMEOUT', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+// Failures after it may have been processed: retried for idempotent requests only.
+const TRANSIENT_CODES = new Set([
+  ...CONNECT_PHASE_CODES,
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CLOSED',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+  'ATTEMPT_TIMEOUT',
+]);
+
+interface Call<T> {
+  operation: ProviderOperation;
+  method: 'GET' | 'POST';
+  path: string;
+  body?: string;
+  idempotent: boolean;
+  parse: (json: unknown, status: number) => T;
+  signal: AbortSignal | undefined;
+}
+
+export function createProviderClient(config: Config, log: Logger, registry?: Registry, options: ProviderClientOptions = {}): ProviderClient {
+  if (config.PROVIDER_BASE_URL === undefined) throw new Error('PROVIDER_BASE_URL is not set');
+  if (config.PROVIDER_API_KEY === undefined) throw new Error('PROVIDER_API_KEY is not set');
+  const apiKey = config.PROVIDER_API_KEY;
+  const secrets = [apiKey];
+  const base = new URL(config.PROVIDER_BASE_URL);
+  const basePath = base.pathname.replace(/\/+$/, '');
+  const webhookPrefix = config.PROVIDER_WEBHOOK_PATH_PREFIX.replace(/\/+$/, '');
+  const backoff = options.backoff ?? DEFAULT_BACKOFF;
+  const limiter = options.limiter ?? new RateLimiter({ ratePerSecond: config.RATE_LIMIT_RPS });
+  const pool = new Pool(base.origin, {
+    // One spare connection beyond the poller's page workers for webhook-key refreshes.
+    connections: config.POLL_CONCURRENCY + 2,
+    connect: { timeout: config.HTTP_CONNECT_TIMEOUT_MS },
+    headersTimeout: config.HTTP_BODY_TIMEOUT_MS,
+    bodyTimeout: config.HTTP_BODY_TIMEOUT_MS,
+    keepAliveTimeout: 10_000,
+  });
+  const metrics: ProviderMetrics | undefined = registry ? createProviderMetrics(registry, () => limiter.currentRate()) : undefined;
+  const headers = { 'api-token': apiKey, 'content-type': 'application/json', accept: 'application/json' };
+
+  const count = (operation: ProviderOperation, outcome: RequestOutcome) => metrics?.requests.inc({ operation, outcome });
+
+  async function attempt<T>(call: Call<T>): Promise<{ value: T } | { failure: ProviderError; sentAt: number }> {
+    const sentAt = await limiter.acquire(call.signal);
+    // bodyTimeout is the idle gap between chunks; a body that trickles would never trip it, so each
+    // attempt also has an overall deadline.
+    const deadline = AbortSignal.timeout(config.HTTP_BODY_TIMEOUT_MS + config.HTTP_CONNECT_TIMEOUT_MS);
+    const signal = call.signal ? AbortSignal.any([call.signal, deadline]) : deadline;
+    const endTimer = metrics?.duration.startTimer({ operation: call.operation });
+    try {
+      const response = await pool.request({ origin: base.origin, path: `${basePath}${call.path}`, method: call.method, headers, body: call.body ?? null, signal });
+      const text = await response.body.text();
+      endTimer?.();
+      const status = response.statusCode;
+      if (status >= 200 && status < 300) {
+        let json: unknown;
+        try {
+          json = text.length === 0 ? null : JSON.parse(text);
+        } catch {
+          count(call.operation, 'bad_response');
+          // A torn or garbled body (proxy trouble) is worth another try when repeating is harmless.
+          return { failure: new ProviderResponseError(`provider answered ${status} to ${call.method} ${call.path} with a body that is not JSON`, call.idempotent), sentAt };
+        }
+        try {
+          const value = call.parse(json, status);
+          count(call.operation, 'ok');
+          return { value };
+        } catch (error) {
+          count(call.operation, 'bad_response');
+          const issues = scrub(String((error as Error).message ?? error), secrets).slice(0, 500);
+          return { failure: new ProviderResponseError(`provider answered ${status} to ${call.method} ${call.path} with an unexpected shape: ${issues}`, false), sentAt };
+        }
+      }
+      let parsed: { errors: { name: string; details: string }[] } = { errors: [] };
+      try {
+        const body = errorBodySchema.safeParse(JSON.parse(text));
+        if (body.success) parsed = body.data;
+      } catch {
+        // Not every error answer (a proxy's 502 page, for one) has the spec's JSON error body.
+      }
+      const errors = parsed.errors.map((e) => ({ name: scrub(e.name, secrets), details: scrub(e.details, secrets) }));
+      const retryAfterMs = parseRetryAfterMs(response.headers['retry-after']);
+      count(call.operation, status === 429 ? 'throttled' : status >= 500 ? 'server_error' : 'client_error');
+      return { failure: new ProviderHttpError(call.method, call.path, status, errors, retryAfterMs), sentAt };
+    } catch (error) {
+      endTimer?.();
+      if (call.signal?.aborted) throw call.signal.reason;
+      const timedOut = deadline.aborted;
+      const code = timedOut ? 'ATTEMPT_TIMEOUT' : errorCodeOf(error);
+      const retryable = code !== undefined && (CONNECT_PHASE_CODES.has(code) || (call.idempotent && TRANSIENT_CODES.has(code)));
+      const reason = timedOut ? 'no complete answer in time' : scrub(String((error as Error).message ?? error), secrets);
+      count(call.operation, 'network_error');
+      return { failure: new ProviderNetworkError(`${call.method} ${call.path} failed: ${reason}${code ? ` (${code})` : ''}`, code, retryable), sentAt };
+    }
+  }
+
+  async function request<T>(call: Call<T>): Promise<{ value: T; stats: RequestStats }> {
+    const stats: RequestStats = { requests: 0, throttled: 0, retries: 0 };
+    for (let retry = 0; ; retry += 1) {
+      if (retry > 0) {
+        stats.retries += 1;
+        metrics?.retries.inc({ operation: call.operation });
+      }
+      stats.requests += 1;
+      const outcome = await attempt(call);
+      if ('value' in outcome) return { value: outcome.value, stats };
+      const { failure } = outcome;
+      let retryAfterMs: number | undefined;
+      let retryable = failure.retryable;
+      if (failure instanceof ProviderHttpError) {
+        if (failure.status === 429) {
+          stats.throttled += 1;
+          limiter.onThrottled(outcome.sentAt);
+          retryAfterMs = failure.retryAfterMs;
+        } else if (!call.idempotent) {
+          // A 5xx to a POST may have registered the webhook anyway; a blind retry could duplicate it.
+          retryable = false;
+        }
+      }
+      if (!retryable || retry >= config.HTTP_MAX_RETRIES) {
+        failure.stats = stats;
+        throw failure;
+      }
+      const delay = retryDelayMs(retry, retryAfterMs, backoff);
+      log.debug({ operation: call.operation, path: call.path, retry: retry + 1, delayMs: delay, reason: failure.message }, 'retrying provider request');
+      await abortableDelay(delay, call.signal);
+    }
+  }
+
+  let closing: Promise<void> | undefined;
+  return {
+    limiter,
+    async getOrdersPage(page, perPage, signal) {
+      const query = new URLSearchParams({ [config.POLL_PAGE_PARAM]: String(page), [config.POLL_PAGE_SIZE_PARAM]: String(perPage) });
+      const { value, stats } = await request({
+        operation: 'orders',
+        method: 'GET',
+        path: `${ORDERS_PATH}?${query.toString()}`,
+        idempotent: true,
+        parse: (json) => ordersPageSchema.parse(json),
+        signal,
+      });
+      return { orders: value, stats };
+    },
+    async fetchWebhookSecrets(signal) {
+      const { value } = await request({
+        operation: 'webhook_keys',
+        method: 'GET',
+        path: `${webhookPrefix}/webhooks/keys`,
+        idempotent: true,
+        parse: (json) => webhookKeysSchema.parse(json),
+        signal,
+      });
+      return [...new Set(value)];
+    },
+    async registerWebhook(topic, address, signal) {
+      const { value } = await request({
+        operation: 'webhook_register',
+        method: 'POST',
+        path: `${webhookPrefix}/webhooks`,
+        body: JSON.stringify({ topic, address }),
+        idempotent: false,
+        parse: (_json, status) => ({ status }),
+        signal,
+      });
+      return value;
+    },
+    close() {
+      closing ??= pool.close();
+      return closing;
+    },
+  };
+}
+
+function errorCodeOf(error: unknown): string | undefined {
+  let current: unknown = error;
+  for (let depth = 0; depth < 4 && typeof current === 'object' && current !== null; depth += 1) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string') return code;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return undefined;
+}

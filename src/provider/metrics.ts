@@ -1,0 +1,74 @@
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { METRIC_PREFIX } from '../metrics/registry.js';
+
+export const REQUEST_OUTCOMES = ['ok', 'throttled', 'server_error', 'client_error', 'bad_response', 'network_error'] as const;
+export type RequestOutcome = (typeof REQUEST_OUTCOMES)[number];
+export const PROVIDER_OPERATIONS = ['orders', 'webhook_keys', 'webhook_register'] as const;
+export type ProviderOperation = (typeof PROVIDER_OPERATIONS)[number];
+
+export interface ProviderMetrics {
+  requests: Counter<'operation' | 'outcome'>;
+  retries: Counter<'operation'>;
+  duration: Histogram<'operation'>;
+  rateLimit: Gauge;
+}
+
+/** Returns the metric already on the registry (a second client in one process) or registers it. */
+function reuse<T>(registry: Registry, name: string, make: () => T): T {
+  return (registry.getSingleMetric(name) as T | undefined) ?? make();
+}
+
+export function createProviderMetrics(registry: Registry, currentRate: () => number): ProviderMetrics {
+  const requests = reuse(
+    registry,
+    `${METRIC_PREFIX}provider_requests_total`,
+    () =>
+      new Counter({
+        name: `${METRIC_PREFIX}provider_requests_total`,
+        help: 'HTTP attempts to the provider API, by operation and outcome (retries counted)',
+        labelNames: ['operation', 'outcome'] as const,
+        registers: [registry],
+      }),
+  );
+  const retries = reuse(
+    registry,
+    `${METRIC_PREFIX}provider_retries_total`,
+    () =>
+      new Counter({
+        name: `${METRIC_PREFIX}provider_retries_total`,
+        help: 'Attempts beyond the first, by operation',
+        labelNames: ['operation'] as const,
+        registers: [registry],
+      }),
+  );
+  const duration = reuse(
+    registry,
+    `${METRIC_PREFIX}provider_request_duration_seconds`,
+    () =>
+      new Histogram({
+        name: `${METRIC_PREFIX}provider_request_duration_seconds`,
+        help: 'Duration of one HTTP attempt to the provider, until the body is read',
+        labelNames: ['operation'] as const,
+        buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+        registers: [registry],
+      }),
+  );
+  const rateLimit = reuse(
+    registry,
+    `${METRIC_PREFIX}provider_rate_limit_requests_per_second`,
+    () =>
+      new Gauge({
+        name: `${METRIC_PREFIX}provider_rate_limit_requests_per_second`,
+        help: 'The client-side request rate currently allowed (RATE_LIMIT_RPS, lowered after 429s)',
+        registers: [registry],
+        collect() {
+          this.set(currentRate());
+        },
+      }),
+  );
+  for (const operation of PROVIDER_OPERATIONS) {
+    retries.inc({ operation }, 0);
+    for (const outcome of REQUEST_OUTCOMES) requests.inc({ operation, outcome }, 0);
+  }
+  return { requests, retries, duration, rateLimit };
+}
