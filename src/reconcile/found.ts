@@ -1,0 +1,28 @@
+import type { TransactionSql } from 'postgres';
+
+/**
+ * The pass's working set: every finding of every rule, with the identity the unique index
+ * `discrepancies_identity_uq` uses. Dropped at commit. Rules insert into it; the lifecycle compares it
+ * with `discrepancies` in two set-based statements instead of one round trip per finding.
+ */
+export async function createFoundTable(tx: TransactionSql): Promise<void> {
+  await tx`
+    create temporary table found (
+      environment provider_environment not null,
+      kind discrepancy_kind not null,
+      entity_type discrepancy_entity_type not null,
+      entity_id text not null,
+      subject text not null,
+      external_reference_id text,
+      sepa_reference text,
+      expected text,
+      observed text,
+      details text not null,
+      evidence jsonb not null,
+      evidence_hash text not null,
+      primary key (environment, kind, entity_type, entity_id, subject)
+    ) on commit drop`;
+}
+
+/** ISO 8601 UTC with microseconds, independent of the session's TimeZone (for evidence and hashes). */
+export const ISO_FORMAT = 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"';

@@ -1,0 +1,5 @@
+export { runReconcilePass, RULES, type ReconcileContext } from './pass.js';
+export { startReconcileScheduler, type ReconcileScheduler } from './scheduler.js';
+export { acknowledgeDiscrepancy, operatorActor, type AckResult, type AcknowledgedDiscrepancy } from './ack.js';
+export { createReconcileMetrics, reconcileMetricsFor, type ReconcileMetrics } from './metrics.js';
+export { ORDER_RULE_KINDS, ORDER_STATES_WITH_TOPIC, type PassSummary } from './types.js';

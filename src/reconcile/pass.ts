@@ -1,0 +1,97 @@
+import type { Registry } from 'prom-client';
+import type { Config } from '../config/schema.js';
+import type { Database } from '../db/database.js';
+import type { Logger } from '../log/logger.js';
+import { createFoundTable } from './found.js';
+import { resolveCleared, upsertFindings } from './lifecycle.js';
+import { reconcileLockKey } from './lock.js';
+import { reconcileMetricsFor } from './metrics.js';
+import { recordDuplicateDeliveries } from './rules/duplicate-delivery.js';
+import { duplicateEvent } from './rules/duplicate-event.js';
+import { missedWebhook } from './rules/missed-webhook.js';
+import { orphanWebhook } from './rules/orphan-webhook.js';
+import { stateMismatch } from './rules/state-mismatch.js';
+import { ORDER_RULE_KINDS, type PassSummary, type Rule, type RuleParams } from './types.js';
+
+export const RULES: readonly Rule[] = [missedWebhook, stateMismatch, orphanWebhook, duplicateEvent];
+
+export interface ReconcileContext {
+  config: Pick<Config, 'PROVIDER_ENV' | 'WEBHOOK_GRACE_SECONDS'>;
+  log: Logger;
+  database: Database;
+  registry?: Registry;
+}
+
+/**
+ * One pass over the environment's ledger. Skips (returns skipped: true) when another replica holds
+ * the environment's lock. All rules and the lifecycle run in one READ COMMITTED transaction, so a
+ * failed pass leaves no half-applied status changes; the reconcile_runs row is written outside it
+ * so a failure stays on record.
+ */
+export async function runReconcilePass(ctx: ReconcileContext, now: Date = new Date()): Promise<PassSummary> {
+  const environment = ctx.config.PROVIDER_ENV;
+  const started = performance.now();
+  const startedAt = new Date().toISOString();
+  const metrics = ctx.registry ? reconcileMetricsFor(ctx.registry, ctx.database, environment) : undefined;
+  const summary: PassSummary = {
+    skipped: false, environment, startedAt, durationMs: 0, found: {}, opened: 0, reopened: 0, resolved: 0, duplicateDeliveries: 0,
+  };
+  const lock = await ctx.database.sql.reserve();
+  const key = reconcileLockKey(environment);
+  try {
+    const [got] = await lock<{ locked: boolean }[]>`select pg_try_advisory_lock(${key}::bigint) as locked`;
+    if (!got?.locked) {
+      ctx.log.info({ environment }, 'reconcile pass skipped: another replica is running one');
+      metrics?.passes.inc({ outcome: 'skipped' });
+      return { ...summary, skipped: true };
+    }
+    try {
+      const [run] = await ctx.database.sql<{ id: string }[]>`
+        insert into reconcile_runs (environment) values (${environment}) returning id`;
+      summary.runId = Number(run?.id);
+      try {
+        await runRules(ctx, { environment, now, graceSeconds: ctx.config.WEBHOOK_GRACE_SECONDS }, summary);
+      } catch (error) {
+        await ctx.database.sql`
+          update reconcile_runs set status = 'failed', finished_at = now(), error = ${String((error as Error).message ?? error)}
+          where id = ${summary.runId}`.catch(() => undefined);
+        throw error;
+      }
+      await ctx.database.sql`
+        update reconcile_runs
+        set status = 'complete', finished_at = now(), opened = ${summary.opened}, resolved = ${summary.resolved},
+            reopened = ${summary.reopened}
+        where id = ${summary.runId}`;
+    } finally {
+      await lock`select pg_advisory_unlock(${key}::bigint)`.catch(() => undefined);
+    }
+    summary.durationMs = Math.round(performance.now() - started);
+    metrics?.passes.inc({ outcome: 'complete' });
+    metrics?.duration.observe(summary.durationMs / 1000);
+    ctx.log.info({ ...summary }, 'reconcile pass complete');
+    return summary;
+  } catch (error) {
+    metrics?.passes.inc({ outcome: 'failed' });
+    throw error;
+  } finally {
+    lock.release();
+  }
+}
+
+async function runRules(ctx: ReconcileContext, params: RuleParams, summary: PassSummary): Promise<void> {
+  await ctx.database.sql.begin(async (tx) => {
+    // Hash joins over a million orders spill to disk with the 4 MB default.
+    await tx`set local work_mem = '64MB'`;
+    await createFoundTable(tx);
+    for (const rule of RULES) {
+      const t0 = performance.now();
+      summary.found[rule.name] = await rule.collect(tx, params);
+      ctx.log.debug({ rule: rule.name, found: summary.found[rule.name], ms: Math.round(performance.now() - t0) }, 'rule collected');
+    }
+    const counts = await upsertFindings(tx, params);
+    summary.opened = counts.opened;
+    summary.reopened = counts.reopened;
+    summary.resolved = await resolveCleared(tx, params, ORDER_RULE_KINDS);
+    summary.duplicateDeliveries = await recordDuplicateDeliveries(tx, params);
+  });
+}

@@ -1,0 +1,77 @@
+import type { TransactionSql } from 'postgres';
+import type { Rule, RuleParams } from '../types.js';
+
+/**
+ * duplicate_event: two distinct events (different event_key, so not retries of one event) claim the
+ * same change. No grace period: events are immutable once applied, and a retry inside the retry
+ * window shares its event_key (it is a duplicate_delivery, never counted here), so waiting could not
+ * make the evidence go away.
+ *
+ * Three shapes, each one statement:
+ *  - orders: >= 2 order_events with the same order_uuid and order_state (e.g. two order/confirmed
+ *    with different event_time). Entity the order, subject = the state.
+ *  - payouts sharing a SEPA reference: >= 2 distinct payout_uuid in payout_events with one
+ *    sepa_instruction_id. Entity the payout that reported it first (earliest received_at, then
+ *    uuid: stable, since applied rows never change), subject = the SEPA reference.
+ *  - one payout reported twice: >= 2 payout_events of one payout_uuid with the same status and
+ *    different event_key. Subject = 'status:<status>' so it cannot collide with a SEPA reference.
+ *
+ * Never resolves by itself (the events stay); a person acknowledges it. The evidence hash covers the
+ * sorted event keys (or payout uuids), so a third claimant reopens an acknowledged finding.
+ */
+export const duplicateEvent: Rule = {
+  name: 'duplicate_event',
+  async collect(tx: TransactionSql, p: RuleParams): Promise<number> {
+    const orders = await tx`
+      insert into found
+      select ${p.environment}::provider_environment, 'duplicate_event', 'order', g.order_uuid::text, g.order_state,
+             g.external_reference_id, null, '1', g.n::text,
+             format('%s distinct order/%s events for one order (event times %s).', g.n, g.order_state, g.times),
+             jsonb_build_object('state', g.order_state, 'events', g.events),
+             md5(g.keys)
+      from (
+        select order_uuid, order_state, count(*) as n, max(external_reference_id) as external_reference_id,
+               string_agg(event_time, ', ' order by event_time_sortable, event_key) as times,
+               string_agg(event_key, ',' order by event_key) as keys,
+               jsonb_agg(jsonb_build_object('event_key', event_key, 'event_time', event_time) order by event_time_sortable, event_key) as events
+        from order_events
+        where environment = ${p.environment}
+        group by order_uuid, order_state
+        having count(*) > 1
+      ) g`;
+    const sepa = await tx`
+      insert into found
+      select ${p.environment}::provider_environment, 'duplicate_event', 'payout', g.first_payout, g.sepa_instruction_id,
+             null, g.sepa_instruction_id, '1', g.n::text,
+             format('%s distinct payouts carry SEPA reference %s: %s.', g.n, g.sepa_instruction_id, g.payouts),
+             jsonb_build_object('sepa_reference', g.sepa_instruction_id, 'payouts', g.payout_list),
+             md5(g.payouts)
+      from (
+        select sepa_instruction_id, count(distinct payout_uuid) as n,
+               (array_agg(payout_uuid::text order by received_at, payout_uuid))[1] as first_payout,
+               string_agg(distinct payout_uuid::text, ',') as payouts,
+               jsonb_agg(distinct payout_uuid::text) as payout_list
+        from payout_events
+        where environment = ${p.environment} and sepa_instruction_id is not null
+        group by sepa_instruction_id
+        having count(distinct payout_uuid) > 1
+      ) g`;
+    const repeated = await tx`
+      insert into found
+      select ${p.environment}::provider_environment, 'duplicate_event', 'payout', g.payout_uuid::text, 'status:' || g.status,
+             null, g.sepa_instruction_id, '1', g.n::text,
+             format('%s distinct payout/%s events for one payout.', g.n, g.status),
+             jsonb_build_object('status', g.status, 'event_keys', g.key_list),
+             md5(g.keys)
+      from (
+        select payout_uuid, status, count(*) as n, max(sepa_instruction_id) as sepa_instruction_id,
+               string_agg(event_key, ',' order by event_key) as keys,
+               jsonb_agg(event_key order by event_key) as key_list
+        from payout_events
+        where environment = ${p.environment}
+        group by payout_uuid, status
+        having count(*) > 1
+      ) g`;
+    return orders.count + sepa.count + repeated.count;
+  },
+};

@@ -1,0 +1,67 @@
+import type { TransactionSql } from 'postgres';
+import { ISO_FORMAT } from '../found.js';
+import { ORDER_STATES_WITH_TOPIC, type Rule, type RuleParams } from '../types.js';
+
+/**
+ * state_mismatch: after the grace period, the latest webhook state of an order and the API's state
+ * disagree in a way no missed webhook explains.
+ *
+ * Definitions, for order O in one environment:
+ *  - L = O's latest order event, the greatest (event_time_sortable, event_key). event_time_sortable
+ *    has all nine fractional digits, so two events inside one microsecond still order correctly;
+ *    arrival order and truncated timestamps are never used (retries and reordering would flip them).
+ *  - A = the API's state (order_snapshots.state), shown since `state_since`.
+ *
+ * Fires iff all of:
+ *  1. A <> L.order_state;
+ *  2. A has a webhook topic. When A has none (shipped, complete, ...) the provider never sends a
+ *     webhook for it, so the webhook state legitimately stays at the last topic-bearing state; the
+ *     spec does not publish the transition graph, so we cannot tell lag from contradiction there and
+ *     say nothing rather than raise false alarms;
+ *  3. some order event of O carries A. Otherwise the webhook for A is what is missing: that is
+ *     missed_webhook (after grace), not a mismatch;
+ *  4. state_since <= now - grace: the API has held A for the whole grace period;
+ *  5. L.received_at <= now - grace: the latest webhook is old enough for the poller to have seen the
+ *     change it reports (an order canceled a minute ago has a canceled webhook before any poll).
+ * So a mismatch is a webhook stream whose newest event contradicts an API state that the stream
+ * itself also reported: webhooks say declined (latest) while the API says confirmed and a confirmed
+ * webhook exists with an earlier event_time; or the API went back to a state the webhooks had left.
+ *
+ * Resolves when L and A agree again, or A becomes a no-topic state. Subject ''; the evidence hash
+ * covers A, L's state and L's event_key, so a new contradicting event reopens an acknowledged one.
+ */
+export const stateMismatch: Rule = {
+  name: 'state_mismatch',
+  async collect(tx: TransactionSql, p: RuleParams): Promise<number> {
+    const cutoff = tx`${p.now.toISOString()}::timestamptz - make_interval(secs => ${p.graceSeconds})`;
+    const result = await tx`
+      insert into found
+      select ${p.environment}::provider_environment, 'state_mismatch', 'order', s.order_uuid::text, '',
+             coalesce(s.external_reference_id, l.external_reference_id), null, s.state, l.order_state,
+             format('The API says %s (since %s) but the latest webhook (event_time %s) says %s.',
+                    s.state, to_char(s.state_since at time zone 'UTC', ${ISO_FORMAT}), l.event_time, l.order_state),
+             jsonb_build_object('api_state', s.state,
+                                'api_state_since', to_char(s.state_since at time zone 'UTC', ${ISO_FORMAT}),
+                                'webhook_state', l.order_state,
+                                'webhook_event_key', l.event_key,
+                                'webhook_event_time', l.event_time),
+             md5(s.state || '|' || l.order_state || '|' || l.event_key)
+      from order_snapshots s
+      cross join lateral (
+        select e.order_state, e.event_key, e.event_time, e.received_at, e.external_reference_id
+        from order_events e
+        where e.environment = s.environment and e.order_uuid = s.order_uuid
+        order by e.event_time_sortable desc, e.event_key desc
+        limit 1
+      ) l
+      where s.environment = ${p.environment}
+        and s.state in ${tx(ORDER_STATES_WITH_TOPIC)}
+        and s.state_since <= ${cutoff}
+        and l.order_state <> s.state
+        and l.received_at <= ${cutoff}
+        and exists (
+          select 1 from order_events a
+          where a.environment = s.environment and a.order_uuid = s.order_uuid and a.order_state = s.state)`;
+    return result.count;
+  },
+};

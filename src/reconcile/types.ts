@@ -1,0 +1,39 @@
+import type { TransactionSql } from 'postgres';
+import type { ProviderEnvironment } from '../config/schema.js';
+
+/** Order states that have a webhook topic (spec, "Topics"): only these can have a missed webhook. */
+export const ORDER_STATES_WITH_TOPIC = ['authorized', 'pending', 'confirmed', 'declined', 'canceled'] as const;
+
+/** The kinds this engine decides. The payout/statement kinds wait for the statement tables. */
+export const ORDER_RULE_KINDS = ['missed_webhook', 'state_mismatch', 'orphan_webhook', 'duplicate_event'] as const;
+
+/** What every rule needs: one environment, one instant, one grace period. */
+export interface RuleParams {
+  environment: ProviderEnvironment;
+  /** The pass's clock; tests move it to cross the grace period without waiting. */
+  now: Date;
+  graceSeconds: number;
+}
+
+/**
+ * A rule adds its current findings to the pass's temporary table `found` (see found.ts); the
+ * lifecycle then turns the difference between `found` and `discrepancies` into status changes.
+ */
+export interface Rule {
+  name: string;
+  collect(tx: TransactionSql, params: RuleParams): Promise<number>;
+}
+
+export interface PassSummary {
+  skipped: boolean;
+  environment: ProviderEnvironment;
+  runId?: number;
+  startedAt: string;
+  durationMs: number;
+  /** Findings per rule in this pass (open or acknowledged ones that still hold, and new ones). */
+  found: Record<string, number>;
+  opened: number;
+  reopened: number;
+  resolved: number;
+  duplicateDeliveries: number;
+}
