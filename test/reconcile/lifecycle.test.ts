@@ -1,0 +1,118 @@
+import { randomUUID } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { acknowledgeDiscrepancy } from '../../src/reconcile/ack.js';
+import { reconcileLockKey } from '../../src/reconcile/lock.js';
+import { GRACE, at, discrepancies, eventTime, orderEvent, pass, pollRun, retryOf, snapshot } from './fixtures.js';
+import { databasePerTest } from './helpers.js';
+import type { TestDatabase } from '../helpers/database.js';
+
+const withDb = databasePerTest('lifecycle');
+
+/** Every kind at once, so the idempotency check covers every statement. */
+async function mixedLedger(db: TestDatabase): Promise<void> {
+  const run = await pollRun(db, at(0));
+  const missed = randomUUID();
+  const mismatch = randomUUID();
+  const dup = randomUUID();
+  await snapshot(db, { order: missed, state: 'confirmed', seenAt: at(0), runId: run });
+  await snapshot(db, { order: mismatch, state: 'confirmed', seenAt: at(0), runId: run });
+  await orderEvent(db, { order: mismatch, state: 'confirmed', eventTime: eventTime(-20), receivedAt: at(-19) });
+  await orderEvent(db, { order: mismatch, state: 'declined', eventTime: eventTime(-10), receivedAt: at(-9) });
+  await snapshot(db, { order: dup, state: 'authorized', seenAt: at(0), runId: run });
+  const e = await orderEvent(db, { order: dup, state: 'authorized', eventTime: eventTime(-20), receivedAt: at(-19) });
+  await orderEvent(db, { order: dup, state: 'authorized', eventTime: eventTime(-15), receivedAt: at(-14) });
+  await retryOf(db, e.eventKey, at(-1));
+  await orderEvent(db, { order: randomUUID(), state: 'confirmed', eventTime: eventTime(-30), receivedAt: at(-29) });
+  await pollRun(db, at(GRACE + 10));
+  // The later run listed the known orders.
+  for (const order of [missed, mismatch, dup]) await db.sql`update order_snapshots set last_seen_run_id = last_seen_run_id + 1 where order_uuid = ${order}`;
+}
+
+describe('discrepancy lifecycle', () => {
+  it('a second pass with nothing new changes nothing but last_checked_at', withDb(async (db) => {
+    await mixedLedger(db);
+    const first = await pass(db, at(2 * GRACE));
+    expect(first.found).toEqual({ missed_webhook: 1, state_mismatch: 1, orphan_webhook: 1, duplicate_event: 1 });
+    expect(first.opened).toBe(4);
+    expect(first.duplicateDeliveries).toBe(1);
+    const dump = () => db.sql`select id, kind, status, entity_id, subject, expected, observed, details, evidence, evidence_hash,
+                                     first_detected_at, resolved_at, acknowledged_at from discrepancies order by id`;
+    const before = await dump();
+    const [h1] = await db.sql<{ n: number }[]>`select count(*)::int as n from discrepancy_history`;
+    const second = await pass(db, at(2 * GRACE + 300));
+    expect(second).toMatchObject({ opened: 0, reopened: 0, resolved: 0, duplicateDeliveries: 0 });
+    expect(await dump()).toEqual(before);
+    const [h2] = await db.sql<{ n: number }[]>`select count(*)::int as n from discrepancy_history`;
+    expect(h2?.n).toBe(h1?.n);
+    const moved = await db.sql<{ n: number }[]>`
+      select count(*)::int as n from discrepancies where status <> 'resolved' and last_checked_at = ${at(2 * GRACE + 300).toISOString()}::timestamptz`;
+    expect(moved[0]?.n).toBe(4);
+    const runs = await db.sql<{ status: string }[]>`select status from reconcile_runs order by id`;
+    expect(runs.map((r) => r.status)).toEqual(['complete', 'complete']);
+  }));
+
+  it('an acknowledged discrepancy keeps its note and is reopened only when its evidence changes', withDb(async (db) => {
+    const order = randomUUID();
+    const run = await pollRun(db, at(0));
+    await snapshot(db, { order, state: 'confirmed', seenAt: at(0), runId: run });
+    await orderEvent(db, { order, state: 'confirmed', eventTime: eventTime(-20), receivedAt: at(-19) });
+    await orderEvent(db, { order, state: 'confirmed', eventTime: eventTime(-10), receivedAt: at(-9) });
+    await pass(db, at(10));
+    const [d] = await discrepancies(db, 'duplicate_event');
+    expect(await acknowledgeDiscrepancy(db, 999_999, 'x', 'alice')).toEqual({ outcome: 'not_found' });
+    const ack = await acknowledgeDiscrepancy(db, d!.id, 'provider confirmed twice; harmless', 'alice');
+    expect(ack).toMatchObject({ outcome: 'acknowledged', discrepancy: { id: d!.id, acknowledgedBy: 'operator:alice', note: 'provider confirmed twice; harmless' } });
+
+    await pass(db, at(20));
+    expect(await discrepancies(db, 'duplicate_event')).toMatchObject([{ status: 'acknowledged' }]);
+
+    // A third claimant is new evidence: back to open, with history.
+    await orderEvent(db, { order, state: 'confirmed', eventTime: eventTime(-5), receivedAt: at(25) });
+    const summary = await pass(db, at(30));
+    expect(summary.reopened).toBe(1);
+    expect(await discrepancies(db, 'duplicate_event')).toMatchObject([{ status: 'open', observed: '3' }]);
+    const history = await db.sql<{ from_status: string | null; to_status: string; actor: string; reason: string }[]>`
+      select from_status::text, to_status::text, actor, reason from discrepancy_history where discrepancy_id = ${d!.id} order by id`;
+    expect(history).toEqual([
+      { from_status: null, to_status: 'open', actor: 'reconciler', reason: 'detected' },
+      { from_status: 'open', to_status: 'acknowledged', actor: 'operator:alice', reason: 'provider confirmed twice; harmless' },
+      { from_status: 'acknowledged', to_status: 'open', actor: 'reconciler', reason: 'evidence changed since it was acknowledged' },
+    ]);
+    const [row] = await db.sql<{ ack_note: string }[]>`select ack_note from discrepancies where id = ${d!.id}`;
+    expect(row?.ack_note).toBe('provider confirmed twice; harmless');
+  }));
+
+  it('never mixes environments', withDb(async (db) => {
+    const order = randomUUID();
+    // The API of production shows the order confirmed; the confirmed webhook came from sandbox.
+    const prodRun = await pollRun(db, at(0), 'complete', 'production');
+    await snapshot(db, { env: 'production', order, state: 'confirmed', seenAt: at(0), runId: prodRun });
+    await orderEvent(db, { env: 'sandbox', order, state: 'confirmed', eventTime: eventTime(-10), receivedAt: at(-9) });
+    await pollRun(db, at(GRACE + 10), 'complete', 'sandbox');
+    await pass(db, at(2 * GRACE), 'production');
+    expect(await discrepancies(db)).toMatchObject([{ environment: 'production', kind: 'missed_webhook', entity_id: order }]);
+    await pass(db, at(2 * GRACE), 'sandbox');
+    const rows = await discrepancies(db);
+    expect(rows.map((r) => [r.environment, r.kind, r.status])).toEqual([
+      ['production', 'missed_webhook', 'open'],
+      ['sandbox', 'orphan_webhook', 'open'],
+    ]);
+  }));
+
+  it('skips the pass while another replica holds the lock', withDb(async (db) => {
+    const other = await db.sql.reserve();
+    try {
+      await other`select pg_advisory_lock(${reconcileLockKey('sandbox')}::bigint)`;
+      const skipped = await pass(db, at(0));
+      expect(skipped.skipped).toBe(true);
+      // Production has its own lock.
+      expect((await pass(db, at(0), 'production')).skipped).toBe(false);
+      await other`select pg_advisory_unlock(${reconcileLockKey('sandbox')}::bigint)`;
+    } finally {
+      other.release();
+    }
+    expect((await pass(db, at(0))).skipped).toBe(false);
+    const runs = await db.sql<{ environment: string }[]>`select environment::text from reconcile_runs order by id`;
+    expect(runs.map((r) => r.environment)).toEqual(['production', 'sandbox']);
+  }));
+});
