@@ -1,0 +1,230 @@
+import type { Logger } from '../log/logger.js';
+import { ProviderError, type RequestStats } from '../provider/errors.js';
+import type { ProviderOrder } from '../provider/schemas.js';
+import { boundaryIsSafe, samePage, type Fetched } from './boundary.js';
+
+/**
+ * Walks GET /api/v1/orders newest first, several pages in flight, and hands every page to `onPage`
+ * in page order. Never misses an order that existed when the scan began, never loops forever.
+ *
+ * Why concurrency is not free here: new orders push older ones to higher indices. Fetched strictly
+ * in ascending order, an order can only move into a page not fetched yet, so nothing is missed. With
+ * pages in flight together, page k+1 may be served before page k; an order inserted in between
+ * shifts the last order of page k onto page k+1 after k+1 was read: a gap. boundary.ts decides,
+ * per adjacent pair, whether a gap is impossible (the pages overlap; k was served first; or head
+ * probes, re-reads of page 1 taken every PROBE_EVERY pages, show no insert happened while both were
+ * in flight). When it cannot, page k+1 is read again after k is in hand, which makes that boundary
+ * safe; the next boundary is then judged against the new copy (a short sequential stretch only
+ * while orders keep arriving). Probes cost one request in PROBE_EVERY (2%).
+ *
+ * The page size is not documented: a first page shorter than asked is the end only if page 2 is
+ * empty; otherwise the server's own size is learnt and a page shorter than that ends the scan.
+ * A server that ignores the page parameter returns the same page twice: the scan stops with an error
+ * instead of looping, and maxPages bounds everything else.
+ */
+
+export const PROBE_EVERY = 50;
+
+export interface ScanOptions {
+  fetchPage: (page: number, signal: AbortSignal) => Promise<{ orders: ProviderOrder[]; stats: RequestStats }>;
+  /** Persists one page; at most `writeConcurrency` run at once. Returns how many orders were new to this run. */
+  onPage: (orders: ProviderOrder[], page: number, receivedAt: Date) => Promise<number>;
+  perPage: number;
+  concurrency: number;
+  maxPages: number;
+  writeConcurrency?: number;
+  log: Logger;
+  signal?: AbortSignal | undefined;
+  /** Filled in as the scan goes, so a failed scan still reports what it cost. */
+  result?: ScanResult;
+}
+
+export interface ScanResult {
+  pages: number;
+  orders: number;
+  stats: RequestStats;
+  refetches: number;
+  probes: number;
+  pageSize: number;
+}
+
+export function newScanResult(perPage: number): ScanResult {
+  return { pages: 0, orders: 0, stats: { requests: 0, throttled: 0, retries: 0 }, refetches: 0, probes: 0, pageSize: perPage };
+}
+
+/** The scan could not prove it saw every page. */
+export class ScanError extends Error {
+  override readonly name = 'ScanError';
+}
+
+export async function scanOrders(options: ScanOptions): Promise<ScanResult> {
+  const controller = new AbortController();
+  const signal = options.signal ? AbortSignal.any([options.signal, controller.signal]) : controller.signal;
+  const result = options.result ?? newScanResult(options.perPage);
+  const probes: Fetched[] = [];
+  const inflight = new Map<number, Promise<Fetched>>();
+  const writes = new Set<Promise<void>>();
+  const writeConcurrency = options.writeConcurrency ?? 4;
+  let probe: Promise<Fetched> | undefined;
+  let probeError: unknown;
+  let probeWantedAfter = Number.NEGATIVE_INFINITY;
+  let nextToIssue = 2;
+  let issuedSinceProbe = 0;
+  let processing = 1;
+  let pumping = false;
+  let wake: () => void = () => {};
+  let woken = new Promise<void>((resolve) => (wake = resolve));
+  const notify = () => {
+    wake();
+    woken = new Promise<void>((resolve) => (wake = resolve));
+  };
+  const lastProbeSent = () => probes[probes.length - 1]?.sent ?? Number.NEGATIVE_INFINITY;
+
+  const fetch = async (page: number): Promise<Fetched> => {
+    const sent = performance.now();
+    try {
+      const { orders, stats } = await options.fetchPage(page, signal);
+      add(result.stats, stats);
+      return { page, orders, sent, recv: performance.now(), receivedAt: new Date() };
+    } catch (error) {
+      if (error instanceof ProviderError) add(result.stats, error.stats);
+      throw error;
+    }
+  };
+
+  const pump = () => {
+    if (!pumping || signal.aborted) return;
+    // Bounded look-ahead keeps memory flat: pages wait here at most until the next probe lands.
+    const windowEnd = Math.min(options.maxPages, processing + options.concurrency + PROBE_EVERY);
+    while (inflight.size < options.concurrency && nextToIssue <= windowEnd) {
+      const page = nextToIssue++;
+      const promise = fetch(page);
+      promise.then(notify, notify);
+      inflight.set(page, promise);
+      issuedSinceProbe += 1;
+    }
+    if (probe === undefined && probeError === undefined && (issuedSinceProbe >= PROBE_EVERY || probeWantedAfter > lastProbeSent())) {
+      issuedSinceProbe = 0;
+      result.probes += 1;
+      const started = fetch(1);
+      probe = started;
+      started.then(
+        (p) => {
+          probes.push(p);
+          probe = undefined;
+          pump();
+          notify();
+        },
+        (error: unknown) => {
+          probeError = error;
+          probe = undefined;
+          notify();
+        },
+      );
+    }
+  };
+
+  let writeError: { error: unknown } | undefined;
+  const deliver = async (page: Fetched) => {
+    while (writes.size >= writeConcurrency) await Promise.race(writes);
+    if (writeError) throw writeError.error;
+    const tracked: Promise<void> = options
+      .onPage(page.orders, page.page, page.receivedAt)
+      .then(
+        (n) => {
+          result.orders += n;
+        },
+        (error: unknown) => {
+          writeError ??= { error };
+        },
+      )
+      .finally(() => writes.delete(tracked));
+    writes.add(tracked);
+    result.pages += 1;
+  };
+
+  const take = async (page: number): Promise<Fetched> => {
+    const promise = inflight.get(page) ?? fetch(page);
+    try {
+      return await promise;
+    } finally {
+      inflight.delete(page);
+      pump();
+    }
+  };
+
+  const waitForProbeAfter = async (time: number) => {
+    probeWantedAfter = time;
+    pump();
+    while (lastProbeSent() < time) {
+      if (probeError !== undefined) throw probeError;
+      signal.throwIfAborted();
+      await woken;
+    }
+  };
+
+  try {
+    // Page 1 alone first: it is the first head probe, and its length tells the page size.
+    const first = await fetch(1);
+    probes.push(first);
+    await deliver(first);
+    if (first.orders.length === 0) return await finish();
+    let prev = first;
+    let size = Math.max(first.orders.length, options.perPage);
+    if (first.orders.length < options.perPage) {
+      // Short first page: the whole list, or the server's own page size? Page 2 decides.
+      const second = await fetch(2);
+      if (second.orders.length === 0) return await finish();
+      if (samePage(first, second)) throw ignoredPaging(options.log);
+      size = first.orders.length;
+      result.pageSize = size;
+      options.log.warn({ asked: options.perPage, served: size }, 'provider serves fewer orders per page than asked; paging by its size');
+      inflight.set(2, Promise.resolve(second));
+      nextToIssue = 3;
+    }
+    pumping = true;
+    for (processing = 2; ; processing += 1) {
+      if (processing > options.maxPages) throw new ScanError(`stopped after ${options.maxPages} pages (POLL_MAX_PAGES) without reaching the end of the list`);
+      pump();
+      let current = await take(processing);
+      if (samePage(prev, current)) throw ignoredPaging(options.log);
+      if (!boundaryIsSafe(prev, current, probes)) {
+        await waitForProbeAfter(Math.max(prev.recv, current.recv));
+        if (!boundaryIsSafe(prev, current, probes)) {
+          // Orders arrived while the pair was in flight: read page k+1 again now that k is in hand.
+          result.refetches += 1;
+          current = await fetch(processing);
+        }
+      }
+      await deliver(current);
+      if (current.orders.length < size) return await finish();
+      prev = current;
+    }
+  } catch (error) {
+    controller.abort(error);
+    await Promise.allSettled([...writes]);
+    throw error;
+  } finally {
+    pumping = false;
+    controller.abort(new Error('scan finished'));
+    await Promise.allSettled([...inflight.values(), ...(probe ? [probe] : [])]);
+  }
+
+  async function finish(): Promise<ScanResult> {
+    await Promise.all([...writes]);
+    if (writeError) throw writeError.error;
+    return result;
+  }
+}
+
+function ignoredPaging(log: Logger): ScanError {
+  const message = 'provider returned the same page for two page numbers: it ignores the paging parameters (check POLL_PAGE_PARAM / POLL_PAGE_SIZE_PARAM); scan stopped';
+  log.warn(message);
+  return new ScanError(message);
+}
+
+function add(into: RequestStats, from: RequestStats): void {
+  into.requests += from.requests;
+  into.throttled += from.throttled;
+  into.retries += from.retries;
+}

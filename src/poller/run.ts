@@ -1,0 +1,118 @@
+import { hostname } from 'node:os';
+import type { Registry } from 'prom-client';
+import type { Config } from '../config/schema.js';
+import type { Database } from '../db/database.js';
+import { isTransientDatabaseError } from '../db/errors.js';
+import type { Logger } from '../log/logger.js';
+import { abortableDelay } from '../provider/backoff.js';
+import type { ProviderClient } from '../provider/client.js';
+import { scrub } from '../provider/errors.js';
+import { createPollerMetrics } from './metrics.js';
+import { newScanResult, scanOrders } from './pager.js';
+import { finishPollRun, startPollRun, type PollRunStatus } from './runs.js';
+import { upsertOrdersPage } from './upsert.js';
+
+export interface PollContext {
+  config: Config;
+  log: Logger;
+  database: Database;
+  registry?: Registry;
+}
+
+export interface PollRunSummary {
+  runId: number;
+  status: Exclude<PollRunStatus, 'running'>;
+  pages: number;
+  orders: number;
+  requests: number;
+  throttled: number;
+  retries: number;
+  refetches: number;
+  probes: number;
+  pageSize: number;
+  durationMs: number;
+  error: string | null;
+}
+
+const WRITE_ATTEMPTS = 3;
+
+/**
+ * One full poll of GET /api/v1/orders, recorded in poll_runs. `complete` only when every page was
+ * fetched and merged: only such a run may later prove an order absent. The caller holds the poll
+ * lock (scheduler.ts, commands/poll.ts). Does not throw for provider or paging failures: they end
+ * the run as `failed` (or `aborted` when `signal` fired) and the summary says why.
+ */
+export async function runPoll(ctx: PollContext, client: ProviderClient, signal?: AbortSignal): Promise<PollRunSummary> {
+  const { config, log, database } = ctx;
+  const environment = config.PROVIDER_ENV;
+  const metrics = ctx.registry ? createPollerMetrics(ctx.registry) : undefined;
+  const started = performance.now();
+  const runId = await startPollRun(database.sql, environment, `${hostname()}:${process.pid}`);
+  const runLog = log.child({ pollRunId: runId });
+  runLog.info({ environment }, 'poll run started');
+  const progress = newScanResult(config.POLL_PAGE_SIZE);
+  let status: PollRunSummary['status'] = 'complete';
+  let error: string | null = null;
+  try {
+    await scanOrders({
+      fetchPage: (page, pageSignal) => client.getOrdersPage(page, config.POLL_PAGE_SIZE, pageSignal),
+      onPage: async (orders, _page, receivedAt) => {
+        const written = await withWriteRetry(() => upsertOrdersPage(database.sql, environment, runId, receivedAt, orders), runLog);
+        metrics?.pages.inc();
+        return written.newInRun;
+      },
+      perPage: config.POLL_PAGE_SIZE,
+      concurrency: config.POLL_CONCURRENCY,
+      maxPages: config.POLL_MAX_PAGES,
+      log: runLog,
+      signal,
+      result: progress,
+    });
+  } catch (caught) {
+    status = signal?.aborted ? 'aborted' : 'failed';
+    const reason = signal?.aborted && signal.reason instanceof Error ? signal.reason.message : describe(caught);
+    error = scrub(reason, config.PROVIDER_API_KEY ? [config.PROVIDER_API_KEY] : []);
+  }
+  const durationMs = performance.now() - started;
+  const summary: PollRunSummary = {
+    runId,
+    status,
+    pages: progress.pages,
+    orders: progress.orders,
+    requests: progress.stats.requests,
+    throttled: progress.stats.throttled,
+    retries: progress.stats.retries,
+    refetches: progress.refetches,
+    probes: progress.probes,
+    pageSize: progress.pageSize,
+    durationMs,
+    error,
+  };
+  await finishPollRun(database.sql, runId, status, summary, error);
+  metrics?.runs.inc({ status });
+  metrics?.duration.observe(durationMs / 1000);
+  metrics?.refetchedPages.inc(summary.refetches);
+  metrics?.ordersLastRun.set(summary.orders);
+  if (status === 'complete') metrics?.lastComplete.set(Date.now() / 1000);
+  const { error: _e, ...figures } = summary;
+  if (status === 'complete') runLog.info(figures, 'poll run complete');
+  else runLog.error({ ...figures, error }, `poll run ${status}`);
+  return summary;
+}
+
+async function withWriteRetry<T>(write: () => Promise<T>, log: Logger): Promise<T> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await write();
+    } catch (error) {
+      if (attempt >= WRITE_ATTEMPTS || !isTransientDatabaseError(error)) throw error;
+      log.warn({ err: error, attempt }, 'page write failed; retrying');
+      await abortableDelay(50 * attempt);
+    }
+  }
+}
+
+function describe(error: unknown): string {
+  if (error instanceof Error) return error.message;
+  return String(error);
+}
