@@ -1,11 +1,62 @@
+import { userInfo } from 'node:os';
+import { parseArgs } from 'node:util';
 import type { Command } from '../cli.js';
+import { UsageError } from '../app/errors.js';
+import { openContext } from '../app/context.js';
+import { loadConfig } from '../config/load.js';
+import { createLogger } from '../log/logger.js';
+import { acknowledgeDiscrepancy } from '../reconcile/ack.js';
 
-// Placeholder until the capability lands; see the open issues.
+const HELP = `Usage: bnpl-recon discrepancy ack ID --note TEXT [--by NAME]
+
+Marks discrepancy ID (the report's id column) acknowledged by a person, with the note. The history
+records 'operator:NAME' (NAME defaults to the login name). The reconciler will not reopen it unless
+its evidence changes; it still resolves it when the evidence goes away. Prints the result as JSON.
+Exit 1 when the id is unknown or the discrepancy is already resolved.`;
+
 export const command: Command = {
-  summary: 'discrepancy (not built yet)',
-  help: 'Usage: bnpl-recon discrepancy (not built yet)',
-  async run() {
-    process.stderr.write('bnpl-recon discrepancy: not built yet\n');
-    return 1;
+  summary: 'acknowledge a discrepancy with a note',
+  help: HELP,
+  async run(argv) {
+    const [action, ...rest] = argv;
+    if (action !== 'ack') throw new UsageError(`discrepancy needs 'ack'${action ? `, not '${action}'` : ''}`);
+    const { values, positionals } = parseArgs({
+      args: rest,
+      strict: true,
+      allowPositionals: true,
+      options: { note: { type: 'string' }, by: { type: 'string' } },
+    });
+    if (positionals.length !== 1) throw new UsageError('discrepancy ack takes exactly one ID');
+    const idText = positionals[0]!;
+    if (!/^[1-9]\d{0,15}$/.test(idText)) throw new UsageError(`ID must be a positive integer, not '${idText}'`);
+    const note = values.note?.trim();
+    if (!note) throw new UsageError('--note TEXT is required');
+    const by = values.by?.trim() || safeUserName();
+    const config = loadConfig();
+    const log = createLogger(config.LOG_LEVEL, 'stderr');
+    const ctx = await openContext(config, log, { migrate: config.MIGRATE_ON_START });
+    try {
+      const result = await acknowledgeDiscrepancy(ctx.database, Number(idText), note, by);
+      if (result.outcome === 'not_found') {
+        process.stderr.write(`bnpl-recon discrepancy: no discrepancy with id ${idText}\n`);
+        return 1;
+      }
+      if (result.outcome === 'resolved') {
+        process.stderr.write(`bnpl-recon discrepancy: discrepancy ${idText} is already resolved\n`);
+        return 1;
+      }
+      process.stdout.write(`${JSON.stringify(result.discrepancy)}\n`);
+      return 0;
+    } finally {
+      await ctx.shutdown.run('discrepancy ack done');
+    }
   },
 };
+
+function safeUserName(): string {
+  try {
+    return userInfo().username || 'unknown';
+  } catch {
+    return process.env.USER ?? 'unknown';
+  }
+}

@@ -1,11 +1,29 @@
 import type { Command } from '../cli.js';
+import { UsageError } from '../app/errors.js';
+import { openContext } from '../app/context.js';
+import { loadConfig } from '../config/load.js';
+import { createLogger } from '../log/logger.js';
+import { runReconcilePass } from '../reconcile/pass.js';
 
-// Placeholder until the capability lands; see the open issues.
 export const command: Command = {
-  summary: 'reconcile (not built yet)',
-  help: 'Usage: bnpl-recon reconcile (not built yet)',
-  async run() {
-    process.stderr.write('bnpl-recon reconcile: not built yet\n');
-    return 1;
+  summary: 'one reconciliation pass now, then exit',
+  help: `Usage: bnpl-recon reconcile
+
+Runs one reconciliation pass over the ledger of PROVIDER_ENV (missed_webhook, state_mismatch,
+orphan_webhook, duplicate_event, duplicate_delivery; WEBHOOK_GRACE_SECONDS applies) and prints its
+summary as JSON on stdout; logs go to stderr. If another replica is running a pass, this one is
+skipped (summary "skipped": true, exit 0).`,
+  async run(argv) {
+    if (argv.length > 0) throw new UsageError(`unexpected argument '${argv[0]}'`);
+    const config = loadConfig();
+    const log = createLogger(config.LOG_LEVEL, 'stderr');
+    const ctx = await openContext(config, log, { migrate: config.MIGRATE_ON_START });
+    try {
+      const summary = await runReconcilePass(ctx);
+      process.stdout.write(`${JSON.stringify(summary)}\n`);
+      return 0;
+    } finally {
+      await ctx.shutdown.run('reconcile done');
+    }
   },
 };

@@ -1,11 +1,104 @@
+import { parseArgs } from 'node:util';
 import type { Command } from '../cli.js';
+import { UsageError } from '../app/errors.js';
+import { openContext } from '../app/context.js';
+import { loadConfig } from '../config/load.js';
+import { environmentSchema, type ProviderEnvironment } from '../config/schema.js';
+import { createLogger } from '../log/logger.js';
+import { parseDiscrepancyQuery, streamDiscrepancies } from '../reports/discrepancies.js';
+import { REPORT_FORMATS, type ReportFormat } from '../reports/format.js';
+import { streamOrdersReport } from '../reports/orders.js';
+import { streamPayoutsReport } from '../reports/payouts.js';
+import type { StreamResult } from '../reports/writer.js';
+import type { Database } from '../db/database.js';
 
-// Placeholder until the capability lands; see the open issues.
+const HELP = `Usage: bnpl-recon report discrepancies|orders|payouts [options]
+
+Writes the report to stdout (logs go to stderr). CSV is RFC 4180 (header row, CRLF, quoted fields);
+JSON is one array of objects with the same fields. Rows are streamed from the database, so reports of
+millions of rows run in constant memory.
+
+report discrepancies
+  --format csv|json     default csv
+  --status S            open (default), resolved, acknowledged or all
+  --kind K              only this kind; repeatable (e.g. --kind missed_webhook --kind orphan_webhook)
+  --since ISO-8601      only discrepancies first detected at or after this instant
+  --env sandbox|production   default: every environment (each row names its own)
+
+report orders         one row per order: uuid, external_reference_id, api_state, webhook_state,
+                      last_event_time, deliveries, open_discrepancies
+  --format csv|json, --env sandbox|production (default PROVIDER_ENV)
+
+report payouts        one row per payout: payout_uuid, sepa_reference, amount_cents, status,
+                      matched_bank_line (empty until statements are imported), invoice_references
+  --format csv|json, --env sandbox|production (default PROVIDER_ENV)`;
+
+function formatOf(value: string | undefined): ReportFormat {
+  const format = value ?? 'csv';
+  if (!(REPORT_FORMATS as readonly string[]).includes(format)) throw new UsageError(`--format must be csv or json, not '${format}'`);
+  return format as ReportFormat;
+}
+
+function envOf(value: string | undefined, fallback: ProviderEnvironment): ProviderEnvironment {
+  if (value === undefined) return fallback;
+  const parsed = environmentSchema.safeParse(value);
+  if (!parsed.success) throw new UsageError(`--env must be sandbox or production, not '${value}'`);
+  return parsed.data;
+}
+
 export const command: Command = {
-  summary: 'report (not built yet)',
-  help: 'Usage: bnpl-recon report (not built yet)',
-  async run() {
-    process.stderr.write('bnpl-recon report: not built yet\n');
-    return 1;
+  summary: 'write a report (discrepancies, orders, payouts) to stdout',
+  help: HELP,
+  async run(argv) {
+    const [which, ...rest] = argv;
+    if (which !== 'discrepancies' && which !== 'orders' && which !== 'payouts') {
+      throw new UsageError(`report needs one of discrepancies, orders, payouts${which ? `, not '${which}'` : ''}`);
+    }
+    const { values, positionals } = parseArgs({
+      args: rest,
+      strict: true,
+      allowPositionals: true,
+      options: {
+        format: { type: 'string' },
+        status: { type: 'string' },
+        kind: { type: 'string', multiple: true },
+        since: { type: 'string' },
+        env: { type: 'string' },
+      },
+    });
+    if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
+    if (which !== 'discrepancies' && (values.status || values.kind || values.since)) {
+      throw new UsageError(`--status, --kind and --since apply to report discrepancies only`);
+    }
+    const config = loadConfig();
+    // Validate everything before opening the database, so bad usage exits 2 at once.
+    const query = which === 'discrepancies' ? parseDiscrepancyQuery({ ...values }) : undefined;
+    const format = formatOf(values.format);
+    const env = envOf(values.env, config.PROVIDER_ENV);
+    const log = createLogger(config.LOG_LEVEL, 'stderr');
+    const ctx = await openContext(config, log, { migrate: config.MIGRATE_ON_START });
+    // A closed pipe (`| head`) ends the report quietly instead of crashing on EPIPE.
+    const ignore = (): void => {};
+    process.stdout.on('error', ignore);
+    try {
+      const result = await write(ctx.database, which, query, format, env);
+      log.debug({ report: which, rows: result.rows, aborted: result.aborted }, 'report written');
+      return 0;
+    } finally {
+      process.stdout.off('error', ignore);
+      await ctx.shutdown.run('report done');
+    }
   },
 };
+
+function write(
+  database: Database,
+  which: 'discrepancies' | 'orders' | 'payouts',
+  query: ReturnType<typeof parseDiscrepancyQuery> | undefined,
+  format: ReportFormat,
+  env: ProviderEnvironment,
+): Promise<StreamResult> {
+  if (which === 'discrepancies') return streamDiscrepancies(database, query!.filters, query!.format, process.stdout);
+  if (which === 'orders') return streamOrdersReport(database, { environment: env }, format, process.stdout);
+  return streamPayoutsReport(database, { environment: env }, format, process.stdout);
+}

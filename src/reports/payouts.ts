@@ -1,0 +1,32 @@
+import type { Writable } from 'node:stream';
+import type { ProviderEnvironment } from '../config/schema.js';
+import type { Database } from '../db/database.js';
+import type { Cell, ReportFormat } from './format.js';
+import { streamReport, type StreamResult } from './writer.js';
+
+/** CONTRACT.md, `report payouts`: payout, SEPA reference, amount, status, matched bank line, invoices. */
+export const PAYOUT_COLUMNS = [
+  'payout_uuid', 'sepa_reference', 'amount_cents', 'status', 'matched_bank_line', 'invoice_references',
+] as const;
+
+/**
+ * One row per payout from its latest payout event. matched_bank_line stays empty until the
+ * statement tables exist (statement import is another issue); invoice_references are joined with ';'.
+ * amount_cents leaves Postgres as text (bigint), never a float.
+ */
+export async function streamPayoutsReport(
+  database: Database,
+  filters: { environment: ProviderEnvironment },
+  format: ReportFormat,
+  writable: Writable,
+): Promise<StreamResult> {
+  const { sql } = database;
+  const cursor = sql<Record<string, Cell>[]>`
+    select distinct on (payout_uuid)
+           payout_uuid::text as payout_uuid, sepa_instruction_id as sepa_reference, amount_cents::text as amount_cents,
+           status, null::text as matched_bank_line, array_to_string(external_reference_ids, ';') as invoice_references
+    from payout_events
+    where environment = ${filters.environment}
+    order by payout_uuid, event_time_sortable desc nulls last, received_at desc, event_key desc`.cursor(1000);
+  return streamReport(cursor, PAYOUT_COLUMNS, format, writable);
+}

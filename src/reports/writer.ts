@@ -1,0 +1,54 @@
+import type { Writable } from 'node:stream';
+import { csvRecord, renderBatch, type Cell, type ReportFormat } from './format.js';
+
+export interface StreamResult {
+  rows: number;
+  /** The destination closed before the end (an HTTP client went away): the query was abandoned. */
+  aborted: boolean;
+}
+
+/** Resolves when the destination can take more, or false when it closed or failed first. */
+function drained(out: Writable): Promise<boolean> {
+  return new Promise((resolve) => {
+    const done = (ok: boolean) => () => {
+      out.off('drain', onDrain);
+      out.off('close', onClose);
+      out.off('error', onClose);
+      resolve(ok);
+    };
+    const onDrain = done(true);
+    const onClose = done(false);
+    out.on('drain', onDrain);
+    out.on('close', onClose);
+    out.on('error', onClose);
+  });
+}
+
+async function write(out: Writable, chunk: string): Promise<boolean> {
+  if (out.destroyed || out.writableEnded) return false;
+  if (out.write(chunk)) return true;
+  return drained(out);
+}
+
+/**
+ * Copies a cursor's batches to a writable in the report format, honouring backpressure, so memory
+ * holds one batch (the cursor's size) whatever the report's length. Does not end the writable: the
+ * caller owns it (process.stdout must stay open; an HTTP handler ends its response). Breaking out
+ * of the loop closes the cursor (postgres.js), which stops the query when the client goes away.
+ */
+export async function streamReport(
+  batches: AsyncIterable<readonly Record<string, Cell>[]>,
+  columns: readonly string[],
+  format: ReportFormat,
+  out: Writable,
+): Promise<StreamResult> {
+  let rows = 0;
+  if (!(await write(out, format === 'csv' ? csvRecord(columns) : '['))) return { rows, aborted: true };
+  for await (const batch of batches) {
+    if (batch.length === 0) continue;
+    if (!(await write(out, renderBatch(format, columns, batch, rows === 0)))) return { rows, aborted: true };
+    rows += batch.length;
+  }
+  if (format === 'json' && !(await write(out, rows === 0 ? ']\n' : '\n]\n'))) return { rows, aborted: true };
+  return { rows, aborted: false };
+}
