@@ -1,0 +1,139 @@
+import type { Business } from './business.js';
+import type { InvoiceRecord, OrderRecord } from './model.js';
+import { mulDivRound } from './money.js';
+import { factoringPayload, invoicePayload } from './payloads.js';
+import { DAY_MS, HOUR_MS, MINUTE_MS, SECOND_MS } from './time.js';
+
+/**
+ * An invoice per shipped order: factoring (the provider buys it, which makes it payable in the next
+ * payout), maybe a credit note, the buyer's payment (sometimes late, sometimes in two parts), and
+ * completion, which moves the order to `complete` (a state with no webhook topic). A few invoices
+ * are reopened and completed again; a few whose factoring was declined are canceled.
+ */
+export function startInvoice(b: Business, order: OrderRecord, shippedAt: number): void {
+  const createdAt = shippedAt + b.rng.int(MINUTE_MS, 20 * MINUTE_MS);
+  const invoice: InvoiceRecord = {
+    uuid: b.rng.uuid(),
+    externalReferenceId: b.reference('INV', 'invoice'),
+    order,
+    grossCents: order.amountCents,
+    createdAt,
+    factoringState: 'none',
+    paidOutBy: null,
+    canceled: false,
+  };
+  b.schedule(createdAt, () => {
+    b.invoices.push(invoice);
+    emitInvoice(b, invoice, 'invoice/created', createdAt);
+  });
+  const factoringAt = createdAt + b.rng.int(5 * MINUTE_MS, 3 * HOUR_MS);
+  const path = b.rng.weighted([['approved', 80], ['review', 15], ['declined', 5]] as const);
+  const factoringUuid = b.rng.uuid();
+  let decidedAt = factoringAt;
+  let approved = path === 'approved';
+  if (path === 'review') {
+    b.schedule(factoringAt, () => emitFactoring(b, invoice, factoringUuid, 'factoring/pending', 'manual_review', factoringAt));
+    decidedAt = factoringAt + b.rng.int(2 * HOUR_MS, DAY_MS);
+    approved = b.rng.chance(0.85);
+  }
+  const finalAt = decidedAt;
+  b.schedule(finalAt, () =>
+    approved
+      ? emitFactoring(b, invoice, factoringUuid, 'factoring/approved', 'approved', finalAt)
+      : emitFactoring(b, invoice, factoringUuid, 'factoring/declined', 'declined', finalAt),
+  );
+  if (!approved && b.rng.chance(0.5)) {
+    const canceledAt = finalAt + b.rng.int(DAY_MS, 3 * DAY_MS);
+    b.schedule(canceledAt, () => {
+      invoice.canceled = true;
+      emitInvoice(b, invoice, 'invoice/canceled', canceledAt);
+    });
+    return;
+  }
+  let outstanding = invoice.grossCents;
+  if (approved && b.rng.chance(0.1)) {
+    const creditAt = finalAt + b.rng.int(DAY_MS, 4 * DAY_MS);
+    const credit = mulDivRound(invoice.grossCents, BigInt(b.rng.int(5, 30)), 100n);
+    outstanding -= credit;
+    b.schedule(creditAt, () => b.pendingCreditNotes.push({ invoice, amountCents: credit }));
+  }
+  const dueAt = createdAt + order.netTermDays * DAY_MS;
+  let paidAt: number;
+  if (b.rng.chance(0.12)) {
+    b.schedule(dueAt, () => emitInvoice(b, invoice, 'invoice/late', dueAt));
+    paidAt = dueAt + b.rng.int(DAY_MS, 10 * DAY_MS);
+  } else {
+    paidAt = createdAt + b.rng.int(DAY_MS, order.netTermDays * DAY_MS);
+  }
+  const completeAt = schedulePayment(b, invoice, outstanding, Math.max(paidAt, finalAt + MINUTE_MS));
+  b.schedule(completeAt, () => b.setOrderState(order, 'complete', completeAt));
+  if (b.rng.chance(0.04)) {
+    const reopenedAt = completeAt + b.rng.int(DAY_MS, 3 * DAY_MS);
+    b.schedule(reopenedAt, () => emitInvoice(b, invoice, 'invoice/reopened', reopenedAt));
+    schedulePayment(b, invoice, outstanding, reopenedAt + b.rng.int(DAY_MS, 4 * DAY_MS));
+  }
+}
+
+/** One or two invoice/payment events, then invoice/complete; returns the completion time. */
+function schedulePayment(b: Business, invoice: InvoiceRecord, amount: bigint, at: number): number {
+  const parts = b.rng.chance(0.15) && amount > 1n ? [amount / 2n, amount - amount / 2n] : [amount];
+  let when = at;
+  parts.forEach((part, i) => {
+    if (i > 0) when += b.rng.int(HOUR_MS, 2 * DAY_MS);
+    const paymentAt = when;
+    b.schedule(paymentAt, () => emitInvoice(b, invoice, 'invoice/payment', paymentAt, part));
+  });
+  const completeAt = when + b.rng.int(SECOND_MS, MINUTE_MS);
+  b.schedule(completeAt, () => emitInvoice(b, invoice, 'invoice/complete', completeAt));
+  return completeAt;
+}
+
+function emitInvoice(b: Business, invoice: InvoiceRecord, topic: string, at: number, amountCents?: bigint): void {
+  const eventTime = b.eventTime(at);
+  b.emit({
+    at,
+    topic,
+    entityType: 'invoice',
+    entityId: invoice.uuid,
+    externalReferenceId: invoice.externalReferenceId,
+    eventTime,
+    payload: invoicePayload({
+      topic,
+      invoiceUuid: invoice.uuid,
+      orderUuid: invoice.order.uuid,
+      externalReferenceId: invoice.externalReferenceId,
+      eventTime,
+      ...(topic === 'invoice/complete' ? { grossAmountCents: invoice.grossCents } : {}),
+      ...(amountCents !== undefined ? { amountCents } : {}),
+    }),
+  });
+}
+
+function emitFactoring(
+  b: Business,
+  invoice: InvoiceRecord,
+  factoringUuid: string,
+  topic: 'factoring/approved' | 'factoring/pending' | 'factoring/declined',
+  state: 'approved' | 'manual_review' | 'declined',
+  at: number,
+): void {
+  invoice.factoringState = state;
+  b.emit({
+    at,
+    topic,
+    entityType: 'factoring',
+    entityId: factoringUuid,
+    externalReferenceId: invoice.externalReferenceId,
+    eventTime: null,
+    payload: factoringPayload({
+      topic,
+      factoringUuid,
+      invoiceExternalReferenceId: invoice.externalReferenceId,
+      factoringState: state,
+      invoiceAmountCents: invoice.grossCents,
+      paymentMethod: 'bank_transfer',
+      paymentTermsDays: invoice.order.netTermDays,
+      ...(state === 'approved' ? { invoiceUuid: invoice.uuid, bankAccount: invoice.order.bankAccount } : {}),
+    }),
+  });
+}

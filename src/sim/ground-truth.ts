@@ -1,0 +1,307 @@
+import type { FaultRecord, OrderRecord } from './model.js';
+import type { Env } from './options.js';
+import { ORDER_STATES_WITH_TOPIC } from './topics.js';
+import { isoSeconds } from './time.js';
+
+export type ExpectedKind =
+  | 'missed_webhook'
+  | 'orphan_webhook'
+  | 'duplicate_event'
+  | 'duplicate_delivery'
+  | 'payout_not_on_statement'
+  | 'statement_credit_without_payout'
+  | 'payout_amount_mismatch'
+  | 'payout_cancelled_but_credited'
+  | 'payout_unknown_invoice';
+
+/** One expected finding, in the discrepancy report's JSON shape plus the fault that caused it. */
+export interface ExpectedDiscrepancy {
+  kind: ExpectedKind;
+  /** the status the finding should end in: duplicate deliveries and late-but-delivered events end resolved */
+  status: 'open' | 'resolved';
+  environment: Env;
+  entity_type: 'order' | 'invoice' | 'payout' | 'statement_line';
+  entity_id: string;
+  /** tells apart two findings of one kind on one entity: the state, SEPA reference, event key or invoice reference */
+  subject: string;
+  external_reference_id: string | null;
+  sepa_reference: string | null;
+  expected: string | null;
+  observed: string | null;
+  details: string;
+  fault: string;
+  event_key?: string;
+  delivery_number?: number;
+  related_entity_id?: string;
+  /** only seen by a reconciliation pass that runs inside a time window (a late delivery) */
+  timing_dependent?: boolean;
+}
+
+export interface RejectedDelivery {
+  environment: Env;
+  signed_with: Env;
+  topic: string;
+  entity_type: string;
+  entity_id: string;
+  event_key: string;
+  details: string;
+}
+
+export interface BenignFault {
+  fault: string;
+  environment: Env;
+  entity_type: string;
+  entity_id: string;
+  topic: string;
+  details: string;
+}
+
+export interface UncertainDelivery {
+  environment: Env;
+  topic: string;
+  entity_id: string;
+  event_key: string;
+  address: string;
+  details: string;
+}
+
+export interface GroundTruth {
+  seed: string;
+  start_time: string;
+  sim_time: string;
+  discrepancies: ExpectedDiscrepancy[];
+  rejected_deliveries: RejectedDelivery[];
+  benign_faults: BenignFault[];
+  uncertain_deliveries: UncertainDelivery[];
+}
+
+/** The state before the order's final one that a webhook announced, or null. */
+function previousWebhookState(order: OrderRecord): string | null {
+  const states = order.history.map((h) => h.state).filter((s) => ORDER_STATES_WITH_TOPIC.has(s));
+  return states.length >= 2 ? (states[states.length - 2] ?? null) : null;
+}
+
+/**
+ * Turns fault records into expected findings, judged against the business as it is now (the rules
+ * are spelled out in README.md). Records whose expected finding no longer holds become benign.
+ */
+export function expectedFindings(records: readonly FaultRecord[]): {
+  discrepancies: ExpectedDiscrepancy[];
+  rejected: RejectedDelivery[];
+  benign: BenignFault[];
+} {
+  const discrepancies: ExpectedDiscrepancy[] = [];
+  const rejected: RejectedDelivery[] = [];
+  const benign: BenignFault[] = [];
+  const none = { external_reference_id: null, sepa_reference: null, expected: null, observed: null };
+  for (const r of records) {
+    switch (r.fault) {
+      case 'never_delivered':
+      case 'delayed_past_grace': {
+        const { event } = r;
+        const order = event.order;
+        if (!order || order.state !== event.orderState) {
+          benign.push({ fault: r.fault, environment: event.env, entity_type: 'order', entity_id: event.entityId, topic: event.topic, details: 'the API no longer shows this state' });
+          break;
+        }
+        const late = r.fault === 'delayed_past_grace';
+        discrepancies.push({
+          ...none,
+          kind: 'missed_webhook',
+          status: late ? 'resolved' : 'open',
+          environment: event.env,
+          entity_type: 'order',
+          entity_id: order.uuid,
+          subject: '',
+          external_reference_id: order.externalReferenceId,
+          expected: order.state,
+          observed: previousWebhookState(order),
+          details: late
+            ? `${event.topic} delivered only after the grace period (at ${isoSeconds(r.deliveredAt ?? event.at)}); flagged until it arrives`
+            : `${event.topic} was never delivered; the API shows ${order.state}`,
+          fault: r.fault,
+          event_key: undefined,
+          ...(late ? { timing_dependent: true } : {}),
+        });
+        break;
+      }
+      case 'silent_order':
+        if (!ORDER_STATES_WITH_TOPIC.has(r.order.state)) {
+          benign.push({ fault: r.fault, environment: r.env, entity_type: 'order', entity_id: r.order.uuid, topic: '', details: `current state ${r.order.state || '(none)'} has no topic` });
+          break;
+        }
+        discrepancies.push({
+          ...none,
+          kind: 'missed_webhook',
+          status: 'open',
+          environment: r.env,
+          entity_type: 'order',
+          entity_id: r.order.uuid,
+          subject: '',
+          external_reference_id: r.order.externalReferenceId,
+          expected: r.order.state,
+          details: `no webhook ever mentioned this order; the API shows ${r.order.state}`,
+          fault: r.fault,
+        });
+        break;
+      case 'ghost_order':
+        discrepancies.push({
+          ...none,
+          kind: 'orphan_webhook',
+          status: 'open',
+          environment: r.env,
+          entity_type: 'order',
+          entity_id: r.order.uuid,
+          subject: '',
+          external_reference_id: r.order.externalReferenceId,
+          observed: r.order.state,
+          details: 'webhooks name an order the API never lists',
+          fault: r.fault,
+        });
+        break;
+      case 'second_event':
+        discrepancies.push({
+          ...none,
+          kind: 'duplicate_event',
+          status: 'open',
+          environment: r.event.env,
+          entity_type: 'order',
+          entity_id: r.event.entityId,
+          subject: r.event.orderState ?? '',
+          external_reference_id: r.event.externalReferenceId,
+          expected: r.event.eventTime,
+          observed: r.secondEventTime,
+          details: `two distinct ${r.event.topic} events for one order (event times ${r.event.eventTime} and ${r.secondEventTime})`,
+          fault: r.fault,
+          event_key: r.secondEventKey,
+        });
+        break;
+      case 'repeated':
+        for (let copy = 1; copy <= r.copies; copy++) {
+          discrepancies.push({
+            ...none,
+            kind: 'duplicate_delivery',
+            status: 'resolved',
+            environment: r.event.env,
+            entity_type: r.event.entityType as 'order' | 'invoice' | 'payout',
+            entity_id: r.event.entityId,
+            subject: r.eventKey,
+            external_reference_id: r.event.externalReferenceId,
+            details: `${r.event.topic} delivered again with identical bytes (copy ${copy} of ${r.copies})`,
+            fault: r.fault,
+            event_key: r.eventKey,
+            delivery_number: copy + 1,
+          });
+        }
+        break;
+      case 'wrong_secret':
+        rejected.push({
+          environment: r.event.env,
+          signed_with: r.signedWith,
+          topic: r.event.topic,
+          entity_type: r.event.entityType,
+          entity_id: r.event.entityId,
+          event_key: r.eventKey,
+          details: `an extra copy signed with the ${r.signedWith} secret: the receiver must answer 401 and store nothing`,
+        });
+        break;
+      case 'reordered':
+        benign.push({ fault: r.fault, environment: r.event.env, entity_type: 'order', entity_id: r.event.entityId, topic: r.event.topic, details: 'delivered after the order\'s next event; ordering by event_time must absorb it' });
+        break;
+      case 'payout_amount_mismatch':
+        discrepancies.push({
+          ...none,
+          kind: 'payout_amount_mismatch',
+          status: 'open',
+          environment: r.env,
+          entity_type: 'payout',
+          entity_id: r.payout.uuid,
+          subject: '',
+          sepa_reference: r.payout.sepaInstructionId,
+          expected: r.payout.amountCents.toString(),
+          observed: r.line.amountCents.toString(),
+          details: `bank credit ${r.line.id} carries ${r.line.amountCents} cents, the payout ${r.payout.amountCents}`,
+          fault: r.fault,
+        });
+        break;
+      case 'payout_no_credit':
+        discrepancies.push({
+          ...none,
+          kind: 'payout_not_on_statement',
+          status: 'open',
+          environment: r.env,
+          entity_type: 'payout',
+          entity_id: r.payout.uuid,
+          subject: '',
+          sepa_reference: r.payout.sepaInstructionId,
+          expected: r.payout.amountCents.toString(),
+          details: 'the payout completed but no bank credit carries its SEPA reference',
+          fault: r.fault,
+        });
+        break;
+      case 'payout_unknown_invoice':
+        discrepancies.push({
+          ...none,
+          kind: 'payout_unknown_invoice',
+          status: 'open',
+          environment: r.env,
+          entity_type: 'payout',
+          entity_id: r.payout.uuid,
+          subject: r.unknownReference,
+          sepa_reference: r.payout.sepaInstructionId,
+          observed: r.unknownReference,
+          details: `the payout lists invoice ${r.unknownReference}, which was never created`,
+          fault: r.fault,
+        });
+        break;
+      case 'payout_duplicate_sepa':
+        discrepancies.push({
+          ...none,
+          kind: 'duplicate_event',
+          status: 'open',
+          environment: r.env,
+          entity_type: 'payout',
+          entity_id: r.payout.uuid,
+          subject: r.payout.sepaInstructionId,
+          sepa_reference: r.payout.sepaInstructionId,
+          details: `payouts ${r.original.uuid} and ${r.payout.uuid} carry one SEPA reference`,
+          fault: r.fault,
+          related_entity_id: r.original.uuid,
+        });
+        break;
+      case 'payout_cancelled_credited':
+        discrepancies.push({
+          ...none,
+          kind: 'payout_cancelled_but_credited',
+          status: 'open',
+          environment: r.env,
+          entity_type: 'payout',
+          entity_id: r.payout.uuid,
+          subject: '',
+          sepa_reference: r.payout.sepaInstructionId,
+          expected: 'cancelled',
+          observed: r.line.amountCents.toString(),
+          details: `the payout was cancelled but bank credit ${r.line.id} carries its SEPA reference`,
+          fault: r.fault,
+        });
+        break;
+      case 'credit_without_payout':
+        discrepancies.push({
+          ...none,
+          kind: 'statement_credit_without_payout',
+          status: 'open',
+          environment: r.env,
+          entity_type: 'statement_line',
+          entity_id: r.line.id,
+          subject: '',
+          sepa_reference: r.line.reference,
+          observed: r.line.amountCents.toString(),
+          details: 'a credit from the provider\'s account carries a SEPA reference no payout has',
+          fault: r.fault,
+        });
+        break;
+    }
+  }
+  for (const d of discrepancies) if (d.event_key === undefined) delete d.event_key;
+  return { discrepancies, rejected, benign };
+}

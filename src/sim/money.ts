@@ -1,0 +1,23 @@
+/**
+ * Money in integer minor units (bigint). Decimal strings are made by integer arithmetic, never by
+ * dividing a float, so 0.1 + 0.2 problems cannot reach a bank statement.
+ */
+export function formatCents(cents: bigint, separator = '.'): string {
+  const negative = cents < 0n;
+  const abs = negative ? -cents : cents;
+  const units = abs / 100n;
+  const minor = (abs % 100n).toString().padStart(2, '0');
+  return `${negative ? '-' : ''}${units.toString()}${separator}${minor}`;
+}
+
+/** value * numerator / denominator, rounded half away from zero, for non-negative values. */
+export function mulDivRound(value: bigint, numerator: bigint, denominator: bigint): bigint {
+  return (value * numerator * 2n + denominator) / (denominator * 2n);
+}
+
+/** Fee and VAT on the fee for one invoice, as the provider deducts them from a payout. */
+export function feeWithVat(grossCents: bigint, feeBasisPoints: number, vatPercent: number): { fee: bigint; vat: bigint } {
+  const fee = mulDivRound(grossCents, BigInt(feeBasisPoints), 10_000n);
+  const vat = mulDivRound(fee, BigInt(vatPercent), 100n);
+  return { fee, vat };
+}
