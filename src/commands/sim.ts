@@ -1,11 +1,157 @@
+import path from 'node:path';
+import { parseArgs } from 'node:util';
 import type { Command } from '../cli.js';
+import { UsageError } from '../app/errors.js';
+import { createLogger } from '../log/logger.js';
+import { Shutdown, installSignalHandlers } from '../lifecycle/shutdown.js';
+import { DEFAULT_FAULT_RATES, NO_FAULTS, businessSchema, loadScenario, validateFaults, type FaultRates } from '../sim/options.js';
+import { startSimulator } from '../sim/simulator.js';
+import { parseDuration, SECOND_MS } from '../sim/time.js';
 
-// Placeholder until the capability lands; see the open issues.
+const FAULT_NAMES = Object.keys(NO_FAULTS);
+const camel = (name: string) => name.replace(/[-_](\w)/g, (_, c: string) => c.toUpperCase());
+
+const HELP = `Usage: bnpl-recon sim [options]
+
+Runs the provider simulator alone: GET /api/v1/orders, POST /webhooks, GET /webhooks/keys (also under
+/api/v1), signed deliveries with retries, the 500 requests/s limit, and a seeded merchant business
+with injected faults. The business starts when the first webhook registration arrives (or at once
+with --no-wait). Every 30 s and on SIGTERM/SIGINT it writes ground-truth.json and the bank
+statements (CAMT.053, CSV, MT940) to --out.
+
+Options:
+  --port N                 listen port (default 8090; 0 picks a free one)
+  --host ADDR              listen address (default 127.0.0.1)
+  --seed S                 seed of the business and the faults (default 1)
+  --time-scale X           simulated ms per real ms (default 60: a simulated hour per real minute)
+  --start-time ISO         simulated start (default 2026-01-05T00:00:00Z)
+  --duration D             stop the business after D of simulated time, e.g. 7d (deliveries go on)
+  --scenario FILE          JSON scenario: {seed, timeScale, startTime, duration, graceSeconds, faults, business}
+  --faults default|none    the preset the rates start from (default: default)
+  --fault NAME=RATE        set one rate, repeatable; names: ${FAULT_NAMES.join(', ')}
+  --orders-per-day N       business volume (default 48)
+  --grace-seconds N        the receiver's grace period in simulated seconds (default 3600)
+  --retry-base-seconds N   first retry delay in simulated seconds, doubling (default 60)
+  --signature-header NAME  default x-service-signature
+  --out DIR                where ground truth and statements go (default ./sim-out)
+  --no-wait                start the business without waiting for a registration
+  --log-level LEVEL        default info (logs go to stderr)`;
+
 export const command: Command = {
-  summary: 'sim (not built yet)',
-  help: 'Usage: bnpl-recon sim (not built yet)',
-  async run() {
-    process.stderr.write('bnpl-recon sim: not built yet\n');
-    return 1;
+  summary: 'run the provider simulator alone',
+  help: HELP,
+  async run(argv) {
+    const { values, positionals } = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        port: { type: 'string', default: '8090' },
+        host: { type: 'string', default: '127.0.0.1' },
+        seed: { type: 'string' },
+        'time-scale': { type: 'string' },
+        'start-time': { type: 'string' },
+        duration: { type: 'string' },
+        scenario: { type: 'string' },
+        faults: { type: 'string', default: 'default' },
+        fault: { type: 'string', multiple: true, default: [] },
+        'orders-per-day': { type: 'string' },
+        'grace-seconds': { type: 'string' },
+        'retry-base-seconds': { type: 'string' },
+        'signature-header': { type: 'string' },
+        out: { type: 'string', default: './sim-out' },
+        'no-wait': { type: 'boolean', default: false },
+        'log-level': { type: 'string', default: 'info' },
+      },
+    });
+    if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
+    const scenario = values.scenario ? await loadScenario(values.scenario).catch((e: Error) => Promise.reject(new UsageError(e.message))) : undefined;
+
+    if (values.faults !== 'default' && values.faults !== 'none') throw new UsageError('--faults must be default or none');
+    const rates: Record<string, number> = { ...(values.faults === 'none' ? NO_FAULTS : DEFAULT_FAULT_RATES), ...(scenario?.faults ?? {}) };
+    for (const item of values.fault) {
+      const match = /^([\w-]+)=(\d*\.?\d+)$/.exec(item);
+      if (!match) throw new UsageError(`--fault expects NAME=RATE, got '${item}'`);
+      const name = camel(match[1] ?? '');
+      if (!FAULT_NAMES.includes(name)) throw new UsageError(`--fault: unknown fault '${match[1]}' (known: ${FAULT_NAMES.join(', ')})`);
+      rates[name] = Number(match[2]);
+    }
+    let faults: FaultRates;
+    try {
+      faults = validateFaults(rates);
+    } catch (error) {
+      throw new UsageError((error as Error).message);
+    }
+    const business = { ...(scenario?.business ?? {}) } as Record<string, number>;
+    if (values['orders-per-day'] !== undefined) business.ordersPerDay = number(values['orders-per-day'], '--orders-per-day');
+    const parsedBusiness = businessSchema.partial().safeParse(business);
+    if (!parsedBusiness.success) throw new UsageError(`business: ${parsedBusiness.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+
+    const durationText = values.duration ?? scenario?.duration;
+    const durationMs = durationText === undefined ? undefined : parseDuration(durationText);
+    if (durationText !== undefined && durationMs === undefined) throw new UsageError('--duration expects e.g. 90s, 6h, 7d');
+    const graceSeconds = values['grace-seconds'] !== undefined ? number(values['grace-seconds'], '--grace-seconds') : scenario?.graceSeconds;
+
+    const log = createLogger(values['log-level'], 'stderr');
+    const shutdown = new Shutdown(log, 10_000);
+    const sim = await startSimulator({
+      seed: values.seed ?? scenario?.seed ?? 1,
+      port: number(values.port, '--port'),
+      host: values.host,
+      timeScale: values['time-scale'] !== undefined ? number(values['time-scale'], '--time-scale') : (scenario?.timeScale ?? 60),
+      ...(values['start-time'] ?? scenario?.startTime ? { startTime: values['start-time'] ?? scenario?.startTime } : {}),
+      faults,
+      business: parsedBusiness.data,
+      ...(graceSeconds !== undefined ? { graceMs: graceSeconds * SECOND_MS } : {}),
+      ...(values['retry-base-seconds'] !== undefined ? { retryBaseMs: number(values['retry-base-seconds'], '--retry-base-seconds') * SECOND_MS } : {}),
+      ...(values['signature-header'] ? { signatureHeader: values['signature-header'] } : {}),
+      log,
+    });
+    const out = path.resolve(values.out);
+    const truthFile = path.join(out, 'ground-truth.json');
+    const writeOut = async () => {
+      await sim.writeGroundTruth(truthFile);
+      await sim.writeStatements(out);
+    };
+    shutdown.register('simulator', async () => {
+      await writeOut().catch((error: unknown) => log.error({ err: error }, 'writing ground truth failed'));
+      await sim.stop();
+    });
+    installSignalHandlers(shutdown, log);
+
+    process.stdout.write(
+      [
+        `simulator listening on ${sim.url}`,
+        `  sandbox    Api-Token: ${sim.apiKeys.sandbox}   (provider IBAN ${sim.bank.sandbox.providerIban})`,
+        `  production Api-Token: ${sim.apiKeys.production}   (provider IBAN ${sim.bank.production.providerIban})`,
+        `  register:  curl -X POST ${sim.url}/webhooks -H 'Api-Token: ${sim.apiKeys.sandbox}' -H 'Content-Type: application/json' -d '{"topic":"order","address":"http://127.0.0.1:8080/webhooks"}'`,
+        `  ground truth: ${truthFile}`,
+        `  statements:   ${out}/<env>-statement.{camt053.xml,csv,mt940}`,
+        values['no-wait'] ? '  business running' : '  business starts at the first webhook registration',
+        '',
+      ].join('\n'),
+    );
+
+    const timer = setInterval(() => void writeOut().catch((error: unknown) => log.warn({ err: error }, 'writing ground truth failed')), 30_000);
+    timer.unref();
+    shutdown.register('ground-truth timer', () => clearInterval(timer));
+    if (!values['no-wait']) await Promise.race([sim.waitForRegistration(), aborted(shutdown.signal)]);
+    if (!shutdown.isShuttingDown) {
+      log.info({ simTime: new Date(sim.now()).toISOString() }, 'business started');
+      if (durationMs === undefined) sim.play();
+      else void sim.runFor(durationMs).then(() => log.info('business duration reached; deliveries continue'));
+    }
+    await aborted(shutdown.signal);
+    await shutdown.run('signal');
+    return 0;
   },
 };
+
+function number(text: string, flag: string): number {
+  const value = Number(text);
+  if (text.trim() === '' || !Number.isFinite(value) || value < 0) throw new UsageError(`${flag} expects a non-negative number, got '${text}'`);
+  return value;
+}
+
+function aborted(signal: AbortSignal): Promise<void> {
+  return signal.aborted ? Promise.resolve() : new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+}

@@ -302,6 +302,28 @@ export function expectedFindings(records: readonly FaultRecord[]): {
         break;
     }
   }
-  for (const d of discrepancies) if (d.event_key === undefined) delete d.event_key;
-  return { discrepancies, rejected, benign };
+  return { discrepancies: discrepancies.map(canonical), rejected, benign };
+}
+
+const FIELD_ORDER = [
+  'kind',
+  'status',
+  'environment',
+  'entity_type',
+  'entity_id',
+  'subject',
+  'external_reference_id',
+  'sepa_reference',
+  'expected',
+  'observed',
+  'details',
+  'fault',
+] as const;
+
+/** The report's field order first, then the simulator's extras; undefined extras dropped. */
+function canonical(d: ExpectedDiscrepancy): ExpectedDiscrepancy {
+  const out: Record<string, unknown> = {};
+  for (const key of FIELD_ORDER) out[key] = d[key];
+  for (const [key, value] of Object.entries(d)) if (!(key in out) && value !== undefined) out[key] = value;
+  return out as unknown as ExpectedDiscrepancy;
 }

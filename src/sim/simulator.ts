@@ -39,8 +39,9 @@ export interface Simulator {
   play(): void;
   /** Resolves when every planned delivery, retries included, has succeeded or been given up. */
   drain(options?: { fastForward?: boolean }): Promise<void>;
-  groundTruth(): GroundTruth;
-  writeGroundTruth(file: string): Promise<void>;
+  /** Every injected fault and its expected finding; `environment` keeps one environment's part. */
+  groundTruth(options?: { environment?: Env }): GroundTruth;
+  writeGroundTruth(file: string, options?: { environment?: Env }): Promise<void>;
   /** Writes <env>-statement.{camt053.xml,csv,mt940} per environment; returns the paths. */
   writeStatements(dir: string): Promise<string[]>;
   stats(): SimulatorStats;
@@ -271,8 +272,9 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
         if (fastForward) drainFastForward -= 1;
       }
     },
-    groundTruth() {
-      const found = expectedFindings(worlds.flatMap((w) => w.planner.records));
+    groundTruth(gtOptions = {}) {
+      const chosen = worlds.filter((w) => gtOptions.environment === undefined || w.env === gtOptions.environment);
+      const found = expectedFindings(chosen.flatMap((w) => w.planner.records));
       return {
         seed,
         start_time: isoSeconds(start),
@@ -280,12 +282,12 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
         discrepancies: found.discrepancies,
         rejected_deliveries: found.rejected,
         benign_faults: found.benign,
-        uncertain_deliveries: [...dispatcher.uncertain],
+        uncertain_deliveries: dispatcher.uncertain.filter((u) => gtOptions.environment === undefined || u.environment === gtOptions.environment),
       };
     },
-    async writeGroundTruth(file) {
+    async writeGroundTruth(file, gtOptions) {
       await mkdir(path.dirname(file), { recursive: true });
-      await writeFile(file, `${JSON.stringify(sim.groundTruth(), null, 2)}\n`, 'utf8');
+      await writeFile(file, `${JSON.stringify(sim.groundTruth(gtOptions), null, 2)}\n`, 'utf8');
     },
     async writeStatements(dir) {
       const files: string[] = [];
