@@ -23,6 +23,15 @@ export interface WriteResult {
   duplicate: boolean;
 }
 
+/** Objects bound for jsonb columns go as JSON text (see the note on received_at). */
+function jsonAsText(values: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(values)) {
+    out[key] = value !== null && typeof value === 'object' && !Array.isArray(value) ? JSON.stringify(value) : value;
+  }
+  return out;
+}
+
 const DELIVERY_COLUMNS = [
   'delivery_uuid',
   'environment',
@@ -47,9 +56,11 @@ function deliveryRow(record: DeliveryRecord): Record<(typeof DELIVERY_COLUMNS)[n
   return {
     delivery_uuid: record.deliveryUuid,
     environment: record.environment,
-    received_at: record.receivedAt,
+    // drizzle sets postgres.js's timestamp and json serializers to identity on the shared client,
+    // so raw statements pass text (ISO time, JSON) and the server casts it.
+    received_at: record.receivedAt.toISOString(),
     source_ip: record.sourceIp,
-    headers: record.headers,
+    headers: JSON.stringify(record.headers),
     raw_body: record.rawBody,
     signature_valid: true,
     signature_key_fingerprint: record.keyFingerprint,
@@ -81,7 +92,7 @@ export async function writeDeliveries(sql: Sql, records: readonly DeliveryRecord
     const event = record.classification.event;
     if (!event) continue;
     const list = typed.get(event.typed.table) ?? [];
-    list.push({ environment: record.environment, event_key: event.key, topic: record.classification.topic, received_at: record.receivedAt, ...event.typed.values });
+    list.push({ environment: record.environment, event_key: event.key, topic: record.classification.topic, received_at: record.receivedAt.toISOString(), ...jsonAsText(event.typed.values) });
     typed.set(event.typed.table, list);
   }
 
