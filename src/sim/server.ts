@@ -105,11 +105,12 @@ export function createApiServer(options: ApiServerOptions): Server {
       const input = typeof body.value === 'object' && body.value !== null && !Array.isArray(body.value) ? body.value : {};
       const parsed = registrationSchema.safeParse(input);
       if (!parsed.success) {
-        return fail(
-          res,
-          422,
-          parsed.error.issues.map((i) => ({ name: i.path.map(String).join('.') || 'body', details: i.message })),
-        );
+        const errors: ApiError[] = [];
+        for (const issue of parsed.error.issues) {
+          const name = issue.path.map(String).join('.') || 'body';
+          if (!errors.some((e) => e.name === name)) errors.push({ name, details: issue.message });
+        }
+        return fail(res, 422, errors);
       }
       const { registration, created } = backend.register(env, parsed.data.topic, parsed.data.address);
       return send(res, created ? 201 : 200, { webhook: registration });
