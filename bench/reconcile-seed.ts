@@ -1,0 +1,105 @@
+import type { Sql } from 'postgres';
+
+/**
+ * Bulk-seeds one environment's ledger for the reconciliation benchmark with generate_series, in a
+ * shape a live ledger has: every order polled (confirmed, a few shipped) with order/authorized and
+ * order/confirmed webhooks, three invoice webhooks per order (deliveries and events only: the order
+ * rules never read invoice_events), 1% of events delivered twice, and one fault in a thousand
+ * orders of each order kind (missed_webhook, state_mismatch, duplicate_event, orphan_webhook).
+ * About 5 deliveries per order: 1,000,000 orders give ~5,010,000 deliveries.
+ */
+export interface SeedShape {
+  orders: number;
+  deliveries: number;
+  orderEvents: number;
+  expected: Record<string, number>;
+}
+
+export async function seedLedger(sql: Sql, orders: number, graceSeconds: number): Promise<SeedShape> {
+  await sql`set synchronous_commit = off`;
+  await sql`set maintenance_work_mem = '256MB'`;
+  await sql`set work_mem = '64MB'`;
+  const [run] = await sql<{ id: string }[]>`
+    insert into poll_runs (environment, started_at, finished_at, status)
+    values ('sandbox', now() - interval '20 hours', now() - interval '19 hours', 'complete') returning id`;
+  const runId = Number(run!.id);
+  // i % 1000: 1 missed webhook, 2 mismatch, 3 duplicate event, 4 orphan (no snapshot), 5 shipped.
+  await sql`
+    create unlogged table bench_ev as
+    with order_ev as (
+      select i, s.state, s.seq from generate_series(1, ${orders}) i
+      cross join lateral (values ('authorized', 1), ('confirmed', 2)) s(state, seq)
+      where not (i % 1000 = 1 and s.state = 'confirmed')
+      union all select i, 'declined', 3 from generate_series(1, ${orders}) i where i % 1000 = 2
+      union all select i, 'confirmed', 4 from generate_series(1, ${orders}) i where i % 1000 = 3
+    ),
+    all_ev as (
+      select i, 'order' as entity_type, 'order/' || state as topic, state, seq from order_ev
+      union all
+      select i, 'invoice', t.topic, null, t.seq from generate_series(1, ${orders}) i
+      cross join (values ('invoice/created', 5), ('invoice/payment', 6), ('invoice/complete', 7)) t(topic, seq)
+    )
+    select row_number() over () as n, i, entity_type, topic, state,
+           md5('o' || i)::uuid as order_uuid,
+           case when entity_type = 'order' then md5('o' || i) else md5('inv' || i) end as entity_key,
+           now() - interval '1 day' + (i % 3600) * interval '1 second' + seq * interval '1 minute' as ts
+    from all_ev`;
+  await sql`
+    alter table bench_ev add column event_key text, add column sortable text, add column entity_id text`;
+  await sql`
+    update bench_ev set
+      entity_id = case when entity_type = 'order' then order_uuid::text else md5('inv' || i)::uuid::text end,
+      sortable = to_char(ts at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US') || '000Z',
+      event_key = md5(topic || entity_key || n::text)`;
+  await sql`
+    insert into webhook_deliveries (id, delivery_uuid, environment, received_at, headers, raw_body, signature_valid, topic,
+                                    parse_status, event_key, entity_type, entity_id, event_time, event_time_sortable)
+    select n, md5('d' || n)::uuid, 'sandbox', ts + interval '1 second', '{"content-type":"application/json"}',
+           convert_to('{"topic":"' || topic || '","uuid":"' || entity_id || '","event_time":"' || sortable || '"}', 'UTF8'),
+           true, topic, 'parsed', event_key, entity_type, entity_id, sortable, sortable
+    from bench_ev`;
+  const [max] = await sql<{ n: string }[]>`select max(n)::text as n from bench_ev`;
+  await sql`
+    insert into webhook_deliveries (id, delivery_uuid, environment, received_at, headers, raw_body, signature_valid, topic,
+                                    parse_status, event_key, entity_type, entity_id, event_time, event_time_sortable)
+    select ${max!.n}::bigint + row_number() over (), md5('r' || n)::uuid, 'sandbox', ts + interval '2 minutes', '{}',
+           convert_to('{}', 'UTF8'), true, topic, 'parsed', event_key, entity_type, entity_id, sortable, sortable
+    from bench_ev where n % 100 = 0`;
+  await sql`select setval(pg_get_serial_sequence('webhook_deliveries', 'id'), (select max(id) from webhook_deliveries))`;
+  await sql`
+    insert into webhook_events (environment, event_key, topic, entity_type, entity_id, event_time, event_time_sortable,
+                                first_delivery_id, first_received_at)
+    select 'sandbox', event_key, topic, entity_type, entity_id, sortable, sortable, n, ts + interval '1 second' from bench_ev`;
+  await sql`
+    insert into order_events (environment, event_key, topic, received_at, order_uuid, order_state, external_reference_id,
+                              event_time, event_time_sortable)
+    select 'sandbox', event_key, topic, ts + interval '1 second', order_uuid, state, 'EXT-' || i, sortable, sortable
+    from bench_ev where entity_type = 'order'`;
+  await sql`
+    insert into order_snapshots (environment, order_uuid, state, external_reference_id, first_seen_at, last_seen_at,
+                                 first_seen_run_id, last_seen_run_id, state_since, state_since_run_id)
+    select 'sandbox', md5('o' || i)::uuid, case when i % 1000 = 5 then 'shipped' else 'confirmed' end, 'EXT-' || i,
+           now() - interval '20 hours', now() - interval '19 hours', ${runId}, ${runId}, now() - interval '20 hours', ${runId}
+    from generate_series(1, ${orders}) i where i % 1000 <> 4`;
+  await sql`
+    insert into order_state_observations (environment, order_uuid, state, previous_state, observed_at, poll_run_id)
+    select 'sandbox', order_uuid, state, null, state_since, ${runId} from order_snapshots`;
+  const [counts] = await sql<{ deliveries: string; order_events: string }[]>`
+    select (select count(*) from webhook_deliveries)::text as deliveries, (select count(*) from order_events)::text as order_events`;
+  await sql`drop table bench_ev`;
+  await sql`vacuum analyze`;
+  const everyThousandth = (k: number): number => (orders >= k ? Math.floor((orders - k) / 1000) + 1 : 0);
+  void graceSeconds;
+  return {
+    orders,
+    deliveries: Number(counts!.deliveries),
+    orderEvents: Number(counts!.order_events),
+    expected: {
+      missed_webhook: everyThousandth(1),
+      state_mismatch: everyThousandth(2),
+      duplicate_event: everyThousandth(3),
+      orphan_webhook: everyThousandth(4),
+      duplicate_delivery: Math.floor(Number(max!.n) / 100),
+    },
+  };
+}
