@@ -27,7 +27,8 @@ Options:
   --start-time ISO         simulated start (default 2026-01-05T00:00:00Z)
   --duration D             stop the business after D of simulated time, e.g. 7d (deliveries go on)
   --scenario FILE          JSON scenario: {seed, timeScale, startTime, duration, graceSeconds, faults, business}
-  --faults default|none    the preset the rates start from (default: default)
+  --faults default|none    the preset the rates start from (default: none with a scenario's
+                           faults, else default)
   --fault NAME=RATE        set one rate, repeatable; names: ${FAULT_NAMES.join(', ')}
   --orders-per-day N       business volume (default 48)
   --grace-seconds N        the receiver's grace period in simulated seconds (default 3600)
@@ -52,7 +53,7 @@ export const command: Command = {
         'start-time': { type: 'string' },
         duration: { type: 'string' },
         scenario: { type: 'string' },
-        faults: { type: 'string', default: 'default' },
+        faults: { type: 'string' },
         fault: { type: 'string', multiple: true, default: [] },
         'orders-per-day': { type: 'string' },
         'grace-seconds': { type: 'string' },
@@ -66,8 +67,10 @@ export const command: Command = {
     if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
     const scenario = values.scenario ? await loadScenario(values.scenario).catch((e: Error) => Promise.reject(new UsageError(e.message))) : undefined;
 
-    if (values.faults !== 'default' && values.faults !== 'none') throw new UsageError('--faults must be default or none');
-    const rates: Record<string, number> = { ...(values.faults === 'none' ? NO_FAULTS : DEFAULT_FAULT_RATES), ...(scenario?.faults ?? {}) };
+    // A scenario's faults are its whole fault set; without one the default rates apply.
+    const preset = values.faults ?? (scenario?.faults ? 'none' : 'default');
+    if (preset !== 'default' && preset !== 'none') throw new UsageError('--faults must be default or none');
+    const rates: Record<string, number> = { ...(preset === 'none' ? NO_FAULTS : DEFAULT_FAULT_RATES), ...(scenario?.faults ?? {}) };
     for (const item of values.fault) {
       const match = /^([\w-]+)=(\d*\.?\d+)$/.exec(item);
       if (!match) throw new UsageError(`--fault expects NAME=RATE, got '${item}'`);

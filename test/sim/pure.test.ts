@@ -106,3 +106,16 @@ describe('sliding-window rate limit', () => {
     expect(accepted).toBeGreaterThanOrEqual(500 * 5);
   });
 });
+
+describe('scenario files', () => {
+  it('every example under ops/scenarios loads and validates', async () => {
+    const { readdir } = await import('node:fs/promises');
+    const { loadScenario } = await import('../../src/sim/options.js');
+    const files = (await readdir('ops/scenarios')).filter((f) => f.endsWith('.json'));
+    expect(files.length).toBeGreaterThanOrEqual(3);
+    for (const f of files) {
+      const scenario = await loadScenario(`ops/scenarios/${f}`);
+      expect(() => validateFaults(scenario.faults ?? {})).not.toThrow();
+    }
+  });
+});
