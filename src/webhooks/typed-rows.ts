@@ -10,17 +10,21 @@ import type {
 } from './payloads.js';
 import type { EventTime } from './event-time.js';
 
-/** Column lists of the typed event tables (besides environment, event_key, topic, received_at). */
+/**
+ * Columns of the typed event tables (besides environment, event_key, topic, received_at) with the
+ * Postgres array type each is sent as: a batch goes in as one array per column through unnest, so
+ * the statement text is the same for every batch size and is prepared once.
+ */
 export const TYPED_COLUMNS = {
-  order_events: ['order_uuid', 'order_state', 'external_reference_id', 'event_time', 'event_time_sortable', 'buyer_uuid', 'buyer_name', 'buyer_legal_form', 'pending_reason_description', 'net_term_days', 'bank_account', 'confirmation_link'],
-  invoice_events: ['invoice_uuid', 'order_uuid', 'external_reference_id', 'event_time', 'event_time_sortable', 'gross_amount_cents', 'amount_cents'],
-  payout_events: ['payout_uuid', 'status', 'sepa_instruction_id', 'amount_cents', 'external_reference_ids', 'event_time', 'event_time_sortable'],
-  buyer_events: ['buyer_uuid', 'state', 'external_reference_id', 'company_name', 'first_name', 'last_name', 'purchasing_limit_cents', 'balance_cents', 'max_collections_state', 'max_purchase_value_cents'],
-  kyc_events: ['buyer_uuid', 'kyc_state', 'external_reference_id'],
-  applicant_events: ['applicant_uuid', 'state', 'external_reference_id', 'first_name', 'last_name', 'email', 'phone', 'reason', 'buyer_uuid', 'buyer'],
-  factoring_events: ['factoring_uuid', 'invoice_external_reference_id', 'invoice_uuid', 'factoring_state', 'invoice_amount_cents', 'payment_method', 'payment_terms_days', 'bank_account'],
-  billing_configuration_events: ['billing_configuration_uuid', 'buyer_uuid', 'schedule', 'due_in_days', 'generation_delay_days', 'payment_method_statement', 'event_time', 'event_time_sortable'],
-} as const;
+  order_events: { order_uuid: 'uuid', order_state: 'text', external_reference_id: 'text', event_time: 'text', event_time_sortable: 'text', buyer_uuid: 'uuid', buyer_name: 'text', buyer_legal_form: 'text', pending_reason_description: 'text', net_term_days: 'int4', bank_account: 'jsonb', confirmation_link: 'text' },
+  invoice_events: { invoice_uuid: 'uuid', order_uuid: 'uuid', external_reference_id: 'text', event_time: 'text', event_time_sortable: 'text', gross_amount_cents: 'int8', amount_cents: 'int8' },
+  payout_events: { payout_uuid: 'uuid', status: 'text', sepa_instruction_id: 'text', amount_cents: 'int8', external_reference_ids: 'text_list', event_time: 'text', event_time_sortable: 'text' },
+  buyer_events: { buyer_uuid: 'uuid', state: 'text', external_reference_id: 'text', company_name: 'text', first_name: 'text', last_name: 'text', purchasing_limit_cents: 'int8', balance_cents: 'int8', max_collections_state: 'text', max_purchase_value_cents: 'int8' },
+  kyc_events: { buyer_uuid: 'uuid', kyc_state: 'text', external_reference_id: 'text' },
+  applicant_events: { applicant_uuid: 'uuid', state: 'text', external_reference_id: 'text', first_name: 'text', last_name: 'text', email: 'text', phone: 'text', reason: 'text', buyer_uuid: 'uuid', buyer: 'jsonb' },
+  factoring_events: { factoring_uuid: 'uuid', invoice_external_reference_id: 'text', invoice_uuid: 'uuid', factoring_state: 'text', invoice_amount_cents: 'int8', payment_method: 'text', payment_terms_days: 'int4', bank_account: 'jsonb' },
+  billing_configuration_events: { billing_configuration_uuid: 'uuid', buyer_uuid: 'uuid', schedule: 'text', due_in_days: 'int4', generation_delay_days: 'int4', payment_method_statement: 'text', event_time: 'text', event_time_sortable: 'text' },
+} as const satisfies Record<string, Record<string, 'uuid' | 'text' | 'int4' | 'int8' | 'jsonb' | 'text_list'>>;
 
 export type TypedTable = keyof typeof TYPED_COLUMNS;
 export type TypedRow = { table: TypedTable; values: Record<string, unknown> };

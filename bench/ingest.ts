@@ -1,0 +1,147 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
+import { createInterface } from 'node:readline';
+import { Pool } from 'undici';
+import { createSqlClient } from '../src/db/database.js';
+import { computeSignature } from '../src/webhooks/signature.js';
+import { benchDatabase, percentile, type BenchDatabase } from './support.js';
+
+const SECRET = 'bench-secret';
+
+interface Delivery {
+  body: Buffer;
+  signature: string;
+}
+
+function makeDeliveries(count: number): Delivery[] {
+  return Array.from({ length: count }, (_, i) => {
+    const body = Buffer.from(
+      JSON.stringify({
+        topic: 'order/confirmed',
+        order_uuid: randomUUID(),
+        order_state: 'confirmed',
+        external_reference_id: `ORD-${i}`,
+        event_time: `2026-11-20T10:00:00.${String(i).padStart(9, '0')}Z`,
+        buyer: { uuid: randomUUID(), name: 'Acme GmbH', legal_form: 'GmbH' },
+        net_term: 30,
+      }),
+    );
+    return { body, signature: computeSignature(body, SECRET) };
+  });
+}
+
+async function startTarget(mode: 'daemon' | 'baseline', databaseUrl: string): Promise<{ url: string; child: ChildProcess }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', new URL('./ingest-target.ts', import.meta.url).pathname], {
+    env: { ...process.env, MODE: mode, DATABASE_URL: databaseUrl, WEBHOOK_SECRET: SECRET },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
+  for await (const line of lines) {
+    if (line.startsWith('READY ')) return { url: line.slice(6), child };
+  }
+  throw new Error(`${mode} target exited before it was ready`);
+}
+
+async function post(pool: Pool, path: string, delivery: Delivery): Promise<number> {
+  const response = await pool.request({
+    method: 'POST',
+    path,
+    body: delivery.body,
+    headers: { 'content-type': 'application/json', 'x-service-signature': delivery.signature },
+  });
+  await response.body.dump();
+  return response.statusCode;
+}
+
+/** Closed loop: `connections` requests always in flight, as fast as the server answers. */
+async function maxThroughput(url: string, deliveries: Delivery[], connections: number) {
+  const target = new URL(url);
+  const pool = new Pool(target.origin, { connections, pipelining: 1 });
+  let next = 0;
+  let failures = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: connections }, async () => {
+      while (next < deliveries.length) {
+        const delivery = deliveries[next++] as Delivery;
+        if ((await post(pool, target.pathname, delivery)) !== 200) failures += 1;
+      }
+    }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  await pool.close();
+  return { acknowledged: deliveries.length - failures, failures, seconds };
+}
+
+/**
+ * Open loop at a fixed rate: latency is measured from when each request was due, so a stalled
+ * server is charged for the requests it delayed (no coordinated omission).
+ */
+async function fixedRate(url: string, deliveries: Delivery[], ratePerSecond: number) {
+  const target = new URL(url);
+  const pool = new Pool(target.origin, { connections: 128, pipelining: 1 });
+  const latencies: number[] = [];
+  let failures = 0;
+  const started = performance.now();
+  const inFlight: Promise<void>[] = [];
+  for (let i = 0; i < deliveries.length; i += 1) {
+    const due = started + (i * 1000) / ratePerSecond;
+    const wait = due - performance.now();
+    if (wait > 1) await new Promise((r) => setTimeout(r, wait));
+    inFlight.push(
+      post(pool, target.pathname, deliveries[i] as Delivery).then((status) => {
+        if (status !== 200) failures += 1;
+        latencies.push(performance.now() - due);
+      }),
+    );
+  }
+  await Promise.all(inFlight);
+  await pool.close();
+  latencies.sort((a, b) => a - b);
+  return { rate: ratePerSecond, requests: deliveries.length, failures, p50Ms: percentile(latencies, 0.5), p99Ms: percentile(latencies, 0.99) };
+}
+
+async function measure(mode: 'daemon' | 'baseline', db: BenchDatabase, counts: { throughput: number; latency: number }) {
+  await db.reset();
+  const { url, child } = await startTarget(mode, db.url);
+  try {
+    await maxThroughput(url, makeDeliveries(2000), 32); // warm-up: JIT, pool connections, prepared statements
+    const throughput = await maxThroughput(url, makeDeliveries(counts.throughput), 64);
+    const latency = await fixedRate(url, makeDeliveries(counts.latency), 5000);
+    const sql = createSqlClient(db.url, { poolMax: 1 });
+    const [row] = await sql<{ n: string }[]>`select count(*)::text as n from webhook_deliveries`;
+    await sql.end();
+    const committed = Number(row?.n ?? 0);
+    return {
+      committedPerSecond: Math.round(throughput.acknowledged / throughput.seconds),
+      acknowledged: throughput.acknowledged,
+      failures: throughput.failures + latency.failures,
+      committedRows: committed,
+      latencyAt5000PerSecond: { p50Ms: round(latency.p50Ms), p99Ms: round(latency.p99Ms) },
+    };
+  } finally {
+    child.kill('SIGTERM');
+    await once(child, 'exit');
+  }
+}
+
+const round = (n: number) => Math.round(n * 100) / 100;
+
+export async function runIngestBench(opts: { quick?: boolean } = {}): Promise<Record<string, unknown>> {
+  const counts = opts.quick ? { throughput: 10_000, latency: 10_000 } : { throughput: 60_000, latency: 25_000 };
+  const db = await benchDatabase('ingest');
+  try {
+    const baseline = await measure('baseline', db, counts);
+    const daemon = await measure('daemon', db, counts);
+    return {
+      description: 'signed order/confirmed deliveries over loopback from this process to a server process; 64 connections for throughput, open loop at 5,000/s for latency',
+      daemon,
+      baseline,
+      throughputRatio: round(daemon.committedPerSecond / baseline.committedPerSecond),
+      targets: { committedPerSecond: 10_000, p99MsAt5000: 50, ratioToBaseline: 2 },
+    };
+  } finally {
+    await db.drop();
+  }
+}

@@ -1,0 +1,69 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, chmod } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { drizzle } from 'drizzle-orm/postgres-js';
+import { createSqlClient } from '../src/db/database.js';
+import { startEmbeddedPostgres, type EmbeddedServer } from '../src/db/embedded.js';
+import { applyMigrations } from '../src/ledger/migrate.js';
+import * as schema from '../src/ledger/schema/index.js';
+import { silentLogger } from '../src/log/logger.js';
+
+export interface BenchDatabase {
+  url: string;
+  /** Drops and recreates the database with every migration applied. */
+  reset(): Promise<void>;
+  drop(): Promise<void>;
+}
+
+let embedded: EmbeddedServer | undefined;
+
+/** BENCH_DATABASE_URL, else TEST_DATABASE_URL, else an embedded server started for the run. */
+export async function benchServerUrl(): Promise<string> {
+  const fromEnv = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL;
+  if (fromEnv) return fromEnv;
+  if (!embedded) {
+    const dir = await mkdtemp(path.join(tmpdir(), 'bnpl-bench-pg-'));
+    await chmod(dir, 0o755);
+    embedded = await startEmbeddedPostgres(dir, silentLogger());
+  }
+  return embedded.url;
+}
+
+export async function stopBenchServer(): Promise<void> {
+  await embedded?.stop();
+  embedded = undefined;
+}
+
+export async function benchDatabase(label: string): Promise<BenchDatabase> {
+  const server = await benchServerUrl();
+  const name = `bench_${label}_${randomBytes(3).toString('hex')}`;
+  const url = new URL(server);
+  url.pathname = `/${name}`;
+  const admin = async (statement: string) => {
+    const sql = createSqlClient(server, { poolMax: 1 });
+    try {
+      await sql.unsafe(statement);
+    } finally {
+      await sql.end({ timeout: 5 });
+    }
+  };
+  const db: BenchDatabase = {
+    url: url.toString(),
+    async reset() {
+      await admin(`drop database if exists "${name}" with (force)`);
+      await admin(`create database "${name}"`);
+      const sql = createSqlClient(url.toString(), { poolMax: 2 });
+      await applyMigrations({ sql, db: drizzle(sql, { schema }), embedded: false, close: async () => {} }, silentLogger());
+      await sql.end({ timeout: 5 });
+    },
+    drop: () => admin(`drop database if exists "${name}" with (force)`),
+  };
+  await db.reset();
+  return db;
+}
+
+export function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] as number;
+}
