@@ -63,6 +63,7 @@ export async function scanOrders(options: ScanOptions): Promise<ScanResult> {
   const result = options.result ?? newScanResult(options.perPage);
   const probes: Fetched[] = [];
   const inflight = new Map<number, Promise<Fetched>>();
+  const settledPages = new Set<number>();
   const writes = new Set<Promise<void>>();
   const writeConcurrency = options.writeConcurrency ?? 4;
   let probe: Promise<Fetched> | undefined;
@@ -71,6 +72,8 @@ export async function scanOrders(options: ScanOptions): Promise<ScanResult> {
   let nextToIssue = 2;
   let issuedSinceProbe = 0;
   let processing = 1;
+  let size = options.perPage;
+  let endSeen = Number.POSITIVE_INFINITY;
   let pumping = false;
   let wake: () => void = () => {};
   let woken = new Promise<void>((resolve) => (wake = resolve));
@@ -85,6 +88,9 @@ export async function scanOrders(options: ScanOptions): Promise<ScanResult> {
     try {
       const { orders, stats } = await options.fetchPage(page, signal);
       add(result.stats, stats);
+      // A short page is (for now) the end: issue nothing beyond it. If drift later fills it, the
+      // processor fetches the next page itself.
+      if (page > 1 && orders.length < size) endSeen = Math.min(endSeen, page);
       return { page, orders, sent, recv: performance.now(), receivedAt: new Date() };
     } catch (error) {
       if (error instanceof ProviderError) add(result.stats, error.stats);
@@ -96,14 +102,25 @@ export async function scanOrders(options: ScanOptions): Promise<ScanResult> {
     if (!pumping || signal.aborted) return;
     // Bounded look-ahead keeps memory flat: pages wait here at most until the next probe lands.
     const windowEnd = Math.min(options.maxPages, processing + options.concurrency + PROBE_EVERY);
-    while (inflight.size < options.concurrency && nextToIssue <= windowEnd) {
+    // Requests in flight: answered pages stay in `inflight` until processed, so count the others.
+    const busy = () => inflight.size - settledPages.size;
+    while (busy() < options.concurrency && nextToIssue <= windowEnd && nextToIssue <= endSeen) {
       const page = nextToIssue++;
       const promise = fetch(page);
-      promise.then(notify, notify);
+      const settled = () => {
+        settledPages.add(page);
+        pump();
+        notify();
+      };
+      promise.then(settled, notify);
       inflight.set(page, promise);
       issuedSinceProbe += 1;
     }
-    if (probe === undefined && probeError === undefined && (issuedSinceProbe >= PROBE_EVERY || probeWantedAfter > lastProbeSent())) {
+    // A probe the processor waits for is sent early only when no page can be issued anyway (window
+    // full, or the end is in sight); otherwise the periodic one will do, keeping probes at 2%.
+    const blocked = nextToIssue > windowEnd || nextToIssue > endSeen;
+    const wanted = probeWantedAfter > lastProbeSent() && (blocked || busy() === 0);
+    if (probe === undefined && probeError === undefined && (issuedSinceProbe >= PROBE_EVERY || wanted)) {
       issuedSinceProbe = 0;
       result.probes += 1;
       const started = fetch(1);
@@ -149,6 +166,7 @@ export async function scanOrders(options: ScanOptions): Promise<ScanResult> {
       return await promise;
     } finally {
       inflight.delete(page);
+      settledPages.delete(page);
       pump();
     }
   };
@@ -159,6 +177,7 @@ export async function scanOrders(options: ScanOptions): Promise<ScanResult> {
     while (lastProbeSent() < time) {
       if (probeError !== undefined) throw probeError;
       signal.throwIfAborted();
+      pump();
       await woken;
     }
   };
@@ -170,7 +189,7 @@ export async function scanOrders(options: ScanOptions): Promise<ScanResult> {
     await deliver(first);
     if (first.orders.length === 0) return await finish();
     let prev = first;
-    let size = Math.max(first.orders.length, options.perPage);
+    size = Math.max(first.orders.length, options.perPage);
     if (first.orders.length < options.perPage) {
       // Short first page: the whole list, or the server's own page size? Page 2 decides.
       const second = await fetch(2);

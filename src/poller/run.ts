@@ -63,6 +63,9 @@ export async function runPoll(ctx: PollContext, client: ProviderClient, signal?:
       },
       perPage: config.POLL_PAGE_SIZE,
       concurrency: config.POLL_CONCURRENCY,
+      // Writes are the slow part on a busy database (see upsert.ts); leave the pool two spare
+      // connections for the lock heartbeat and the webhook receiver.
+      writeConcurrency: Math.max(1, Math.min(config.POLL_CONCURRENCY, config.DB_POOL_MAX - 2)),
       maxPages: config.POLL_MAX_PAGES,
       log: runLog,
       signal,
