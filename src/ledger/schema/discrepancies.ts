@@ -91,4 +91,6 @@ export const reconcileRuns = pgTable('reconcile_runs', {
   resolved: integer('resolved').notNull().default(0),
   reopened: integer('reopened').notNull().default(0),
   error: text('error'),
+  /** 'full' (every order) or 'incremental' (orders whose evidence may have changed since the last pass). */
+  mode: text('mode').notNull().default('full'),
 });

@@ -35,6 +35,8 @@ export const orderEvents = pgTable(
     primaryKey({ columns: [t.environment, t.eventKey] }),
     index('order_events_order_idx').on(t.environment, t.orderUuid, t.eventTimeSortable),
     index('order_events_state_idx').on(t.environment, t.orderUuid, t.orderState),
+    // Reconciliation: the orders whose webhooks arrived since the last pass (src/reconcile/scope.ts).
+    index('order_events_received_idx').on(t.environment, t.receivedAt),
   ],
 );
 

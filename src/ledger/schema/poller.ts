@@ -39,7 +39,12 @@ export const orderSnapshots = pgTable(
     stateSince: timestamp('state_since', { withTimezone: true, precision: 6 }).notNull(),
     stateSinceRunId: bigint('state_since_run_id', { mode: 'number' }).notNull(),
   },
-  (t) => [primaryKey({ columns: [t.environment, t.orderUuid] }), index('order_snapshots_last_run_idx').on(t.environment, t.lastSeenRunId)],
+  (t) => [
+    primaryKey({ columns: [t.environment, t.orderUuid] }),
+    index('order_snapshots_last_run_idx').on(t.environment, t.lastSeenRunId),
+    // Reconciliation: orders whose state changed or crossed the grace period since the last pass.
+    index('order_snapshots_state_since_idx').on(t.environment, t.stateSince),
+  ],
 );
 
 /** Every state change the poller observed, with the run that saw it. */
@@ -57,5 +62,6 @@ export const orderStateObservations = pgTable(
   (t) => [
     uniqueIndex('order_state_observations_uq').on(t.environment, t.orderUuid, t.state, t.pollRunId),
     index('order_state_observations_order_idx').on(t.environment, t.orderUuid, t.observedAt),
+    index('order_state_observations_observed_idx').on(t.environment, t.observedAt),
   ],
 );
