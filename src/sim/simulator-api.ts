@@ -38,7 +38,7 @@ export interface Simulator {
   stats(): SimulatorStats;
   /** every delivery attempt so far (bounded to the last 100,000) */
   attempts(): readonly AttemptRecord[];
-  /** every delivery planned so far, in planning order: what a seed reproduces byte for byte */
+  /** deliveries planned so far (the first 50,000), in planning order: what a seed reproduces byte for byte */
   plannedDeliveries(): readonly PlannedDelivery[];
   registrations(env: Env): readonly Registration[];
   /** Same as POST /webhooks with that environment's key. */
