@@ -13,6 +13,8 @@ export interface Database {
   db: LedgerDb;
   /** True when this process started the server itself (no DATABASE_URL). */
   embedded: boolean;
+  /** Where it is; only set for an embedded server, whose address is chosen at start. */
+  embeddedUrl?: string;
   close(timeoutSeconds?: number): Promise<void>;
 }
 
@@ -52,6 +54,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
     sql,
     db,
     embedded: stopEmbedded !== undefined,
+    ...(stopEmbedded ? { embeddedUrl: url } : {}),
     close(timeoutSeconds = 5) {
       closing ??= (async () => {
         await sql.end({ timeout: timeoutSeconds });

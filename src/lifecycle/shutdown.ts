@@ -60,8 +60,9 @@ export class Shutdown {
 }
 
 /**
- * First SIGTERM/SIGINT drains gracefully; a second one exits at once. After draining, the signal
- * is re-raised with default handling so the exit status says how the process ended.
+ * First SIGTERM/SIGINT drains gracefully and the command then exits 0 (a requested stop that
+ * completed is a success, which is also what systemd expects); a second signal exits at once
+ * with 128 + the signal number, as a shell would report it.
  */
 export function installSignalHandlers(shutdown: Shutdown, log: Logger): void {
   let received = 0;
@@ -69,13 +70,9 @@ export function installSignalHandlers(shutdown: Shutdown, log: Logger): void {
     received += 1;
     if (received > 1) {
       log.warn({ signal }, 'second signal: exiting now');
-      process.exit(1);
+      process.exit(signal === 'SIGINT' ? 130 : 143);
     }
-    void shutdown.run(signal).finally(() => {
-      process.removeAllListeners('SIGTERM');
-      process.removeAllListeners('SIGINT');
-      process.kill(process.pid, signal);
-    });
+    void shutdown.run(signal);
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);

@@ -1,0 +1,88 @@
+import type { AppContext } from './app/context.js';
+import { openContext } from './app/context.js';
+import type { Config } from './config/schema.js';
+import { healthRoutes } from './http/health.js';
+import { operatorRoutes } from './http/operator-api.js';
+import { startHttpServer } from './http/server.js';
+import type { Logger } from './log/logger.js';
+import { startMetricsServer } from './metrics/server.js';
+import { startPollScheduler } from './poller/index.js';
+import { createProviderClient, type ProviderClient } from './provider/client.js';
+import { reconcileMetricsFor, startReconcileScheduler } from './reconcile/index.js';
+import { createWebhookReceiver } from './webhooks/index.js';
+
+export interface Daemon {
+  ctx: AppContext;
+  /** Base URL of the receiver and operator API (PORT). */
+  url: string;
+  metricsUrl: string;
+  provider: ProviderClient | undefined;
+  /** Runs one poll now (demo, tests); resolves when it and the reconciliation after it are done. */
+  pollNow(): Promise<void>;
+  reconcileNow(): Promise<void>;
+  stop(reason?: string): Promise<void>;
+}
+
+/**
+ * The composition root of `start` and `demo`: builds each component from the context and registers
+ * its cleanup, in an order whose reverse is a safe shutdown: schedulers stop first (aborting a poll
+ * and waiting for a pass), then the HTTP servers stop accepting and the receiver finishes committing
+ * what it acknowledged, then the provider client, and the database pool (and embedded server) last.
+ */
+export async function startDaemon(config: Config, log: Logger): Promise<Daemon> {
+  const ctx = await openContext(config, log, { migrate: config.MIGRATE_ON_START, defaultMetrics: true });
+  const { shutdown, database, registry } = ctx;
+  try {
+    let provider: ProviderClient | undefined;
+    if (config.PROVIDER_BASE_URL && config.PROVIDER_API_KEY) {
+      provider = createProviderClient(config, log.child({ component: 'provider' }), registry);
+      const client = provider;
+      shutdown.register('provider client', () => client.close());
+    }
+
+    const receiver = await createWebhookReceiver(ctx, provider ? { fetchSecrets: (signal) => provider.fetchWebhookSecrets(signal) } : {});
+    const http = await startHttpServer({
+      host: config.HOST,
+      port: config.PORT,
+      log,
+      name: 'receiver and operator API',
+      routes: [receiver.route, ...healthRoutes(database, () => shutdown.isShuttingDown), ...operatorRoutes({ config, database, log })],
+    });
+    shutdown.register('receiver', async () => {
+      await Promise.all([http.close(), receiver.drain()]);
+    });
+
+    reconcileMetricsFor(registry, database, config.PROVIDER_ENV);
+    const metricsServer = await startMetricsServer(registry, { host: config.HOST, port: config.METRICS_PORT, log });
+    shutdown.register('metrics server', () => metricsServer.close());
+
+    const reconciler = startReconcileScheduler(ctx);
+    shutdown.register('reconcile scheduler', () => reconciler.stop());
+
+    const poller = provider
+      ? startPollScheduler(ctx, provider, async () => {
+          await reconciler.runNow();
+        })
+      : undefined;
+    if (poller) shutdown.register('poll scheduler', () => poller.stop());
+    else log.warn('PROVIDER_BASE_URL or PROVIDER_API_KEY unset: the poller is off, only webhooks are reconciled');
+
+    log.info({ environment: config.PROVIDER_ENV, url: http.url, metrics: `${metricsServer.url}/metrics` }, 'bnpl-recon running');
+    return {
+      ctx,
+      url: http.url,
+      metricsUrl: `${metricsServer.url}/metrics`,
+      provider,
+      pollNow: async () => {
+        await poller?.tick();
+      },
+      reconcileNow: async () => {
+        await reconciler.runNow();
+      },
+      stop: (reason = 'stop requested') => shutdown.run(reason),
+    };
+  } catch (error) {
+    await shutdown.run('startup failed');
+    throw error;
+  }
+}

@@ -1,0 +1,24 @@
+import type { Registry } from 'prom-client';
+import type { Logger } from '../log/logger.js';
+import { startHttpServer, type HttpServer } from '../http/server.js';
+
+/** GET /metrics on its own port, so scraping never competes with the provider's deliveries. */
+export async function startMetricsServer(registry: Registry, options: { host: string; port: number; log: Logger }): Promise<HttpServer> {
+  return startHttpServer({
+    host: options.host,
+    port: options.port,
+    log: options.log,
+    name: 'metrics',
+    routes: [
+      {
+        method: 'GET',
+        path: '/metrics',
+        handler: async (_req, res) => {
+          const body = await registry.metrics();
+          res.writeHead(200, { 'content-type': registry.contentType });
+          res.end(body);
+        },
+      },
+    ],
+  });
+}
