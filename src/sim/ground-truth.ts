@@ -1,79 +1,9 @@
 import type { FaultRecord, OrderRecord } from './model.js';
-import type { Env } from './options.js';
+import type { BenignFault, ExpectedDiscrepancy, RejectedDelivery } from './ground-truth-types.js';
 import { ORDER_STATES_WITH_TOPIC } from './topics.js';
 import { isoSeconds } from './time.js';
 
-export type ExpectedKind =
-  | 'missed_webhook'
-  | 'orphan_webhook'
-  | 'duplicate_event'
-  | 'duplicate_delivery'
-  | 'payout_not_on_statement'
-  | 'statement_credit_without_payout'
-  | 'payout_amount_mismatch'
-  | 'payout_cancelled_but_credited'
-  | 'payout_unknown_invoice';
-
-/** One expected finding, in the discrepancy report's JSON shape plus the fault that caused it. */
-export interface ExpectedDiscrepancy {
-  kind: ExpectedKind;
-  /** the status the finding should end in: duplicate deliveries and late-but-delivered events end resolved */
-  status: 'open' | 'resolved';
-  environment: Env;
-  entity_type: 'order' | 'invoice' | 'payout' | 'statement_line';
-  entity_id: string;
-  /** tells apart two findings of one kind on one entity: the state, SEPA reference, event key or invoice reference */
-  subject: string;
-  external_reference_id: string | null;
-  sepa_reference: string | null;
-  expected: string | null;
-  observed: string | null;
-  details: string;
-  fault: string;
-  event_key?: string;
-  delivery_number?: number;
-  related_entity_id?: string;
-  /** only seen by a reconciliation pass that runs inside a time window (a late delivery) */
-  timing_dependent?: boolean;
-}
-
-export interface RejectedDelivery {
-  environment: Env;
-  signed_with: Env;
-  topic: string;
-  entity_type: string;
-  entity_id: string;
-  event_key: string;
-  details: string;
-}
-
-export interface BenignFault {
-  fault: string;
-  environment: Env;
-  entity_type: string;
-  entity_id: string;
-  topic: string;
-  details: string;
-}
-
-export interface UncertainDelivery {
-  environment: Env;
-  topic: string;
-  entity_id: string;
-  event_key: string;
-  address: string;
-  details: string;
-}
-
-export interface GroundTruth {
-  seed: string;
-  start_time: string;
-  sim_time: string;
-  discrepancies: ExpectedDiscrepancy[];
-  rejected_deliveries: RejectedDelivery[];
-  benign_faults: BenignFault[];
-  uncertain_deliveries: UncertainDelivery[];
-}
+export type * from './ground-truth-types.js';
 
 /** The state before the order's final one that a webhook announced, or null. */
 function previousWebhookState(order: OrderRecord): string | null {
