@@ -13,6 +13,8 @@ export interface RuleParams {
   /** The pass's clock; tests move it to cross the grace period without waiting. */
   now: Date;
   graceSeconds: number;
+  /** True in an incremental pass: rules look only at the orders in the temporary table `scope`. */
+  scoped: boolean;
 }
 
 /**
@@ -28,6 +30,10 @@ export interface PassSummary {
   skipped: boolean;
   environment: ProviderEnvironment;
   runId?: number;
+  /** 'incremental' looks only at orders whose evidence may have changed (see scope.ts). */
+  mode: 'full' | 'incremental';
+  /** Orders in an incremental pass's scope. */
+  scopeOrders?: number;
   startedAt: string;
   durationMs: number;
   /** Findings per rule in this pass (open or acknowledged ones that still hold, and new ones). */

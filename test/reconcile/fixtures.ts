@@ -11,10 +11,11 @@ export const GRACE = 3600;
 export const T0 = new Date(Math.floor(Date.now() / 1000) * 1000 - 6 * 3600 * 1000);
 export const at = (seconds: number): Date => new Date(T0.getTime() + seconds * 1000);
 
-export function pass(database: Database, now: Date, environment: Env = 'sandbox'): Promise<PassSummary> {
+export function pass(database: Database, now: Date, environment: Env = 'sandbox', options: { full?: boolean } = {}): Promise<PassSummary> {
   return runReconcilePass(
     { config: { PROVIDER_ENV: environment, WEBHOOK_GRACE_SECONDS: GRACE }, log: silentLogger(), database },
     now,
+    options,
   );
 }
 

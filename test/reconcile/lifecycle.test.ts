@@ -40,7 +40,7 @@ describe('discrepancy lifecycle', () => {
     const before = await dump();
     const [h1] = await db.sql<{ n: number }[]>`select count(*)::int as n from discrepancy_history`;
     const second = await pass(db, at(2 * GRACE + 300));
-    expect(second).toMatchObject({ opened: 0, reopened: 0, resolved: 0, duplicateDeliveries: 0 });
+    expect(second).toMatchObject({ mode: 'incremental', opened: 0, reopened: 0, resolved: 0, duplicateDeliveries: 0 });
     expect(await dump()).toEqual(before);
     const [h2] = await db.sql<{ n: number }[]>`select count(*)::int as n from discrepancy_history`;
     expect(h2?.n).toBe(h1?.n);
@@ -49,6 +49,37 @@ describe('discrepancy lifecycle', () => {
     expect(moved[0]?.n).toBe(4);
     const runs = await db.sql<{ status: string }[]>`select status from reconcile_runs order by id`;
     expect(runs.map((r) => r.status)).toEqual(['complete', 'complete']);
+  }));
+
+  it('an incremental pass reaches what a full pass reaches as evidence arrives and time passes', withDb(async (db) => {
+    await mixedLedger(db);
+    expect((await pass(db, at(2 * GRACE))).mode).toBe('full');
+    // Later: a late webhook for the missed order, a new order crossing its grace period, a new
+    // complete poll that no longer lists a known order, and an orphan that the poll now lists.
+    const [missed] = await discrepancies(db, 'missed_webhook');
+    await orderEvent(db, { order: missed!.entity_id, state: 'confirmed', eventTime: eventTime(-50), receivedAt: at(2 * GRACE + 100) });
+    const fresh = randomUUID();
+    const gone = randomUUID();
+    const early = await pollRun(db, at(2 * GRACE + 200));
+    await snapshot(db, { order: fresh, state: 'pending', seenAt: at(2 * GRACE + 200), runId: early });
+    await snapshot(db, { order: gone, state: 'authorized', seenAt: at(2 * GRACE + 200), runId: early });
+    await orderEvent(db, { order: gone, state: 'authorized', eventTime: eventTime(2 * GRACE + 150), receivedAt: at(2 * GRACE + 160) });
+    const [orphan] = await discrepancies(db, 'orphan_webhook');
+    const later = await pollRun(db, at(4 * GRACE));
+    await snapshot(db, { order: orphan!.entity_id, state: 'confirmed', seenAt: at(4 * GRACE), runId: later });
+    await db.sql`update order_snapshots set last_seen_run_id = ${later} where order_uuid <> ${gone}`;
+    const incremental = await pass(db, at(5 * GRACE));
+    expect(incremental.mode).toBe('incremental');
+    expect(incremental.scopeOrders).toBeGreaterThan(0);
+    const after = (await discrepancies(db)).map((r) => [r.kind, r.entity_id, r.status]);
+    expect(after).toContainEqual(['missed_webhook', missed!.entity_id, 'resolved']);
+    expect(after).toContainEqual(['orphan_webhook', orphan!.entity_id, 'resolved']);
+    expect(after).toContainEqual(['missed_webhook', fresh, 'open']);
+    expect(after).toContainEqual(['orphan_webhook', gone, 'open']);
+    // A full pass right after finds nothing the incremental one missed.
+    const full = await pass(db, at(5 * GRACE + 10), 'sandbox', { full: true });
+    expect(full).toMatchObject({ mode: 'full', opened: 0, reopened: 0, resolved: 0 });
+    expect(full.found).toEqual(incremental.found);
   }));
 
   it('an acknowledged discrepancy keeps its note and is reopened only when its evidence changes', withDb(async (db) => {

@@ -1,4 +1,5 @@
 import type { TransactionSql } from 'postgres';
+import { inScope } from '../scope.js';
 import type { Rule, RuleParams } from '../types.js';
 
 /**
@@ -16,6 +17,9 @@ import type { Rule, RuleParams } from '../types.js';
  *  - one payout reported twice: >= 2 payout_events of one payout_uuid with the same status and
  *    different event_key. Subject = 'status:<status>' so it cannot collide with a SEPA reference.
  *
+ * Payout events are few (one per payout and status), so the payout statements always look at all of
+ * them, in incremental passes too.
+ *
  * Never resolves by itself (the events stay); a person acknowledges it. The evidence hash covers the
  * sorted event keys (or payout uuids), so a third claimant reopens an acknowledged finding.
  */
@@ -30,14 +34,21 @@ export const duplicateEvent: Rule = {
              jsonb_build_object('state', g.order_state, 'events', g.events),
              md5(g.keys)
       from (
-        select order_uuid, order_state, count(*) as n, max(external_reference_id) as external_reference_id,
-               string_agg(event_time, ', ' order by event_time_sortable, event_key) as times,
-               string_agg(event_key, ',' order by event_key) as keys,
-               jsonb_agg(jsonb_build_object('event_key', event_key, 'event_time', event_time) order by event_time_sortable, event_key) as events
-        from order_events
-        where environment = ${p.environment}
-        group by order_uuid, order_state
-        having count(*) > 1
+        -- Count first (an index-only scan of order_events_state_idx, no per-group strings), then
+        -- describe only the duplicated groups: aggregating text for every order cost 1.3 s at 100,000.
+        select e.order_uuid, e.order_state, count(*) as n, max(e.external_reference_id) as external_reference_id,
+               string_agg(e.event_time, ', ' order by e.event_time_sortable, e.event_key) as times,
+               string_agg(e.event_key, ',' order by e.event_key) as keys,
+               jsonb_agg(jsonb_build_object('event_key', e.event_key, 'event_time', e.event_time)
+                         order by e.event_time_sortable, e.event_key) as events
+        from (
+          select g.order_uuid, g.order_state from order_events g
+          where g.environment = ${p.environment} ${inScope(tx, p, 'g')}
+          group by g.order_uuid, g.order_state
+          having count(*) > 1
+        ) d
+        join order_events e on e.environment = ${p.environment} and e.order_uuid = d.order_uuid and e.order_state = d.order_state
+        group by e.order_uuid, e.order_state
       ) g`;
     const sepa = await tx`
       insert into found

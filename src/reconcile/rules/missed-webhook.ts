@@ -1,5 +1,6 @@
 import type { TransactionSql } from 'postgres';
 import { ISO_FORMAT } from '../found.js';
+import { inScope } from '../scope.js';
 import { ORDER_STATES_WITH_TOPIC, type Rule, type RuleParams } from '../types.js';
 
 /**
@@ -29,6 +30,7 @@ import { ORDER_STATES_WITH_TOPIC, type Rule, type RuleParams } from '../types.js
 export const missedWebhook: Rule = {
   name: 'missed_webhook',
   async collect(tx: TransactionSql, p: RuleParams): Promise<number> {
+    const cutoff = tx`${p.now.toISOString()}::timestamptz - make_interval(secs => ${p.graceSeconds})`;
     const result = await tx`
       insert into found
       select ${p.environment}::provider_environment, 'missed_webhook', 'order', seen.order_uuid::text, seen.state,
@@ -41,23 +43,30 @@ export const missedWebhook: Rule = {
                                 'grace_seconds', ${p.graceSeconds}::int),
              md5(seen.state || '|' || to_char(seen.since at time zone 'UTC', ${ISO_FORMAT}))
       from (
+        -- The anti-join runs before the grouping: almost every seen state has its webhook, so only
+        -- the few that lack one are grouped (at 1,000,000 orders: group 2,000,000 rows vs ~1,000).
+        -- min(since) over the rows past the cutoff equals min over all rows whenever any is past it.
         select u.order_uuid, u.state, min(u.since) as since
         from (
-          select order_uuid, state, state_since as since
-          from order_snapshots
-          where environment = ${p.environment} and state in ${tx(ORDER_STATES_WITH_TOPIC)}
+          select s.order_uuid, s.state, s.state_since as since
+          from order_snapshots s
+          where s.environment = ${p.environment} and s.state in ${tx(ORDER_STATES_WITH_TOPIC)} and s.state_since <= ${cutoff}
+            ${inScope(tx, p, 's')}
+            and not exists (
+              select 1 from order_events e
+              where e.environment = ${p.environment} and e.order_uuid = s.order_uuid and e.order_state = s.state)
           union all
-          select order_uuid, state, observed_at
-          from order_state_observations
-          where environment = ${p.environment} and state in ${tx(ORDER_STATES_WITH_TOPIC)}
+          select o.order_uuid, o.state, o.observed_at
+          from order_state_observations o
+          where o.environment = ${p.environment} and o.state in ${tx(ORDER_STATES_WITH_TOPIC)} and o.observed_at <= ${cutoff}
+            ${inScope(tx, p, 'o')}
+            and not exists (
+              select 1 from order_events e
+              where e.environment = ${p.environment} and e.order_uuid = o.order_uuid and e.order_state = o.state)
         ) u
         group by u.order_uuid, u.state
       ) seen
-      left join order_snapshots s on s.environment = ${p.environment} and s.order_uuid = seen.order_uuid
-      where seen.since <= ${p.now.toISOString()}::timestamptz - make_interval(secs => ${p.graceSeconds})
-        and not exists (
-          select 1 from order_events e
-          where e.environment = ${p.environment} and e.order_uuid = seen.order_uuid and e.order_state = seen.state)`;
+      left join order_snapshots s on s.environment = ${p.environment} and s.order_uuid = seen.order_uuid`;
     return result.count;
   },
 };

@@ -1,5 +1,6 @@
 import type { TransactionSql } from 'postgres';
 import { ISO_FORMAT } from '../found.js';
+import { inScope } from '../scope.js';
 import type { Rule, RuleParams } from '../types.js';
 
 /**
@@ -39,6 +40,7 @@ export const orphanWebhook: Rule = {
         from order_events e
         cross join run
         where e.environment = ${p.environment}
+          ${inScope(tx, p, 'e')}
           and not exists (
             select 1 from order_snapshots s
             where s.environment = ${p.environment} and s.order_uuid = e.order_uuid and s.last_seen_run_id >= run.id)

@@ -1,5 +1,6 @@
 import type { TransactionSql } from 'postgres';
 import { ISO_FORMAT } from '../found.js';
+import { inScope } from '../scope.js';
 import { ORDER_STATES_WITH_TOPIC, type Rule, type RuleParams } from '../types.js';
 
 /**
@@ -55,6 +56,7 @@ export const stateMismatch: Rule = {
         limit 1
       ) l
       where s.environment = ${p.environment}
+        ${inScope(tx, p, 's')}
         and s.state in ${tx(ORDER_STATES_WITH_TOPIC)}
         and s.state_since <= ${cutoff}
         and l.order_state <> s.state
