@@ -1,4 +1,4 @@
-import type { ReservedSql } from 'postgres';
+import postgres, { type Sql } from 'postgres';
 import type { ProviderEnvironment } from '../config/schema.js';
 import type { Database } from '../db/database.js';
 import type { Logger } from '../log/logger.js';
@@ -11,8 +11,14 @@ import type { Logger } from '../log/logger.js';
  *
  * The holder must notice such a loss too, or two processes would poll at once. A heartbeat asks
  * pg_locks whether *this* backend still holds the lock; asking merely "select 1" is not enough,
- * because a driver that transparently reconnects would answer it from a fresh session without the
+ * because the driver transparently reconnects and would answer from a fresh session without the
  * lock. On a failed or negative heartbeat `lost` aborts, and the current run stops.
+ *
+ * The session is a one-connection client of its own, not `sql.reserve()`: postgres.js 3.4 writes a
+ * query for a reserved connection that the server has closed to a null socket and throws from a
+ * setImmediate (an uncaught exception, seen in test/poller/scheduler.test.ts), and releasing such a
+ * connection hands the dead socket back to the pool. A separate client reconnects cleanly and is
+ * simply ended on release.
  */
 
 // "bnpl" + 2/3: beside the migration lock's "bnpl" + 1 (src/ledger/migrate.ts).
@@ -36,16 +42,17 @@ export async function tryAcquirePollLock(
   heartbeatMs: number,
 ): Promise<PollLock | undefined> {
   const key = pollLockKey(environment).toString();
-  const connection: ReservedSql = await database.sql.reserve();
+  const connection = sessionClient(database.sql);
+  const end = () => connection.end({ timeout: 2 }).catch(() => undefined);
   let rows: { ok: boolean; pid: number }[];
   try {
     rows = await connection<{ ok: boolean; pid: number }[]>`select pg_try_advisory_lock(${key}::bigint) as ok, pg_backend_pid() as pid`;
   } catch (error) {
-    connection.release();
+    await end();
     throw error;
   }
   if (rows[0]?.ok !== true) {
-    connection.release();
+    await end();
     return undefined;
   }
   const pid = rows[0].pid;
@@ -86,9 +93,30 @@ export async function tryAcquirePollLock(
           await connection`select pg_advisory_unlock(${key}::bigint)`.catch((error: unknown) => log.warn({ err: error }, 'poll lock unlock failed'));
         }
         controller.abort(new Error('poll lock released'));
-        connection.release();
+        await end();
       })();
       return releasing;
     },
   };
+}
+
+/** A one-connection client to the same server and database as `sql`, with the same settings. */
+function sessionClient(sql: Sql): Sql {
+  const o = sql.options;
+  return postgres({
+    host: o.host as unknown as string,
+    port: o.port as unknown as number,
+    ...(o.path ? { path: o.path } : {}),
+    database: o.database,
+    user: o.user,
+    ...(o.pass ? { pass: o.pass } : {}),
+    ssl: o.ssl,
+    max: 1,
+    connect_timeout: o.connect_timeout,
+    // 0 disables both: the lock's session must not be recycled while it is held.
+    idle_timeout: 0,
+    max_lifetime: 0,
+    onnotice: () => {},
+    connection: { application_name: String(o.connection.application_name ?? 'bnpl-recon') },
+  });
 }
