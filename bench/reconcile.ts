@@ -1,6 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { Writable } from 'node:stream';
-import { pino } from 'pino';
 import { drizzle } from 'drizzle-orm/postgres-js';
 import { createSqlClient, type Database } from '../src/db/database.js';
 import { applyMigrations } from '../src/ledger/migrate.js';
@@ -11,21 +9,6 @@ import { seedLedger } from './reconcile-seed.js';
 import { naiveBaseline } from './reconcile-baseline.js';
 
 const GRACE_SECONDS = 3600;
-
-/** Captures the pass's per-rule debug timings. */
-function timingLogger(into: Record<string, number>) {
-  const sink = new Writable({
-    write(chunk: Buffer, _enc, done) {
-      for (const line of chunk.toString('utf8').split('\n')) {
-        if (!line) continue;
-        const entry = JSON.parse(line) as { rule?: string; ms?: number };
-        if (entry.rule && entry.ms !== undefined) into[entry.rule] = entry.ms;
-      }
-      done();
-    },
-  });
-  return pino({ level: 'debug' }, sink);
-}
 
 async function freshDatabase(serverUrl: string, label: string): Promise<Database & { drop(): Promise<void> }> {
   const name = `bench_${label}_${randomBytes(3).toString('hex')}`;
@@ -59,10 +42,8 @@ async function measureScale(serverUrl: string, orders: number, baselineSample: n
     const t0 = performance.now();
     const shape = await seedLedger(database.sql, orders, GRACE_SECONDS);
     const seedSeconds = (performance.now() - t0) / 1000;
-    const ruleMs: Record<string, number> = {};
-    const ctx = { config: { PROVIDER_ENV: 'sandbox' as const, WEBHOOK_GRACE_SECONDS: GRACE_SECONDS }, log: timingLogger(ruleMs), database };
+    const ctx = { config: { PROVIDER_ENV: 'sandbox' as const, WEBHOOK_GRACE_SECONDS: GRACE_SECONDS }, log: silentLogger(), database };
     const full = await runReconcilePass(ctx);
-    const fullRules = { ...ruleMs };
     const second = await runReconcilePass(ctx);
     const [counts] = await database.sql<Record<string, number>[]>`
       select count(*) filter (where kind = 'missed_webhook')::int as missed_webhook,
@@ -78,9 +59,7 @@ async function measureScale(serverUrl: string, orders: number, baselineSample: n
       order_events: shape.orderEvents,
       seed_seconds: Number(seedSeconds.toFixed(1)),
       full_pass_ms: full.durationMs,
-      full_pass_rule_ms: fullRules,
       no_change_pass_ms: second.durationMs,
-      no_change_pass_rule_ms: { ...ruleMs },
       no_change_pass_changes: second.opened + second.reopened + second.resolved + second.duplicateDeliveries,
       found: counts,
       expected: shape.expected,
@@ -89,6 +68,10 @@ async function measureScale(serverUrl: string, orders: number, baselineSample: n
       baseline_ms_per_order: Number(baseline.msPerOrder.toFixed(3)),
       baseline_extrapolated_ms: Math.round(baseline.msPerOrder * orders),
       baseline_over_full_pass_ratio: Number(((baseline.msPerOrder * orders) / Math.max(1, full.durationMs)).toFixed(1)),
+      baseline_over_no_change_pass_ratio: Number(((baseline.msPerOrder * orders) / Math.max(1, second.durationMs)).toFixed(1)),
+      no_change_pass_mode: second.mode,
+      full_pass_step_ms: full.stepMs,
+      no_change_pass_step_ms: second.stepMs,
       node_peak_rss_mib: rssMiB(),
     };
   } finally {

@@ -38,6 +38,8 @@ export interface PassSummary {
   durationMs: number;
   /** Findings per rule in this pass (open or acknowledged ones that still hold, and new ones). */
   found: Record<string, number>;
+  /** Wall time of each step (scope, each rule, upsert, resolve, duplicate_delivery). */
+  stepMs: Record<string, number>;
   opened: number;
   reopened: number;
   resolved: number;
