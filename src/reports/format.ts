@@ -2,6 +2,11 @@
 export const REPORT_FORMATS = ['csv', 'json'] as const;
 export type ReportFormat = (typeof REPORT_FORMATS)[number];
 
+/** The Content-Type an HTTP response carrying a report should declare. */
+export function contentTypeFor(format: ReportFormat): string {
+  return format === 'csv' ? 'text/csv; charset=utf-8; header=present' : 'application/json; charset=utf-8';
+}
+
 export type Cell = string | number | null | undefined;
 
 /**

@@ -1,4 +1,4 @@
-export { REPORT_FORMATS, csvField, csvRecord, type ReportFormat } from './format.js';
+export { REPORT_FORMATS, contentTypeFor, csvField, csvRecord, type ReportFormat } from './format.js';
 export { streamReport, type StreamResult } from './writer.js';
 export {
   DISCREPANCY_COLUMNS, STATUS_FILTERS, parseDiscrepancyQuery, streamDiscrepancies,
