@@ -3,3 +3,4 @@ export * from './deliveries.js';
 export * from './events.js';
 export * from './poller.js';
 export * from './discrepancies.js';
+export * from './statements.js';

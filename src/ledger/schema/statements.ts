@@ -1,0 +1,69 @@
+import { bigint, bigserial, date, index, integer, pgEnum, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { providerEnvironment } from './common.js';
+
+export const statementFormat = pgEnum('statement_format', ['camt053', 'mt940', 'csv']);
+export const statementDirection = pgEnum('statement_direction', ['credit', 'debit']);
+
+/**
+ * One row per imported statement file. The sha256 of the file's bytes makes re-importing the same
+ * file a no-op. period_from/period_to is the span of bookings the bank says the file covers
+ * (CAMT.053 FrToDt; MT940 opening to closing balance date, whole days; CSV the first to last
+ * booking day): payout_not_on_statement only claims a credit is missing for a span some imported
+ * statement covers (src/reconcile/rules/payout-not-on-statement.ts).
+ */
+export const bankStatements = pgTable(
+  'bank_statements',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    environment: providerEnvironment('environment').notNull(),
+    fileSha256: text('file_sha256').notNull(),
+    fileName: text('file_name'),
+    format: statementFormat('format').notNull(),
+    accountIban: text('account_iban'),
+    periodFrom: timestamp('period_from', { withTimezone: true, precision: 6 }),
+    periodTo: timestamp('period_to', { withTimezone: true, precision: 6 }),
+    importedAt: timestamp('imported_at', { withTimezone: true, precision: 6 }).notNull().defaultNow(),
+    lineCount: integer('line_count').notNull(),
+  },
+  (t) => [uniqueIndex('bank_statements_file_uq').on(t.environment, t.fileSha256)],
+);
+
+/**
+ * One row per booked line, whichever file brought it first. line_key is a hash of the line's own
+ * identity (account, booking date, amount, direction, SEPA reference, bank reference), fields every
+ * format carries identically, so the CAMT.053, CSV and MT940 exports of one period, and overlapping
+ * daily files, add each line once (src/statements/line-key.ts).
+ */
+export const statementLines = pgTable(
+  'statement_lines',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    environment: providerEnvironment('environment').notNull(),
+    statementId: bigint('statement_id', { mode: 'number' })
+      .notNull()
+      .references(() => bankStatements.id),
+    lineKey: text('line_key').notNull(),
+    accountIban: text('account_iban'),
+    bookingDate: date('booking_date', { mode: 'string' }).notNull(),
+    valueDate: date('value_date', { mode: 'string' }),
+    /** Always positive; the sign is in direction. */
+    amountCents: bigint('amount_cents', { mode: 'bigint' }).notNull(),
+    currency: text('currency').notNull(),
+    direction: statementDirection('direction').notNull(),
+    counterpartyIban: text('counterparty_iban'),
+    counterpartyName: text('counterparty_name'),
+    endToEndId: text('end_to_end_id'),
+    /** The bank's own entry reference (CAMT AcctSvcrRef, MT940 after //, CSV entry_reference). */
+    bankReference: text('bank_reference'),
+    remittance: text('remittance'),
+    /** The instruction id payouts are matched on (src/statements/reference.ts). */
+    sepaReference: text('sepa_reference'),
+    importedAt: timestamp('imported_at', { withTimezone: true, precision: 6 }).notNull().defaultNow(),
+  },
+  (t) => [
+    uniqueIndex('statement_lines_key_uq').on(t.environment, t.lineKey),
+    index('statement_lines_sepa_idx').on(t.environment, t.sepaReference),
+    index('statement_lines_counterparty_idx').on(t.environment, t.counterpartyIban),
+    index('statement_lines_statement_idx').on(t.statementId),
+  ],
+);
