@@ -16,7 +16,7 @@ const HELP = `Usage: bnpl-recon demo [--duration SECONDS] [--seed N] [--time-sca
 Runs the whole daemon on an embedded Postgres (under RECON_DATA_DIR/demo, wiped at start) against
 the bundled provider simulator with faults injected: missed, repeated, reordered, late and doubled
 webhooks, orders no webhook mentions, webhooks for orders the API does not know, and payout faults.
-The simulator plays 10 simulated minutes per real second (--time-scale 600); the daemon polls and
+The simulator plays 24 simulated minutes per real second (--time-scale 1440); the daemon polls and
 reconciles every 5 seconds with a 10-second grace period, so discrepancies appear within a minute.
 
 It prints the URLs to open (receiver, metrics, operator API with a bearer token made for this run)
@@ -24,7 +24,7 @@ and, every 10 seconds, the open discrepancies by kind. Stops on Ctrl-C, or after
 
   --duration SECONDS   stop by itself after this long (default: run until interrupted)
   --seed N             the simulator's seed (default 1): the same seed plays the same business
-  --time-scale S       simulated milliseconds per real millisecond (default 600)
+  --time-scale S       simulated milliseconds per real millisecond (default 1440)
   PORT, METRICS_PORT and LOG_LEVEL (default warn here) apply as for start.`;
 
 // Extra subscriptions beyond the spec's bare topics: the simulator also sends these payloads.
@@ -56,7 +56,7 @@ export const command: Command = {
     if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
     const duration = values.duration === undefined ? undefined : Number(values.duration);
     if (duration !== undefined && !(duration > 0)) throw new UsageError('--duration must be a positive number of seconds');
-    const timeScale = Number(values['time-scale'] ?? 600);
+    const timeScale = Number(values['time-scale'] ?? 1440);
     if (!(timeScale > 0)) throw new UsageError('--time-scale must be positive');
     const graceSeconds = Math.max(10, Math.ceil(1860 / timeScale) + 5);
 
@@ -71,6 +71,8 @@ export const command: Command = {
       timeScale,
       startTime: new Date().toISOString(),
       faults: DEFAULT_FAULT_RATES,
+      // A busy merchant, so a minute of demo holds a few hundred orders and every kind of fault.
+      business: { ordersPerDay: 200 },
       graceMs: graceSeconds * 1000 * timeScale,
       log: log.child({ component: 'simulator' }),
     });
