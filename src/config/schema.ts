@@ -68,6 +68,14 @@ export const configSchema = z.object({
   // that its lock (its database session) is still there.
   POLL_MAX_PAGES: positiveInt.default(100_000),
   POLL_LOCK_HEARTBEAT_MS: positiveInt.default(5000),
+  // Payout reconciliation: a bank credit whose SEPA reference matches this Postgres regular
+  // expression is a payout credit even when it comes from an IBAN not in PAYOUT_SOURCE_IBANS
+  // (e.g. '^PO[0-9]{16}$' for the simulator). Unset: only the IBANs decide.
+  PAYOUT_REFERENCE_PATTERN: z
+    .string()
+    .min(1)
+    .refine((v) => { try { new RegExp(v); return true; } catch { return false; } }, { message: 'not a valid regular expression' })
+    .optional(),
 });
 
 export type Config = z.infer<typeof configSchema>;

@@ -11,13 +11,23 @@ import { recordDuplicateDeliveries } from './rules/duplicate-delivery.js';
 import { duplicateEvent } from './rules/duplicate-event.js';
 import { missedWebhook } from './rules/missed-webhook.js';
 import { orphanWebhook } from './rules/orphan-webhook.js';
+import { payoutAmountMismatch } from './rules/payout-amount-mismatch.js';
+import { payoutCancelledButCredited } from './rules/payout-cancelled-but-credited.js';
+import { PAYOUT_RULE_KINDS, DEFAULT_PAYOUT_SETTINGS } from './rules/payout-common.js';
+import { statementCreditWithoutPayout } from './rules/payout-credit-without-payout.js';
+import { payoutNotOnStatement } from './rules/payout-not-on-statement.js';
+import { payoutUnknownInvoice } from './rules/payout-unknown-invoice.js';
 import { stateMismatch } from './rules/state-mismatch.js';
 import { ORDER_RULE_KINDS, type PassSummary, type Rule, type RuleParams } from './types.js';
 
-export const RULES: readonly Rule[] = [missedWebhook, stateMismatch, orphanWebhook, duplicateEvent];
+export const RULES: readonly Rule[] = [
+  missedWebhook, stateMismatch, orphanWebhook, duplicateEvent,
+  payoutNotOnStatement, statementCreditWithoutPayout, payoutAmountMismatch, payoutCancelledButCredited, payoutUnknownInvoice,
+];
 
 export interface ReconcileContext {
-  config: Pick<Config, 'PROVIDER_ENV' | 'WEBHOOK_GRACE_SECONDS'>;
+  config: Pick<Config, 'PROVIDER_ENV' | 'WEBHOOK_GRACE_SECONDS'> &
+    Partial<Pick<Config, 'PAYOUT_SETTLEMENT_DAYS' | 'PAYOUT_SOURCE_IBANS' | 'PAYOUT_REFERENCE_PATTERN'>>;
   log: Logger;
   database: Database;
   registry?: Registry;
@@ -57,7 +67,12 @@ export async function runReconcilePass(
         insert into reconcile_runs (environment, started_at) values (${environment}, ${now.toISOString()}::timestamptz) returning id`;
       summary.runId = Number(run?.id);
       try {
-        await runRules(ctx, { environment, now, graceSeconds: ctx.config.WEBHOOK_GRACE_SECONDS, scoped: false }, summary, options.full ?? false);
+        const payout = {
+          settlementDays: ctx.config.PAYOUT_SETTLEMENT_DAYS ?? DEFAULT_PAYOUT_SETTINGS.settlementDays,
+          sourceIbans: ctx.config.PAYOUT_SOURCE_IBANS ?? [],
+          referencePattern: ctx.config.PAYOUT_REFERENCE_PATTERN ?? null,
+        };
+        await runRules(ctx, { environment, now, graceSeconds: ctx.config.WEBHOOK_GRACE_SECONDS, scoped: false, payout }, summary, options.full ?? false);
       } catch (error) {
         await ctx.database.sql`
           update reconcile_runs set status = 'failed', finished_at = now(), error = ${String((error as Error).message ?? error)}
@@ -109,7 +124,7 @@ async function runRules(ctx: ReconcileContext, base: RuleParams, summary: PassSu
     const counts = await timed('upsert', () => upsertFindings(tx, params));
     summary.opened = counts.opened;
     summary.reopened = counts.reopened;
-    summary.resolved = await timed('resolve', () => resolveCleared(tx, params, ORDER_RULE_KINDS));
+    summary.resolved = await timed('resolve', () => resolveCleared(tx, params, [...ORDER_RULE_KINDS, ...PAYOUT_RULE_KINDS]));
     summary.duplicateDeliveries = await timed('duplicate_delivery', () => recordDuplicateDeliveries(tx, params));
   });
 }

@@ -1,5 +1,6 @@
 import type { TransactionSql } from 'postgres';
 import type { ProviderEnvironment } from '../config/schema.js';
+import type { PayoutRuleSettings } from './rules/payout-common.js';
 
 /** Order states that have a webhook topic (spec, "Topics"): only these can have a missed webhook. */
 export const ORDER_STATES_WITH_TOPIC = ['authorized', 'pending', 'confirmed', 'declined', 'canceled'] as const;
@@ -15,6 +16,8 @@ export interface RuleParams {
   graceSeconds: number;
   /** True in an incremental pass: rules look only at the orders in the temporary table `scope`. */
   scoped: boolean;
+  /** The payout rules' settings (rules/payout-common.ts); their defaults when absent. */
+  payout?: PayoutRuleSettings;
 }
 
 /**

@@ -1,0 +1,40 @@
+import type { TransactionSql } from 'postgres';
+import type { Rule, RuleParams } from '../types.js';
+import { creditsByReference, latestPayouts } from './payout-common.js';
+
+/**
+ * payout_cancelled_but_credited: the provider says a payout was cancelled, yet the bank credited
+ * its SEPA reference (the merchant holds money the provider may reclaim, or will pay again).
+ *
+ * Evidence: the payout's latest event (by event_time) is payout/cancelled; a credit line of the
+ * environment carries its reference; and no other payout whose latest event is payout/complete
+ * carries the same reference (then the credit is that payout's, and the shared reference is a
+ * duplicate_event). No waiting: a booked credit is final.
+ *
+ * Near misses: a cancelled payout without a credit (the normal case: 2 % in the simulator); a
+ * complete payout with a credit; a payout/complete followed by payout/cancelled whose credit has not
+ * been booked.
+ *
+ * Entity the payout, subject ''; expected 'cancelled', observed = the credited cents. Resolves if a
+ * later payout/complete supersedes the cancellation, or the line goes (it never does by itself).
+ */
+export const payoutCancelledButCredited: Rule = {
+  name: 'payout_cancelled_but_credited',
+  async collect(tx: TransactionSql, p: RuleParams): Promise<number> {
+    const result = await tx`
+      with latest as (${latestPayouts(tx, p)})
+      insert into found
+      select ${p.environment}::provider_environment, 'payout_cancelled_but_credited', 'payout', l.payout_uuid::text, '',
+             null, l.sepa_instruction_id, 'cancelled', c.credited::text,
+             format('Payout %s (SEPA reference %s) was cancelled, but the bank credited %s cents with its reference: %s.',
+                    l.payout_uuid, l.sepa_instruction_id, c.credited, c.lines),
+             jsonb_build_object('sepa_reference', l.sepa_instruction_id, 'payout_cents', l.amount_cents::text,
+                                'credited_cents', c.credited::text, 'lines', c.lines, 'event_time', l.event_time),
+             md5(c.credited::text || '|' || c.lines)
+      from latest l
+      join (${creditsByReference(tx, p)}) c on c.sepa_reference = l.sepa_key
+      where l.status = 'cancelled'
+        and not exists (select 1 from latest o where o.sepa_key = l.sepa_key and o.status = 'complete')`;
+    return result.count;
+  },
+};

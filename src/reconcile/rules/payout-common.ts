@@ -1,0 +1,63 @@
+import type { TransactionSql } from 'postgres';
+import type { RuleParams } from '../types.js';
+
+/** The kinds the payout rules decide: a pass resolves an open one of these that no rule found again. */
+export const PAYOUT_RULE_KINDS = [
+  'payout_not_on_statement',
+  'statement_credit_without_payout',
+  'payout_amount_mismatch',
+  'payout_cancelled_but_credited',
+  'payout_unknown_invoice',
+] as const;
+
+export interface PayoutRuleSettings {
+  /** PAYOUT_SETTLEMENT_DAYS */
+  settlementDays: number;
+  /** PAYOUT_SOURCE_IBANS, normalised (no spaces, upper case) */
+  sourceIbans: readonly string[];
+  /** PAYOUT_REFERENCE_PATTERN: a Postgres regular expression; a credit whose reference matches is a payout credit */
+  referencePattern: string | null;
+}
+
+export const DEFAULT_PAYOUT_SETTINGS: PayoutRuleSettings = { settlementDays: 3, sourceIbans: [], referencePattern: null };
+
+export function payoutSettings(p: RuleParams): PayoutRuleSettings {
+  const s = p.payout ?? DEFAULT_PAYOUT_SETTINGS;
+  return { ...s, sourceIbans: s.sourceIbans.map((iban) => iban.replace(/\s+/g, '').toUpperCase()) };
+}
+
+/**
+ * Each payout as its latest event says (the same choice as `report payouts`): ordered by the
+ * event's own time (event_time_sortable, nine fractional digits, text order = time order), then
+ * arrival, then event_key, so a payout/cancelled that follows a payout/complete wins whatever order
+ * they arrived in. `anchor` is when the provider says it happened (event_time), or our receipt
+ * time when the payload had none.
+ *
+ * The payout rules ignore an incremental pass's order scope: payouts are few (one a day per
+ * environment), and looking at all of them keeps `found` complete for every payout kind, which is
+ * what lets the pass resolve the ones whose evidence went away.
+ */
+export function latestPayouts(tx: TransactionSql, p: RuleParams) {
+  return tx`
+    select distinct on (payout_uuid)
+           payout_uuid, status, sepa_instruction_id, upper(sepa_instruction_id) as sepa_key, amount_cents, event_time,
+           coalesce(event_time_sortable::timestamptz, received_at) as anchor
+    from payout_events
+    where environment = ${p.environment}
+    order by payout_uuid, event_time_sortable desc nulls last, received_at desc, event_key desc`;
+}
+
+/**
+ * Bank credits per SEPA reference. Statement references are stored upper-case (MT940's SWIFT
+ * character set and many banks upper-case them), so payouts are compared through upper(). `lines`
+ * names the bank's entry reference (or our line id) and booking date of each, for people.
+ */
+export function creditsByReference(tx: TransactionSql, p: RuleParams) {
+  return tx`
+    select sepa_reference, sum(amount_cents) as credited, count(*) as n,
+           string_agg(coalesce(bank_reference, '#' || id::text) || ' (' || booking_date::text || ')', ', '
+                      order by booking_date, id) as lines
+    from statement_lines
+    where environment = ${p.environment} and direction = 'credit' and sepa_reference is not null
+    group by sepa_reference`;
+}

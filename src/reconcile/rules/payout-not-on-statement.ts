@@ -1,0 +1,79 @@
+import type { TransactionSql } from 'postgres';
+import { ISO_FORMAT } from '../found.js';
+import type { Rule, RuleParams } from '../types.js';
+import { latestPayouts, payoutSettings } from './payout-common.js';
+
+/**
+ * payout_not_on_statement: a completed payout whose money never reached the merchant's account.
+ *
+ * Evidence, all of it required, with S = PAYOUT_SETTLEMENT_DAYS (default 3):
+ *  - the payout's latest event (payout-common.ts) is payout/complete;
+ *  - its deadline D = anchor + S days has passed (D <= the pass's clock), where anchor is the
+ *    payout's event_time, falling back to received_at only when the payload has none. Why
+ *    event_time: the bank books the credit relative to when the provider sent the money, which is
+ *    what event_time records; received_at adds only our own delays (retries up to ~31 min, a
+ *    receiver outage of hours), so measured from it a late webhook would postpone the alarm by its
+ *    lateness for nothing. It also puts the window in the same clock as the statements' booking
+ *    dates and periods, which the next condition compares it with;
+ *  - the imported statements cover the whole window [anchor, D]: the union of the bank_statements
+ *    periods (period_from..period_to: CAMT.053 FrToDt, MT940 opening to closing balance day
+ *    inclusive, CSV first to last booking day inclusive; overlapping or touching periods merge into
+ *    one island) has an island containing it. Without that we cannot tell "not credited" from "the
+ *    statement for those days was never imported": a missing statement must not flag every payout;
+ *  - no statement line in the environment is a credit carrying the payout's SEPA reference
+ *    (compared upper-case), whatever its booking date or amount (a wrong amount is
+ *    payout_amount_mismatch, not this).
+ *
+ * Near misses, never flagged: a credit booked inside the window; a payout still inside its window
+ * (not due yet); a payout whose window the statements do not cover (a gap, or the last days not yet
+ * imported); a cancelled payout (no credit is expected). Two completed payouts sharing one reference
+ * (duplicate_event) are both matched by the one credit.
+ *
+ * Resolves when a credit with the reference is imported, or the payout is cancelled afterwards.
+ * Entity the payout, subject ''; expected = the payout's amount in cents. The evidence hash covers
+ * the reference and amount only, so an acknowledged finding stays acknowledged as statements grow.
+ */
+export const payoutNotOnStatement: Rule = {
+  name: 'payout_not_on_statement',
+  async collect(tx: TransactionSql, p: RuleParams): Promise<number> {
+    const { settlementDays } = payoutSettings(p);
+    const result = await tx`
+      with periods as (
+        select period_from as f, period_to as t from bank_statements
+        where environment = ${p.environment} and period_from is not null and period_to is not null
+      ),
+      marked as (
+        select f, t,
+               case when f <= max(t) over (order by f, t rows between unbounded preceding and 1 preceding) then 0 else 1 end as starts
+        from periods
+      ),
+      numbered as (select f, t, sum(starts) over (order by f, t) as island from marked),
+      islands as (select min(f) as f, max(t) as t from numbered group by island),
+      due as (
+        select l.*, l.anchor + make_interval(days => ${settlementDays}) as deadline
+        from (${latestPayouts(tx, p)}) l
+        where l.status = 'complete'
+      )
+      insert into found
+      select ${p.environment}::provider_environment, 'payout_not_on_statement', 'payout', d.payout_uuid::text, '',
+             null, d.sepa_instruction_id, d.amount_cents::text, null,
+             format('Payout %s (SEPA reference %s, %s cents) completed at %s; no bank credit carries its reference %s days later, though the imported statements cover %s to %s.',
+                    d.payout_uuid, coalesce(d.sepa_instruction_id, '(none)'), coalesce(d.amount_cents::text, '?'),
+                    to_char(d.anchor at time zone 'UTC', ${ISO_FORMAT}), ${settlementDays}::int,
+                    to_char(i.f at time zone 'UTC', ${ISO_FORMAT}), to_char(i.t at time zone 'UTC', ${ISO_FORMAT})),
+             jsonb_build_object('sepa_reference', d.sepa_instruction_id, 'amount_cents', d.amount_cents::text,
+                                'anchor', to_char(d.anchor at time zone 'UTC', ${ISO_FORMAT}),
+                                'deadline', to_char(d.deadline at time zone 'UTC', ${ISO_FORMAT}),
+                                'statements_cover', jsonb_build_array(to_char(i.f at time zone 'UTC', ${ISO_FORMAT}),
+                                                                      to_char(i.t at time zone 'UTC', ${ISO_FORMAT})),
+                                'settlement_days', ${settlementDays}::int),
+             md5(coalesce(d.sepa_instruction_id, '') || '|' || coalesce(d.amount_cents::text, ''))
+      from due d
+      join islands i on i.f <= d.anchor and i.t >= d.deadline
+      where d.deadline <= ${p.now.toISOString()}::timestamptz
+        and not exists (
+          select 1 from statement_lines s
+          where s.environment = ${p.environment} and s.direction = 'credit' and s.sepa_reference = d.sepa_key)`;
+    return result.count;
+  },
+};
