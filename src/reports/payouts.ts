@@ -10,8 +10,9 @@ export const PAYOUT_COLUMNS = [
 ] as const;
 
 /**
- * One row per payout from its latest payout event. matched_bank_line stays empty until the
- * statement tables exist (statement import is another issue); invoice_references are joined with ';'.
+ * One row per payout from its latest payout event. matched_bank_line: every bank credit carrying the
+ * payout's SEPA reference (compared upper-case, as statement references are stored), as '<bank entry
+ * reference, or #line id> <booking date>' joined with ';', empty when none; invoice_references are joined with ';'.
  * amount_cents leaves Postgres as text (bigint), never a float.
  */
 export async function streamPayoutsReport(
@@ -24,8 +25,13 @@ export async function streamPayoutsReport(
   const cursor = sql<Record<string, Cell>[]>`
     select distinct on (payout_uuid)
            payout_uuid::text as payout_uuid, sepa_instruction_id as sepa_reference, amount_cents::text as amount_cents,
-           status, null::text as matched_bank_line, array_to_string(external_reference_ids, ';') as invoice_references
-    from payout_events
+           status,
+           (select string_agg(coalesce(l.bank_reference, '#' || l.id::text) || ' ' || l.booking_date::text, ';' order by l.booking_date, l.id)
+            from statement_lines l
+            where l.environment = e.environment and l.direction = 'credit' and l.sepa_reference = upper(e.sepa_instruction_id)
+           ) as matched_bank_line,
+           array_to_string(external_reference_ids, ';') as invoice_references
+    from payout_events e
     where environment = ${filters.environment}
     order by payout_uuid, event_time_sortable desc nulls last, received_at desc, event_key desc`.cursor(1000);
   return streamReport(cursor, PAYOUT_COLUMNS, format, writable);

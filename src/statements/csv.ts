@@ -1,0 +1,164 @@
+import { csvAmountToCents } from './money.js';
+import { normalizeIban, present, sepaReferenceOf } from './reference.js';
+import { StatementFormatError, type ParsedStatement, type StatementLine } from './types.js';
+
+/**
+ * Accepted columns (header names compared case-insensitively, ignoring spaces, '-' and '_'):
+ *
+ * | field | header names | required |
+ * |---|---|---|
+ * | booking date | booking_date, bookingdate, buchungstag, date | yes |
+ * | amount | amount, betrag | yes |
+ * | value date | value_date, valuta, valutadatum | no |
+ * | currency | currency, waehrung, währung, ccy | no (EUR) |
+ * | direction | credit_debit, cdtdbtind, direction, soll_haben | no: else the amount's sign |
+ * | bank reference | entry_reference, bank_reference, reference_number | no |
+ * | end-to-end id | end_to_end_reference, end_to_end_id, endtoendid, eref, sepa_reference | no |
+ * | instruction id | instruction_id, instrid | no |
+ * | counterparty | counterparty_name, name, beguenstigter_zahlungspflichtiger; counterparty_iban, iban | no |
+ * | remittance | remittance_information, remittance, verwendungszweck, purpose | no |
+ * | account | account_iban, auftragskonto | no |
+ *
+ * Dates YYYY-MM-DD or DD.MM.YYYY; amounts decimal with '.' or ',' (thousands separators allowed
+ * when both occur); direction values CRDT/DBIT, C/D, credit/debit, H/S (Haben/Soll). The header is
+ * the first non-empty row naming both a booking date and an amount column, so a bank's preamble
+ * rows above it are skipped. Delimiter ',' or ';' (whichever the header row holds more of), RFC 4180
+ * quoting.
+ */
+const COLUMNS = {
+  bookingDate: ['bookingdate', 'buchungstag', 'date'],
+  amount: ['amount', 'betrag'],
+  valueDate: ['valuedate', 'valuta', 'valutadatum'],
+  currency: ['currency', 'waehrung', 'währung', 'ccy'],
+  direction: ['creditdebit', 'cdtdbtind', 'direction', 'sollhaben'],
+  bankReference: ['entryreference', 'bankreference', 'referencenumber'],
+  endToEndId: ['endtoendreference', 'endtoendid', 'eref', 'separeference'],
+  instructionId: ['instructionid', 'instrid'],
+  counterpartyName: ['counterpartyname', 'name', 'beguenstigterzahlungspflichtiger'],
+  counterpartyIban: ['counterpartyiban', 'iban'],
+  remittance: ['remittanceinformation', 'remittance', 'verwendungszweck', 'purpose'],
+  accountIban: ['accountiban', 'auftragskonto'],
+} as const;
+type Column = keyof typeof COLUMNS;
+
+const canonical = (h: string): string => h.trim().toLowerCase().replace(/[\s_\-]/g, '');
+
+/** RFC 4180 rows: quoted fields may hold the delimiter, "" and line breaks; CRLF or LF. */
+export function csvRows(text: string, delimiter: string): string[][] {
+  const rows: string[][] = [];
+  let row: string[] = [];
+  let cell = '';
+  let quoted = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (quoted) {
+      if (c === '"' && text[i + 1] === '"') {
+        cell += '"';
+        i++;
+      } else if (c === '"') quoted = false;
+      else cell += c;
+    } else if (c === '"' && cell === '') quoted = true;
+    else if (c === delimiter) {
+      row.push(cell);
+      cell = '';
+    } else if (c === '\n' || c === '\r') {
+      if (c === '\r' && text[i + 1] === '\n') i++;
+      row.push(cell);
+      rows.push(row);
+      row = [];
+      cell = '';
+    } else cell += c;
+  }
+  if (quoted) throw new StatementFormatError('CSV ends inside a quoted field');
+  if (cell !== '' || row.length > 0) {
+    row.push(cell);
+    rows.push(row);
+  }
+  return rows;
+}
+
+/** The header's delimiter and column positions, if `line` is a header row. */
+export function csvHeader(line: string): { delimiter: string; columns: Partial<Record<Column, number>> } | null {
+  const delimiter = (line.match(/;/g)?.length ?? 0) > (line.match(/,/g)?.length ?? 0) ? ';' : ',';
+  const names = (csvRows(line, delimiter)[0] ?? []).map(canonical);
+  const columns: Partial<Record<Column, number>> = {};
+  for (const [column, aliases] of Object.entries(COLUMNS) as [Column, readonly string[]][]) {
+    const index = names.findIndex((n) => aliases.includes(n));
+    if (index >= 0) columns[column] = index;
+  }
+  return columns.bookingDate !== undefined && columns.amount !== undefined ? { delimiter, columns } : null;
+}
+
+function isoDate(value: string): string {
+  const v = value.trim();
+  if (/^\d{4}-\d{2}-\d{2}/.test(v)) return v.slice(0, 10);
+  const de = /^(\d{2})\.(\d{2})\.(\d{4})$/.exec(v);
+  if (de) return `${de[3]}-${de[2]}-${de[1]}`;
+  throw new StatementFormatError(`CSV date not understood: '${value}'`);
+}
+
+function directionOf(value: string | null, signed: bigint): 'credit' | 'debit' {
+  const v = value?.trim().toUpperCase();
+  if (!v) return signed < 0n ? 'debit' : 'credit';
+  if (['CRDT', 'C', 'CREDIT', 'H', 'HABEN', 'CR'].includes(v)) return 'credit';
+  if (['DBIT', 'D', 'DEBIT', 'S', 'SOLL', 'DR'].includes(v)) return 'debit';
+  throw new StatementFormatError(`CSV direction not understood: '${value}'`);
+}
+
+export function parseCsv(text: string): ParsedStatement {
+  const body = text.replace(/^\uFEFF/, '');
+  const physical = body.split(/\r?\n/);
+  const headerAt = physical.findIndex((l) => l.trim() !== '' && csvHeader(l) !== null);
+  if (headerAt < 0) throw new StatementFormatError('CSV without a header naming a booking date and an amount column');
+  const header = csvHeader(physical[headerAt] ?? '')!;
+  const rows = csvRows(physical.slice(headerAt + 1).join('\n'), header.delimiter);
+  const lines: StatementLine[] = [];
+  rows.forEach((row, i) => {
+    if (row.every((c) => c.trim() === '')) return;
+    const get = (c: Column): string | null => {
+      const index = header.columns[c];
+      return index === undefined ? null : present(row[index]);
+    };
+    const where = `CSV row ${headerAt + i + 2}`;
+    const amountText = get('amount');
+    const dateText = get('bookingDate');
+    if (!amountText || !dateText) throw new StatementFormatError(`${where}: missing booking date or amount`);
+    let signed: bigint;
+    try {
+      signed = csvAmountToCents(amountText);
+    } catch (error) {
+      throw new StatementFormatError(`${where}: ${(error as Error).message}`);
+    }
+    const endToEndId = get('endToEndId');
+    const instructionId = get('instructionId');
+    const remittance = get('remittance');
+    const valueDate = get('valueDate');
+    lines.push({
+      accountIban: normalizeIban(get('accountIban')),
+      bookingDate: isoDate(dateText),
+      valueDate: valueDate ? isoDate(valueDate) : null,
+      amountCents: signed < 0n ? -signed : signed,
+      currency: get('currency')?.toUpperCase() ?? 'EUR',
+      direction: directionOf(get('direction'), signed),
+      counterpartyIban: normalizeIban(get('counterpartyIban')),
+      counterpartyName: get('counterpartyName'),
+      endToEndId,
+      instructionId,
+      bankReference: get('bankReference'),
+      remittance,
+      sepaReference: sepaReferenceOf({ endToEndId, instructionId, remittance }),
+    });
+  });
+  const dates = lines.map((l) => l.bookingDate).sort();
+  const first = dates[0];
+  const last = dates[dates.length - 1];
+  const nextDay = (d: string) => new Date(Date.parse(`${d}T00:00:00Z`) + 86_400_000).toISOString();
+  return {
+    format: 'csv',
+    accountIban: lines.find((l) => l.accountIban)?.accountIban ?? null,
+    // A CSV export states no period: it is taken to cover whole days from its first to its last booking.
+    periodFrom: first ? `${first}T00:00:00.000Z` : null,
+    periodTo: last ? nextDay(last) : null,
+    lines,
+  };
+}

@@ -1,0 +1,146 @@
+import { mkdir, readdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { AppContext } from '../app/context.js';
+import { importStatement, type ImportResult } from './import.js';
+import { StatementFormatError } from './types.js';
+
+export interface InboxRunResult {
+  imported: ImportResult[];
+  failed: { file: string; error: string }[];
+  /** left for a later tick: still being written, or the database failed */
+  deferred: string[];
+}
+
+export interface StatementInbox {
+  dir: string;
+  /** One scan now, after any scan in flight. */
+  runNow(): Promise<InboxRunResult>;
+  /** Stops the loop and waits for a scan in flight. Idempotent. */
+  stop(): Promise<void>;
+}
+
+export interface InboxOptions {
+  /** between scans; default 60 s */
+  intervalMs?: number;
+  /** a file modified more recently than this is still being written; default 5 s */
+  settleMs?: number;
+}
+
+const IGNORED = /^\.|\.(tmp|part|partial|crdownload|swp)$|\.error$/i;
+
+/**
+ * The statement inbox: every minute, each file in RECON_DATA_DIR/inbox is imported and moved to
+ * inbox/imported/, or to inbox/failed/ with a <name>.error beside it when it is not a statement. A
+ * database failure leaves the file where it is for the next scan. Files modified in the last few
+ * seconds are left alone (a copy in progress), as are dot files and .tmp/.part names (write there,
+ * then rename). Scans never overlap; two replicas sharing the directory may both import one file
+ * (the import is idempotent) and one of them finds it gone when moving it, which is fine.
+ */
+export function startStatementInbox(ctx: Pick<AppContext, 'config' | 'log' | 'database' | 'shutdown'>, options: InboxOptions = {}): StatementInbox {
+  const dir = path.resolve(ctx.config.RECON_DATA_DIR, 'inbox');
+  const intervalMs = options.intervalMs ?? 60_000;
+  const settleMs = options.settleMs ?? 5_000;
+  const log = ctx.log.child({ component: 'statement-inbox' });
+  let chain: Promise<unknown> = mkdir(path.join(dir, 'imported'), { recursive: true }).then(() => mkdir(path.join(dir, 'failed'), { recursive: true }));
+  let timer: NodeJS.Timeout | undefined;
+  let stopping: Promise<void> | undefined;
+
+  const scanSerial = (): Promise<InboxRunResult> => {
+    const run = chain.then(() => scan(ctx, dir, settleMs, log));
+    chain = run.catch(() => undefined);
+    return run;
+  };
+  const tick = (): void => {
+    timer = setTimeout(() => {
+      void scanSerial()
+        .catch((error: unknown) => log.error({ err: error, dir }, 'statement inbox scan failed'))
+        .finally(() => {
+          if (!stopping) tick();
+        });
+    }, intervalMs);
+    timer.unref();
+  };
+  // The first scan right away, so files dropped while the daemon was down are not left a minute.
+  void scanSerial()
+    .catch((error: unknown) => log.error({ err: error, dir }, 'statement inbox scan failed'))
+    .finally(() => {
+      if (!stopping) tick();
+    });
+
+  const inbox: StatementInbox = {
+    dir,
+    runNow: () => (stopping ? Promise.reject(new Error('statement inbox is stopping')) : scanSerial()),
+    stop() {
+      stopping ??= (async () => {
+        clearTimeout(timer);
+        await chain;
+        clearTimeout(timer);
+      })();
+      return stopping;
+    },
+  };
+  ctx.shutdown.register('statement-inbox', () => inbox.stop());
+  log.info({ dir, intervalMs }, 'statement inbox watching');
+  return inbox;
+}
+
+async function scan(
+  ctx: Pick<AppContext, 'config' | 'database'>,
+  dir: string,
+  settleMs: number,
+  log: AppContext['log'],
+): Promise<InboxRunResult> {
+  const result: InboxRunResult = { imported: [], failed: [], deferred: [] };
+  const entries = await readdir(dir, { withFileTypes: true });
+  for (const entry of entries.sort((a, b) => (a.name < b.name ? -1 : 1))) {
+    if (!entry.isFile() || IGNORED.test(entry.name)) continue;
+    const file = path.join(dir, entry.name);
+    try {
+      const info = await stat(file);
+      if (Date.now() - info.mtimeMs < settleMs) {
+        result.deferred.push(entry.name);
+        continue;
+      }
+      const bytes = await readFile(file);
+      const imported = await importStatement(ctx.database, ctx.config.PROVIDER_ENV, bytes, entry.name);
+      await moveAside(file, path.join(dir, 'imported'));
+      result.imported.push(imported);
+      log.info({ file: entry.name, format: imported.format, linesRead: imported.linesRead, linesNew: imported.linesNew }, 'statement imported');
+    } catch (error) {
+      if (isGone(error)) continue;
+      if (error instanceof StatementFormatError) {
+        const target = await moveAside(file, path.join(dir, 'failed'));
+        if (target) await writeFile(`${target}.error`, `${error.message}\n`, 'utf8');
+        result.failed.push({ file: entry.name, error: error.message });
+        log.warn({ file: entry.name, reason: error.message }, 'statement not imported: moved to failed/');
+      } else {
+        result.deferred.push(entry.name);
+        log.error({ err: error, file: entry.name }, 'statement import failed; retried at the next scan');
+      }
+    }
+  }
+  return result;
+}
+
+/** Moves the file into `targetDir`, never overwriting: a second file of the same name gets a time suffix. */
+async function moveAside(file: string, targetDir: string): Promise<string | null> {
+  const name = path.basename(file);
+  let target = path.join(targetDir, name);
+  try {
+    await stat(target);
+    target = path.join(targetDir, `${name}.${new Date().toISOString().replace(/[:.]/g, '-')}`);
+  } catch {
+    // free
+  }
+  try {
+    await rename(file, target);
+    return target;
+  } catch (error) {
+    if (isGone(error)) return null;
+    throw error;
+  }
+}
+
+function isGone(error: unknown): boolean {
+  return (error as NodeJS.ErrnoException | undefined)?.code === 'ENOENT';
+}
