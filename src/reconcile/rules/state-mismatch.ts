@@ -48,27 +48,24 @@ export const stateMismatch: Rule = {
                                 'webhook_event_time', l.event_time),
              md5(s.state || '|' || l.order_state || '|' || l.event_key)
       from (
-        -- One merge join of snapshots and events, both read in (environment, order_uuid) order from
-        -- their indexes, and a streaming group per order; no per-order probe and no sort. At
-        -- 1,000,000 orders this took 7 s where a LATERAL ... ORDER BY ... LIMIT 1 per order took 11 s.
-        -- text max over (event_time_sortable || event_key) orders like the pair: the sortable text
-        -- has a fixed width (30 characters), so the key never decides before the time does.
-        select s.order_uuid,
-               max(e.event_time_sortable || e.event_key) filter (where e.order_state <> s.state) as other_top,
-               max(e.event_time_sortable || e.event_key) filter (where e.order_state = s.state) as api_top
-        from order_snapshots s
-        join order_events e on e.environment = s.environment and e.order_uuid = s.order_uuid
-        where s.environment = ${p.environment}
-          ${inScope(tx, p, 's')}
-          and s.state in ${tx(ORDER_STATES_WITH_TOPIC)}
-          and s.state_since <= ${cutoff}
-        group by s.environment, s.order_uuid
-      ) g
-      join order_snapshots s on s.environment = ${p.environment} and s.order_uuid = g.order_uuid
-      join order_events l on l.environment = ${p.environment} and l.event_key = substr(g.other_top, 31)
-      where g.api_top is not null
-        and g.other_top > g.api_top
-        and l.received_at <= ${cutoff}`;
+        -- L for every order: one sort of order_events and a DISTINCT ON, then a hash join with the
+        -- snapshots. Measured at 1,000,000 orders / 2,000,000 events (bench/reconcile.ts seed):
+        -- this 3.2 s; a merge join of snapshots and events with a max() per order 8.6 s; a
+        -- LATERAL ... ORDER BY ... LIMIT 1 per snapshot 11 s.
+        select distinct on (e.environment, e.order_uuid)
+               e.order_uuid, e.order_state, e.event_key, e.event_time, e.received_at, e.external_reference_id
+        from order_events e
+        where e.environment = ${p.environment} ${inScope(tx, p, 'e')}
+        order by e.environment desc, e.order_uuid desc, e.event_time_sortable desc, e.event_key desc
+      ) l
+      join order_snapshots s on s.environment = ${p.environment} and s.order_uuid = l.order_uuid
+      where s.state <> l.order_state
+        and s.state in ${tx(ORDER_STATES_WITH_TOPIC)}
+        and s.state_since <= ${cutoff}
+        and l.received_at <= ${cutoff}
+        and exists (
+          select 1 from order_events a
+          where a.environment = ${p.environment} and a.order_uuid = s.order_uuid and a.order_state = s.state)`;
     return result.count;
   },
 };
