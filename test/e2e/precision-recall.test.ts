@@ -1,0 +1,158 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { DEFAULT_FAULT_RATES, NO_FAULTS, type FaultRates, type GroundTruth } from '../../src/sim/index.js';
+import type { TestDatabase } from '../helpers/database.js';
+import { SCORED_KINDS, scoreOrderKinds, type KindScore, type ReportRow } from './score.js';
+import { runWeek } from './week.js';
+
+/**
+ * Issue 4 and 5, "How we will know": simulator + daemon + real Postgres over one simulated week with
+ * faults on; precision and recall of every order kind against the simulator's ground truth are 1.0,
+ * and with faults off there is no discrepancy at all.
+ *
+ * Ground-truth entries marked timing_dependent (a delivery that arrived after the daemon's grace) are
+ * accepted whether reported or not: whether a pass fell inside their window is real-time luck.
+ * Duplicate deliveries of an event listed in uncertain_deliveries (an attempt that timed out on the
+ * simulator's side, so its retry may be an unplanned duplicate) are accepted too.
+ */
+
+// Every order fault several times a week, still leaving most events clean (sum of order rates 0.5).
+const ORDER_FAULT_HEAVY: FaultRates = {
+  ...DEFAULT_FAULT_RATES,
+  neverDelivered: 0.08,
+  delayedPastGrace: 0.04,
+  reordered: 0.08,
+  secondEvent: 0.06,
+  wrongSecret: 0.04,
+  repeated: 0.08,
+  silentOrder: 0.06,
+  ghostOrder: 0.06,
+};
+
+const RUNS: { seed: string; faults: FaultRates; name: string; lateWindows?: boolean }[] = [
+  { seed: 'e2e-1', faults: DEFAULT_FAULT_RATES, name: 'default rates' },
+  { seed: 'e2e-2', faults: ORDER_FAULT_HEAVY, name: 'order-fault-heavy' },
+  { seed: 'e2e-3', faults: ORDER_FAULT_HEAVY, name: 'order-fault-heavy' },
+  // A pass inside every late delivery's window (week.ts, lateWindows): the timing-dependent
+  // missed_webhooks are then required, and must end resolved as the ground truth says.
+  { seed: 'e2e-4', faults: { ...ORDER_FAULT_HEAVY, delayedPastGrace: 0.15 }, name: 'late deliveries, passes inside their window', lateWindows: true },
+];
+
+// 60 orders a simulated day: ~400 orders and ~1,800 deliveries a week, which keeps a run near
+// 15-25 s on a loaded 2-core machine; enough for every order fault to occur several times per seed.
+const ORDERS_PER_DAY = 60;
+const GRACE_SECONDS = 2;
+
+const databases: TestDatabase[] = [];
+let failed = false;
+afterAll(async () => {
+  for (const db of databases) {
+    if (failed) await db.close();
+    else await db.drop();
+  }
+});
+
+function table(seed: string, scores: Record<string, KindScore>): string {
+  return Object.values(scores)
+    .map((s) => `${seed} ${s.kind.padEnd(18)} expected=${s.expected} tp=${s.truePositives} fp=${s.falsePositives.length} fn=${s.falseNegatives.length} accepted=${s.accepted} precision=${s.precision.toFixed(3)} recall=${s.recall.toFixed(3)}`)
+    .join('\n');
+}
+
+function breakdown(rows: readonly ReportRow[]): string {
+  const n = new Map<string, number>();
+  for (const r of rows) n.set(`${r.kind}/${r.entity_type}/${r.status}`, (n.get(`${r.kind}/${r.entity_type}/${r.status}`) ?? 0) + 1);
+  return [...n].sort().map(([k, v]) => `${k}=${v}`).join(' ');
+}
+
+/** Informational: the payout side of duplicate_event (not in issue 5's order kinds), matched by payout. */
+function payoutDuplicates(rows: readonly ReportRow[], truth: GroundTruth): string {
+  const reported = rows.filter((r) => r.kind === 'duplicate_event' && r.entity_type === 'payout');
+  const expected = truth.discrepancies.filter((d) => d.kind === 'duplicate_event' && d.entity_type === 'payout');
+  const entity = new Set(reported.map((r) => r.entity_id));
+  const related = expected.filter((d) => d.related_entity_id !== undefined && entity.has(d.related_entity_id)).length;
+  const other = new Map<string, { reported: Set<string>; expected: Set<string> }>();
+  const slot = (kind: string) => other.get(kind) ?? other.set(kind, { reported: new Set(), expected: new Set() }).get(kind)!;
+  for (const r of rows) if (r.entity_type !== 'order' && r.kind !== 'duplicate_delivery' && r.kind !== 'duplicate_event') slot(r.kind).reported.add(r.entity_id);
+  for (const d of truth.discrepancies) if (d.entity_type !== 'order' && d.kind !== 'duplicate_delivery' && d.kind !== 'duplicate_event') slot(d.kind).expected.add(d.entity_id);
+  const others = [...other].map(([kind, v]) => `${kind} reported=${v.reported.size} expected=${v.expected.size} matched=${[...v.reported].filter((e) => v.expected.has(e)).length}`);
+  return `${others.join('; ')}${others.length > 0 ? '; ' : ''}payout duplicate_event reported=${reported.length} expected=${expected.length} same payout=${expected.filter((d) => entity.has(d.entity_id)).length} the ground truth's related (first) payout=${related}`;
+}
+
+describe('precision and recall against the simulator ground truth', () => {
+  const totals = new Map<string, number>();
+  const payoutSepaFindings: { reported: string[]; expected: string[] }[] = [];
+
+  for (const run of RUNS) {
+    it(`seed ${run.seed} (${run.name}): every order kind at precision 1 and recall 1`, { timeout: 180_000 }, async () => {
+      try {
+        const week = await runWeek({
+          label: `e2e_pr_${run.seed}`, seed: run.seed, faults: run.faults, ordersPerDay: ORDERS_PER_DAY, days: 7, graceSeconds: GRACE_SECONDS,
+          lateWindows: run.lateWindows ?? false,
+        });
+        databases.push(week.db);
+        const scores = scoreOrderKinds(week.rows, week.facts, week.truth, { requireTimingDependent: run.lateWindows ?? false });
+        if (run.lateWindows) {
+          const late = week.truth.discrepancies.filter((d) => d.timing_dependent && d.environment === 'sandbox');
+          console.log(`${run.seed}: ${late.length} late deliveries in the ground truth, required`);
+          expect(late.length).toBeGreaterThan(0);
+        }
+        console.log(`${table(run.seed, scores)}\n${run.seed}: ${week.orders} orders, ${week.deliveries} deliveries, ${week.rows.length} report rows, ${week.truth.uncertain_deliveries.length} uncertain, ${week.realMs} ms`);
+        for (const kind of SCORED_KINDS) if (scores[kind].accepted > 0) console.log(`${run.seed} ${kind} accepted: ${scores[kind].acceptedKeys.join(', ')}`);
+        console.log(`${run.seed} rows by kind: ${breakdown(week.rows)}`);
+        console.log(`${run.seed} outside the order kinds: ${payoutDuplicates(week.rows, week.truth)}`);
+        payoutSepaFindings.push({
+          reported: week.rows.filter((r) => r.kind === 'duplicate_event' && r.entity_type === 'payout').map((r) => r.entity_id).sort(),
+          expected: week.truth.discrepancies.filter((d) => d.kind === 'duplicate_event' && d.entity_type === 'payout').map((d) => d.entity_id).sort(),
+        });
+        for (const kind of SCORED_KINDS) totals.set(kind, (totals.get(kind) ?? 0) + scores[kind].expected);
+
+        expect(week.orders).toBeGreaterThan(100);
+        for (const kind of SCORED_KINDS) {
+          const s = scores[kind];
+          expect({ kind, falsePositives: s.falsePositives, falseNegatives: s.falseNegatives, wrongDetails: s.wrongDetails })
+            .toEqual({ kind, falsePositives: [], falseNegatives: [], wrongDetails: [] });
+          expect(s.precision).toBe(1);
+          expect(s.recall).toBe(1);
+        }
+        // The simulator never injects a state mismatch; the reconciler must not invent one.
+        expect(week.rows.filter((r) => r.kind === 'state_mismatch')).toEqual([]);
+        expect(week.stableUnderFullPass).toBe(true);
+      } catch (error) {
+        failed = true;
+        throw error;
+      }
+    });
+  }
+
+  // Outside issue 5's order kinds, so not part of the 1.0 assertions: the simulator's ground truth names
+  // the second payout of a shared SEPA reference (the duplicate), the reconciler the first one
+  // (src/reconcile/rules/duplicate-event.ts, "Entity the payout that reported it first"). Reported to
+  // the lead; flip to it() once one side changes. Seed e2e-2 produces one such pair.
+  it.fails('payout duplicate_event names the payout the ground truth names (known disagreement)', () => {
+    expect(payoutSepaFindings.flatMap((f) => f.expected).length).toBeGreaterThan(0);
+    for (const f of payoutSepaFindings) expect(f.reported).toEqual(f.expected);
+  });
+
+  it('the seeds together exercised every scored kind', () => {
+    // Guards against a vacuous 1.0: each kind had findings to find.
+    for (const kind of SCORED_KINDS) expect(totals.get(kind) ?? 0, kind).toBeGreaterThan(0);
+  });
+
+  it('with faults off: no discrepancy of any kind', { timeout: 180_000 }, async () => {
+    try {
+      const week = await runWeek({ label: 'e2e_pr_nofaults', seed: 'e2e-clean', faults: NO_FAULTS, ordersPerDay: ORDERS_PER_DAY, days: 7, graceSeconds: GRACE_SECONDS });
+      databases.push(week.db);
+      const uncertain = new Set(week.truth.uncertain_deliveries.map((u) => u.event_key));
+      console.log(`e2e-clean: ${week.orders} orders, ${week.deliveries} deliveries, ${week.rows.length} report rows, ${uncertain.size} uncertain, ${week.realMs} ms`);
+      expect(week.truth.discrepancies).toEqual([]);
+      expect(week.orders).toBeGreaterThan(100);
+      expect(week.deliveries).toBeGreaterThan(500);
+      // Only a retry after an attempt that timed out on the simulator's side may show up (a real duplicate).
+      const unexplained = week.rows.filter((r) => !(r.kind === 'duplicate_delivery' && uncertain.has(week.facts.get(r.id)?.eventKey ?? '')));
+      expect(unexplained).toEqual([]);
+      expect(week.stableUnderFullPass).toBe(true);
+    } catch (error) {
+      failed = true;
+      throw error;
+    }
+  });
+});
