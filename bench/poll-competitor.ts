@@ -40,3 +40,4 @@ while (!stopping && performance.now() - start < 600_000) {
 await Promise.allSettled([...inflight]);
 process.send?.({ counts, seconds: (performance.now() - start) / 1000 });
 await pool.close();
+process.disconnect?.();

@@ -89,6 +89,7 @@ export async function runPollBench(opts: { quick?: boolean } = {}): Promise<Reco
     if (competitor) {
       competitor.process.send({ cmd: 'stop' });
       competitorCounts = await competitor.next();
+      competitor.process.kill();
     }
     const { stats } = (await ask('stats')) as { stats: Record<string, number> };
     const elapsed = Number(result.elapsedMs) / 1000;
