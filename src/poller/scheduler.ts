@@ -82,7 +82,8 @@ export function startPollScheduler(
     async () => {
       await tick();
     },
-    { name: 'poll', noOverlap: true },
+    // Not node-cron's noOverlap: it would drop the tick silently; `tick` skips it and counts it.
+    { name: 'poll' },
   );
 
   let stopping: Promise<void> | undefined;
