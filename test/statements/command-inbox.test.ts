@@ -1,0 +1,92 @@
+import { mkdtemp, readdir, readFile, rm, utimes, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { command } from '../../src/commands/statement.js';
+import { loadConfig } from '../../src/config/load.js';
+import { Shutdown } from '../../src/lifecycle/shutdown.js';
+import { silentLogger } from '../../src/log/logger.js';
+import { startStatementInbox } from '../../src/statements/inbox.js';
+import { UsageError } from '../../src/app/errors.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { csvStatement } from './fixtures.js';
+
+let db: TestDatabase;
+let dir: string;
+let failed = false;
+beforeAll(async () => {
+  db = await createTestDatabase('statements_cmd_inbox');
+  dir = await mkdtemp(path.join(tmpdir(), 'bnpl-stmt-cmd-'));
+});
+afterEach(({ task }) => {
+  if (task.result?.state === 'fail') failed = true;
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+  await (failed ? db.close() : db.drop());
+});
+
+const statement = (ref: string) => csvStatement([{ ref, date: '2026-03-02', cents: 1_00n, sepa: `PO20260302${ref.padStart(8, '0')}` }]);
+
+describe('statement import', () => {
+  it('prints format, lines read and lines new per file, and exits 2 naming an unreadable or unknown file', async () => {
+    const good = path.join(dir, 'a.txt');
+    const junk = path.join(dir, 'junk.csv');
+    await writeFile(good, statement('1'));
+    await writeFile(junk, 'not a statement\n');
+    const out: string[] = [];
+    const err: string[] = [];
+    const o = vi.spyOn(process.stdout, 'write').mockImplementation((c) => (out.push(String(c)), true));
+    const e = vi.spyOn(process.stderr, 'write').mockImplementation((c) => (err.push(String(c)), true));
+    const saved = { DATABASE_URL: process.env.DATABASE_URL, LOG_LEVEL: process.env.LOG_LEVEL };
+    process.env.DATABASE_URL = db.url;
+    process.env.LOG_LEVEL = 'silent';
+    try {
+      expect(await command.run(['import', good, good])).toBe(0);
+      expect(await command.run(['import', junk, path.join(dir, 'missing.xml'), good])).toBe(2);
+      await expect(command.run(['import'])).rejects.toBeInstanceOf(UsageError);
+    } finally {
+      o.mockRestore();
+      e.mockRestore();
+      for (const [k, v] of Object.entries(saved)) if (v === undefined) delete process.env[k]; else process.env[k] = v;
+    }
+    expect(out).toEqual([
+      `${good}: format csv, lines read 1, lines new 1\n`,
+      `${good}: format csv, lines read 1, lines new 0 (file already imported)\n`,
+      `${good}: format csv, lines read 1, lines new 0 (file already imported)\n`,
+    ]);
+    expect(err.join('')).toContain(`${junk}: unknown format`);
+    expect(err.join('')).toContain(`${path.join(dir, 'missing.xml')}: unreadable`);
+  });
+});
+
+describe('statement inbox', () => {
+  it('imports dropped files into imported/, moves unreadable ones to failed/ with a .error, leaves files being written', async () => {
+    const dataDir = path.join(dir, 'data');
+    const config = loadConfig({ RECON_DATA_DIR: dataDir, PROVIDER_ENV: 'sandbox' });
+    const shutdown = new Shutdown(silentLogger(), 5000);
+    const inbox = startStatementInbox({ config, log: silentLogger(), database: db, shutdown }, { intervalMs: 3_600_000, settleMs: 60_000 });
+    try {
+      await inbox.runNow();
+      const old = new Date(Date.now() - 120_000);
+      for (const [name, text] of [['export(3).txt', statement('7')], ['broken.xml', '<x/>'], ['.hidden', statement('8')]] as const) {
+        await writeFile(path.join(inbox.dir, name), text);
+        await utimes(path.join(inbox.dir, name), old, old);
+      }
+      await writeFile(path.join(inbox.dir, 'fresh.csv'), statement('9')); // just written: left for the next scan
+      const result = await inbox.runNow();
+      expect(result.imported.map((r) => [r.file, r.linesNew])).toEqual([['export(3).txt', 1]]);
+      expect(result.failed.map((f) => f.file)).toEqual(['broken.xml']);
+      expect(result.deferred).toEqual(['fresh.csv']);
+      expect((await readdir(inbox.dir)).sort()).toEqual(['.hidden', 'failed', 'fresh.csv', 'imported']);
+      expect(await readdir(path.join(inbox.dir, 'imported'))).toEqual(['export(3).txt']);
+      expect((await readdir(path.join(inbox.dir, 'failed'))).sort()).toEqual(['broken.xml', 'broken.xml.error']);
+      expect(await readFile(path.join(inbox.dir, 'failed', 'broken.xml.error'), 'utf8')).toMatch(/not a camt\.053|unknown format/);
+      const [n] = await db.sql<{ n: number }[]>`select count(*)::int as n from statement_lines where bank_reference = '7'`;
+      expect(n?.n).toBe(1);
+    } finally {
+      await shutdown.run('test');
+    }
+    await expect(inbox.runNow()).rejects.toThrow(/stopping/);
+  });
+});
