@@ -1,5 +1,5 @@
 
-import { bigint, bigserial, boolean, customType, index, jsonb, pgEnum, pgTable, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { bigint, bigserial, boolean, customType, index, jsonb, pgEnum, pgTable, primaryKey, text, timestamp, uuid } from 'drizzle-orm/pg-core';
 import { providerEnvironment } from './common.js';
 
 const bytea = customType<{ data: Buffer; driverData: Buffer }>({ dataType: () => 'bytea' });
@@ -48,7 +48,6 @@ export const webhookDeliveries = pgTable(
 export const webhookEvents = pgTable(
   'webhook_events',
   {
-    id: bigserial('id', { mode: 'number' }).primaryKey(),
     environment: providerEnvironment('environment').notNull(),
     eventKey: text('event_key').notNull(),
     topic: text('topic').notNull(),
@@ -59,10 +58,8 @@ export const webhookEvents = pgTable(
     firstDeliveryId: bigint('first_delivery_id', { mode: 'number' }).notNull(),
     firstReceivedAt: timestamp('first_received_at', { withTimezone: true, precision: 6 }).notNull(),
   },
-  (t) => [
-    uniqueIndex('webhook_events_key_uq').on(t.environment, t.eventKey),
-    index('webhook_events_entity_idx').on(t.environment, t.entityType, t.entityId, t.eventTimeSortable),
-    index('webhook_events_first_received_idx').on(t.environment, t.firstReceivedAt),
-  ],
+  // Only the key is indexed: every insert into this table is on the webhook acknowledgement path,
+  // and readers reach events by key (duplicate deliveries) or through the typed tables' indexes.
+  (t) => [primaryKey({ columns: [t.environment, t.eventKey] })],
 );
 
