@@ -57,3 +57,4 @@ if (mode === 'daemon') {
   server.listen(0, '127.0.0.1', () => process.stdout.write(`READY http://127.0.0.1:${(server.address() as AddressInfo).port}/webhooks\n`));
 }
 process.on('SIGTERM', () => process.exit(0));
+process.on('SIGINT', () => process.exit(0));
