@@ -9,6 +9,7 @@ import { startMetricsServer } from './metrics/server.js';
 import { startPollScheduler } from './poller/index.js';
 import { createProviderClient, type ProviderClient } from './provider/client.js';
 import { reconcileMetricsFor, startReconcileScheduler } from './reconcile/index.js';
+import { startStatementInbox } from './statements/inbox.js';
 import { createWebhookReceiver } from './webhooks/index.js';
 
 export interface Daemon {
@@ -28,6 +29,7 @@ export interface Daemon {
  * its cleanup, in an order whose reverse is a safe shutdown: schedulers stop first (aborting a poll
  * and waiting for a pass), then the HTTP servers stop accepting and the receiver finishes committing
  * what it acknowledged, then the provider client, and the database pool (and embedded server) last.
+ * The statement inbox (RECON_DATA_DIR/inbox) imports dropped bank statements every minute.
  */
 export async function startDaemon(config: Config, log: Logger): Promise<Daemon> {
   const ctx = await openContext(config, log, { migrate: config.MIGRATE_ON_START, defaultMetrics: true });
@@ -55,6 +57,9 @@ export async function startDaemon(config: Config, log: Logger): Promise<Daemon> 
     reconcileMetricsFor(registry, database, config.PROVIDER_ENV);
     const metricsServer = await startMetricsServer(registry, { host: config.HOST, port: config.METRICS_PORT, log });
     shutdown.register('metrics server', () => metricsServer.close());
+
+    // Registers its own stop on the shutdown registry.
+    startStatementInbox(ctx);
 
     const reconciler = startReconcileScheduler(ctx);
     shutdown.register('reconcile scheduler', () => reconciler.stop());

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Command } from '../cli.js';
@@ -9,6 +10,7 @@ import { startDaemon, type Daemon } from '../daemon.js';
 import { installSignalHandlers } from '../lifecycle/shutdown.js';
 import { createLogger } from '../log/logger.js';
 import { DEFAULT_FAULT_RATES, startSimulator, type Simulator } from '../sim/index.js';
+import { importStatementFile } from '../statements/import.js';
 import { BARE_TOPICS } from '../webhooks/topics.js';
 
 const HELP = `Usage: bnpl-recon demo [--duration SECONDS] [--seed N] [--time-scale S]
@@ -92,6 +94,7 @@ export const command: Command = {
         RECONCILE_SCHEDULE: '*/5 * * * * *',
         WEBHOOK_GRACE_SECONDS: String(graceSeconds),
         PAYOUT_SOURCE_IBANS: sim.bank.sandbox.providerIban,
+        PAYOUT_REFERENCE_PATTERN: '^PO[0-9]{16}$',
         OPERATOR_TOKEN: operatorToken,
       });
       daemon = await startDaemon(config, log);
@@ -124,6 +127,19 @@ Discrepancies appear after the ${graceSeconds}-second grace period. Ctrl-C stops
 `);
     const ticker = setInterval(() => void printSummary(daemon, sim, out).catch(() => undefined), 10_000);
     daemon.ctx.shutdown.register('demo ticker', () => clearInterval(ticker));
+    // The merchant's bank statement so far, imported every 20 s as an accountant would, so the payout
+    // kinds show too. (payout_not_on_statement needs PAYOUT_SETTLEMENT_DAYS of real time: not in a demo.)
+    const statementDir = await mkdtemp(path.join(tmpdir(), 'bnpl-demo-statements-'));
+    const importStatements = async () => {
+      const files = await sim.writeStatements(statementDir);
+      const camt = files.find((f) => path.basename(f).startsWith('sandbox') && f.endsWith('.xml'));
+      if (camt) await importStatementFile(daemon.ctx.database, 'sandbox', camt);
+    };
+    const statements = setInterval(() => void importStatements().catch((error: unknown) => log.warn({ err: error }, 'demo statement import failed')), 20_000);
+    daemon.ctx.shutdown.register('demo statements', async () => {
+      clearInterval(statements);
+      await rm(statementDir, { recursive: true, force: true });
+    });
     const stopped = new Promise<void>((resolve) => daemon.ctx.shutdown.signal.addEventListener('abort', () => resolve(), { once: true }));
     if (duration !== undefined) {
       await Promise.race([stopped, new Promise((resolve) => setTimeout(resolve, duration * 1000).unref())]);
