@@ -123,11 +123,9 @@ describe('precision and recall against the simulator ground truth', () => {
     });
   }
 
-  // Outside issue 5's order kinds, so not part of the 1.0 assertions: the simulator's ground truth names
-  // the second payout of a shared SEPA reference (the duplicate), the reconciler the first one
-  // (src/reconcile/rules/duplicate-event.ts, "Entity the payout that reported it first"). Reported to
-  // the lead; flip to it() once one side changes. Seed e2e-2 produces one such pair.
-  it.fails('payout duplicate_event names the payout the ground truth names (known disagreement)', () => {
+  // Outside issue 5's order kinds, so not part of the 1.0 assertions: the ground truth and the
+  // reconciler both name the later payout of a shared SEPA reference. Seed e2e-2 produces one such pair.
+  it('payout duplicate_event names the payout the ground truth names', () => {
     expect(payoutSepaFindings.flatMap((f) => f.expected).length).toBeGreaterThan(0);
     for (const f of payoutSepaFindings) expect(f.reported).toEqual(f.expected);
   });

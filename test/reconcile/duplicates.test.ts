@@ -60,7 +60,8 @@ describe('duplicate_event and duplicate_delivery', () => {
     const rows = await db.sql<{ entity_type: string; entity_id: string; subject: string; sepa_reference: string }[]>`
       select entity_type::text, entity_id, subject, sepa_reference from discrepancies where kind = 'duplicate_event' order by subject`;
     expect(rows).toEqual([
-      { entity_type: 'payout', entity_id: a, subject: 'SEPA-1', sepa_reference: 'SEPA-1' },
+      // b reported SEPA-1 after a: b is the claim to check.
+      { entity_type: 'payout', entity_id: b, subject: 'SEPA-1', sepa_reference: 'SEPA-1' },
       { entity_type: 'payout', entity_id: c, subject: 'status:complete', sepa_reference: 'SEPA-2' },
     ]);
   }));

@@ -12,8 +12,10 @@ import type { Rule, RuleParams } from '../types.js';
  *  - orders: >= 2 order_events with the same order_uuid and order_state (e.g. two order/confirmed
  *    with different event_time). Entity the order, subject = the state.
  *  - payouts sharing a SEPA reference: >= 2 distinct payout_uuid in payout_events with one
- *    sepa_instruction_id. Entity the payout that reported it first (earliest received_at, then
- *    uuid: stable, since applied rows never change), subject = the SEPA reference.
+ *    sepa_instruction_id. The payout that reported the reference first (earliest received_at,
+ *    then uuid: stable, since applied rows never change) holds it; each later payout is a
+ *    finding of its own (entity that payout, subject = the SEPA reference): it is the claim a
+ *    person has to check against the bank, and a third claimant is a new finding.
  *  - one payout reported twice: >= 2 payout_events of one payout_uuid with the same status and
  *    different event_key. Subject = 'status:<status>' so it cannot collide with a SEPA reference.
  *
@@ -52,21 +54,22 @@ export const duplicateEvent: Rule = {
       ) g`;
     const sepa = await tx`
       insert into found
-      select ${p.environment}::provider_environment, 'duplicate_event', 'payout', g.first_payout, g.sepa_instruction_id,
-             null, g.sepa_instruction_id, '1', g.n::text,
-             format('%s distinct payouts carry SEPA reference %s: %s.', g.n, g.sepa_instruction_id, g.payouts),
-             jsonb_build_object('sepa_reference', g.sepa_instruction_id, 'payouts', g.payout_list),
-             md5(g.payouts)
+      select ${p.environment}::provider_environment, 'duplicate_event', 'payout', g.payout_uuid, g.sepa_instruction_id,
+             null, g.sepa_instruction_id, g.first_payout, g.payout_uuid,
+             format('Payout %s carries SEPA reference %s, which payout %s reported first.', g.payout_uuid, g.sepa_instruction_id, g.first_payout),
+             jsonb_build_object('sepa_reference', g.sepa_instruction_id, 'first_payout', g.first_payout, 'payout', g.payout_uuid),
+             md5(g.first_payout || '|' || g.payout_uuid)
       from (
-        select sepa_instruction_id, count(distinct payout_uuid) as n,
-               (array_agg(payout_uuid::text order by received_at, payout_uuid))[1] as first_payout,
-               string_agg(distinct payout_uuid::text, ',') as payouts,
-               jsonb_agg(distinct payout_uuid::text) as payout_list
-        from payout_events
-        where environment = ${p.environment} and sepa_instruction_id is not null
-        group by sepa_instruction_id
-        having count(distinct payout_uuid) > 1
-      ) g`;
+        select sepa_instruction_id, payout_uuid::text as payout_uuid,
+               first_value(payout_uuid::text) over (partition by sepa_instruction_id order by first_received, payout_uuid) as first_payout
+        from (
+          select sepa_instruction_id, payout_uuid, min(received_at) as first_received
+          from payout_events
+          where environment = ${p.environment} and sepa_instruction_id is not null
+          group by sepa_instruction_id, payout_uuid
+        ) claims
+      ) g
+      where g.payout_uuid <> g.first_payout`;
     const repeated = await tx`
       insert into found
       select ${p.environment}::provider_environment, 'duplicate_event', 'payout', g.payout_uuid::text, 'status:' || g.status,
