@@ -30,9 +30,10 @@ export async function naiveBaseline(
       select order_state as state, event_key as key, received_at::text as received from order_events
       where environment = 'sandbox' and order_uuid = ${uuid} order by event_time_sortable`;
     const dups = await sql<{ id: string }[]>`
-      select d.id::text from webhook_events e
+      select d.id::text from order_events o
+      join webhook_events e on e.environment = o.environment and e.event_key = o.event_key
       join webhook_deliveries d on d.environment = e.environment and d.event_key = e.event_key
-      where e.environment = 'sandbox' and e.entity_type = 'order' and e.entity_id = ${uuid} and d.id <> e.first_delivery_id`;
+      where o.environment = 'sandbox' and o.order_uuid = ${uuid} and d.id <> e.first_delivery_id`;
     const findings: [string, string, string][] = [];
     const states = new Set(events.map((e) => e.state));
     const old = (ts: string) => now - Date.parse(ts) > graceSeconds * 1000;
