@@ -63,7 +63,7 @@ export async function upsertOrdersPage(
         state_since = case when s.state is distinct from excluded.state then excluded.state_since else s.state_since end,
         state_since_run_id = case when s.state is distinct from excluded.state then excluded.state_since_run_id else s.state_since_run_id end
       where s.last_seen_at <= excluded.last_seen_at
-      returning s.order_uuid, s.state
+      returning s.order_uuid, s.state, (s.xmax = 0) as inserted
     ),
     observed as (
       insert into order_state_observations (environment, order_uuid, state, previous_state, observed_at, poll_run_id)
@@ -74,8 +74,11 @@ export async function upsertOrdersPage(
       returning 1
     )
     select
+      -- New to this run: inserted now, or last seen by an earlier run. A row that did not exist when
+      -- the statement began but was updated (not inserted) was inserted meanwhile by a concurrent
+      -- page write of this same run (overlapping pages), so it is not new: counting it gave 8001 of 8000.
       (select count(*) from upserted u left join locked l using (order_uuid)
-        where l.order_uuid is null or l.last_seen_run_id <> ${runId}::bigint)::int as new_in_run,
+        where u.inserted or (l.order_uuid is not null and l.last_seen_run_id <> ${runId}::bigint))::int as new_in_run,
       (select count(*) from observed)::int as observations`;
   const row = result[0];
   return { newInRun: row?.new_in_run ?? 0, observations: row?.observations ?? 0 };
