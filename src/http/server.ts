@@ -19,13 +19,18 @@ export interface HttpServer {
   close(): Promise<void>;
 }
 
-function sendJson(res: ServerResponse, status: number, body: unknown): void {
+/** A JSON answer; `close` asks the client to drop the connection (refusals whose body we did not read). */
+function sendJson(res: ServerResponse, status: number, body: unknown, close = false): void {
   if (res.headersSent) {
     res.end();
     return;
   }
   const payload = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) });
+  res.writeHead(status, {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(payload),
+    ...(close ? { connection: 'close' } : {}),
+  });
   res.end(payload);
 }
 

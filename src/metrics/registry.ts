@@ -19,3 +19,11 @@ export function createRegistry(options: { defaultMetrics?: boolean } = {}): Regi
   }
   return registry;
 }
+
+/**
+ * The metric of that name already on the registry, or a new one: components built twice against
+ * one registry (a second provider client, a poller restarted in one process) share their series.
+ */
+export function reuseMetric<T>(registry: Registry, name: string, make: () => T): T {
+  return (registry.getSingleMetric(name) as T | undefined) ?? make();
+}

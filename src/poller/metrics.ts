@@ -1,5 +1,5 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
-import { METRIC_PREFIX } from '../metrics/registry.js';
+import { METRIC_PREFIX, reuseMetric } from '../metrics/registry.js';
 
 export const POLL_STATUSES = ['complete', 'failed', 'aborted'] as const;
 export const POLL_SKIP_REASONS = ['overlap', 'locked', 'lock_error'] as const;
@@ -15,15 +15,11 @@ export interface PollerMetrics {
   lockHeld: Gauge;
 }
 
-function reuse<T>(registry: Registry, name: string, make: () => T): T {
-  return (registry.getSingleMetric(name) as T | undefined) ?? make();
-}
-
 /** Poller metrics on the daemon's private registry; safe to call twice on one registry. */
 export function createPollerMetrics(registry: Registry): PollerMetrics {
   const p = METRIC_PREFIX;
-  const runs = reuse(registry, `${p}poll_runs_total`, () => new Counter({ name: `${p}poll_runs_total`, help: 'Finished poll runs by status', labelNames: ['status'] as const, registers: [registry] }));
-  const skipped = reuse(
+  const runs = reuseMetric(registry, `${p}poll_runs_total`, () => new Counter({ name: `${p}poll_runs_total`, help: 'Finished poll runs by status', labelNames: ['status'] as const, registers: [registry] }));
+  const skipped = reuseMetric(
     registry,
     `${p}poll_skipped_total`,
     () =>
@@ -34,24 +30,24 @@ export function createPollerMetrics(registry: Registry): PollerMetrics {
         registers: [registry],
       }),
   );
-  const duration = reuse(
+  const duration = reuseMetric(
     registry,
     `${p}poll_run_duration_seconds`,
     () => new Histogram({ name: `${p}poll_run_duration_seconds`, help: 'Wall time of one poll run', buckets: [1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800], registers: [registry] }),
   );
-  const pages = reuse(registry, `${p}poll_pages_total`, () => new Counter({ name: `${p}poll_pages_total`, help: 'Order pages merged into the ledger', registers: [registry] }));
-  const refetchedPages = reuse(
+  const pages = reuseMetric(registry, `${p}poll_pages_total`, () => new Counter({ name: `${p}poll_pages_total`, help: 'Order pages merged into the ledger', registers: [registry] }));
+  const refetchedPages = reuseMetric(
     registry,
     `${p}poll_refetched_pages_total`,
     () => new Counter({ name: `${p}poll_refetched_pages_total`, help: 'Pages read again because orders arrived while neighbouring pages were in flight', registers: [registry] }),
   );
-  const ordersLastRun = reuse(registry, `${p}poll_orders_last_run`, () => new Gauge({ name: `${p}poll_orders_last_run`, help: 'Distinct orders seen by the last finished poll run', registers: [registry] }));
-  const lastComplete = reuse(
+  const ordersLastRun = reuseMetric(registry, `${p}poll_orders_last_run`, () => new Gauge({ name: `${p}poll_orders_last_run`, help: 'Distinct orders seen by the last finished poll run', registers: [registry] }));
+  const lastComplete = reuseMetric(
     registry,
     `${p}poll_last_complete_timestamp_seconds`,
     () => new Gauge({ name: `${p}poll_last_complete_timestamp_seconds`, help: 'Unix time the last complete poll run finished', registers: [registry] }),
   );
-  const lockHeld = reuse(registry, `${p}poll_lock_held`, () => new Gauge({ name: `${p}poll_lock_held`, help: '1 while this process holds the poll lock', registers: [registry] }));
+  const lockHeld = reuseMetric(registry, `${p}poll_lock_held`, () => new Gauge({ name: `${p}poll_lock_held`, help: '1 while this process holds the poll lock', registers: [registry] }));
   for (const status of POLL_STATUSES) runs.inc({ status }, 0);
   for (const reason of POLL_SKIP_REASONS) skipped.inc({ reason }, 0);
   return { runs, skipped, duration, pages, refetchedPages, ordersLastRun, lastComplete, lockHeld };

@@ -1,5 +1,5 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
-import { METRIC_PREFIX } from '../metrics/registry.js';
+import { METRIC_PREFIX, reuseMetric } from '../metrics/registry.js';
 
 export const REQUEST_OUTCOMES = ['ok', 'throttled', 'server_error', 'client_error', 'bad_response', 'network_error'] as const;
 export type RequestOutcome = (typeof REQUEST_OUTCOMES)[number];
@@ -13,13 +13,8 @@ export interface ProviderMetrics {
   rateLimit: Gauge;
 }
 
-/** Returns the metric already on the registry (a second client in one process) or registers it. */
-function reuse<T>(registry: Registry, name: string, make: () => T): T {
-  return (registry.getSingleMetric(name) as T | undefined) ?? make();
-}
-
 export function createProviderMetrics(registry: Registry, currentRate: () => number): ProviderMetrics {
-  const requests = reuse(
+  const requests = reuseMetric(
     registry,
     `${METRIC_PREFIX}provider_requests_total`,
     () =>
@@ -30,7 +25,7 @@ export function createProviderMetrics(registry: Registry, currentRate: () => num
         registers: [registry],
       }),
   );
-  const retries = reuse(
+  const retries = reuseMetric(
     registry,
     `${METRIC_PREFIX}provider_retries_total`,
     () =>
@@ -41,7 +36,7 @@ export function createProviderMetrics(registry: Registry, currentRate: () => num
         registers: [registry],
       }),
   );
-  const duration = reuse(
+  const duration = reuseMetric(
     registry,
     `${METRIC_PREFIX}provider_request_duration_seconds`,
     () =>
@@ -53,7 +48,7 @@ export function createProviderMetrics(registry: Registry, currentRate: () => num
         registers: [registry],
       }),
   );
-  const rateLimit = reuse(
+  const rateLimit = reuseMetric(
     registry,
     `${METRIC_PREFIX}provider_rate_limit_requests_per_second`,
     () =>

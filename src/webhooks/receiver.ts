@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ProviderEnvironment } from '../config/schema.js';
+import { sendJson } from '../http/server.js';
 import type { Logger } from '../log/logger.js';
 import { classifyDelivery } from './classify.js';
 import { LedgerUnavailableError, type GroupCommitWriter } from './group-commit.js';
@@ -36,16 +37,6 @@ function storedHeaders(req: IncomingMessage): Record<string, string> {
   return kept;
 }
 
-function answer(res: ServerResponse, status: number, body: Record<string, unknown>, close = false): void {
-  const payload = JSON.stringify(body);
-  res.writeHead(status, {
-    'content-type': 'application/json',
-    'content-length': Buffer.byteLength(payload),
-    ...(close ? { connection: 'close' } : {}),
-  });
-  res.end(payload);
-}
-
 /**
  * POST /webhooks. Checks run cheapest first (source address, size, signature, JSON) and every
  * refusal is logged and counted. A 2xx is written only after the delivery's transaction committed.
@@ -56,7 +47,7 @@ export function createWebhookHandler(options: ReceiverOptions): (req: IncomingMe
   const finish = (res: ServerResponse, started: bigint, outcome: WebhookOutcome, parseStatus: string, status: number, body: Record<string, unknown>, close = false) => {
     metrics.deliveries.labels(outcome, parseStatus).inc();
     metrics.ackSeconds.labels(outcome).observe(Number(process.hrtime.bigint() - started) / 1e9);
-    answer(res, status, body, close);
+    sendJson(res, status, body, close);
   };
 
   const verify = async (rawBody: Buffer, header: string | undefined) => {
