@@ -83,6 +83,9 @@ async function lockHolder(): Promise<string | undefined> {
   const rows = await shared.sql<{ name: string }[]>`
     select a.application_name as name from pg_locks l join pg_stat_activity a on a.pid = l.pid
     where l.locktype = 'advisory' and l.granted and l.objsubid = 1
+      -- Advisory locks are per database, but pg_locks lists every database's: other test files'
+      -- daemons poll 'sandbox' (the same key) in their own databases.
+      and l.database = (select oid from pg_database where datname = current_database())
       and ((l.classid::bigint << 32) | l.objid::bigint) = ${key.toString()}::bigint`;
   return rows[0]?.name;
 }
