@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { ZodType } from 'zod';
 import { parseEventTime, type EventTime } from './event-time.js';
 import * as payloads from './payloads.js';
@@ -28,10 +28,8 @@ export type Classification =
  * are identified by their exact bytes, which a retry repeats.
  */
 export function eventKey(topic: string, entityId: string, eventTime: EventTime | undefined, rawBody: Buffer): string {
-  const hash = createHash('sha256');
-  if (eventTime) hash.update(`${topic}\n${entityId}\n${eventTime.sortable}`);
-  else hash.update(rawBody);
-  return hash.digest('hex');
+  // One-shot hash: no Hash object per delivery (Node >= 20.12).
+  return hash('sha256', eventTime ? `${topic}\n${entityId}\n${eventTime.sortable}` : rawBody, 'hex');
 }
 
 interface FamilyRule<T> {

@@ -22,10 +22,10 @@ export interface GroupCommitOptions {
 
 /**
  * Group commit for the webhook receiver. A delivery that arrives while the ledger is idle is written
- * at once, alone; deliveries that arrive while transactions are in flight wait for the next free
- * slot and then share one transaction. No timer delays a commit, so latency at low load is one
- * transaction, and throughput under load is that of batched transactions. Each caller's promise
- * settles only after the transaction holding its row has committed (or failed).
+ * at once, alone; deliveries that arrive while a batch is being written wait for the next free slot
+ * and then share one batch (one statement, committed on its own: ledger-write.ts). No timer delays
+ * a commit, so latency at low load is one statement, and throughput under load is that of batched
+ * ones. Each caller's promise settles only after the batch holding its row has committed (or failed).
  */
 export class GroupCommitWriter {
   private queue: Pending[] = [];

@@ -41,12 +41,13 @@ export async function createWebhookReceiver(ctx: AppContext, deps: ReceiverDeps 
   } else throw new Error('WEBHOOK_SECRET is unset and no provider client can fetch the secrets');
   await secrets.start();
 
-  // Two transactions in flight: with the load generator, the receiver and Postgres sharing 2 cores,
-  // 64 concurrent senders gave 3,371/s with 1, 3,904/s with 2, ~3,300/s with 4 and 2,753/s with 8
-  // (bigger batches beat more transactions). It also leaves the pool to the poller and reconciler.
+  // One batch in flight, the next gathering behind it: each batch is a single statement (one round
+  // trip), and on 2 shared cores fewer, bigger batches cost less CPU per delivery than parallel ones
+  // (~300 µs of receiver + Postgres + load generator CPU per delivery with 1 in flight, ~370 with
+  // 2, ~450 with 4: bench/README.md, ingest). It also leaves the pool to the poller and the reconciler.
   const writer = new GroupCommitWriter(database.sql, {
-    maxBatch: 256,
-    maxConcurrentBatches: Math.max(1, Math.min(2, config.DB_POOL_MAX - 2)),
+    maxBatch: 1024,
+    maxConcurrentBatches: 1,
     log,
     onBatch: (size) => metrics.batchSize.observe(size),
   });

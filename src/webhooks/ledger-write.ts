@@ -1,4 +1,4 @@
-import type { Sql, TransactionSql } from 'postgres';
+import type { Sql } from 'postgres';
 import type { ProviderEnvironment } from '../config/schema.js';
 import type { Classification } from './classify.js';
 import { TYPED_COLUMNS, type TypedTable } from './typed-rows.js';
@@ -32,10 +32,11 @@ export interface WriteResult {
  */
 function deliveriesJson(records: readonly DeliveryRecord[]): string {
   return JSON.stringify(
-    records.map((r) => {
+    records.map((r, n) => {
       const c = r.classification;
       const e = c.event;
       return {
+        n,
         delivery_uuid: r.deliveryUuid,
         environment: r.environment,
         received_at: r.receivedAt.toISOString(),
@@ -56,77 +57,89 @@ function deliveriesJson(records: readonly DeliveryRecord[]): string {
   );
 }
 
-const TYPED_STATEMENTS = new Map<TypedTable, string>(
-  (Object.keys(TYPED_COLUMNS) as TypedTable[]).map((table) => {
-    const spec = TYPED_COLUMNS[table] as Record<string, string>;
-    const names = Object.keys(spec);
-    const definitions = names.map((name) => `${name} ${spec[name] === 'text_list' ? 'text[]' : spec[name]}`);
-    return [
-      table,
-      `insert into ${table} (environment, event_key, topic, received_at, ${names.join(', ')})
-       select environment, event_key, topic, received_at, ${names.join(', ')}
-       from json_to_recordset($1::json) as u(environment provider_environment, event_key text, topic text, received_at timestamptz, ${definitions.join(', ')})
-       on conflict do nothing`,
-    ];
-  }),
-);
+const TYPED_TABLES = Object.keys(TYPED_COLUMNS) as TypedTable[];
 
-function insertTyped(tx: TransactionSql, table: TypedTable, records: readonly DeliveryRecord[]) {
-  const rows: Record<string, unknown>[] = [];
-  for (const r of records) {
-    const e = r.classification.event;
-    if (!e || e.typed.table !== table) continue;
-    rows.push({ environment: r.environment, event_key: e.key, topic: r.classification.topic, received_at: r.receivedAt.toISOString(), ...e.typed.values });
-  }
-  return tx.unsafe(TYPED_STATEMENTS.get(table) as string, [JSON.stringify(rows)], { prepare: true });
+/**
+ * One CTE per typed table: its rows arrive as their own JSON parameter, carrying the batch position
+ * (n) of their delivery, and land only for the events this statement inserted, so a retry never
+ * adds a second typed row and two deliveries of one event in a batch give one.
+ */
+function typedInsert(table: TypedTable, param: number): string {
+  const spec = TYPED_COLUMNS[table] as Record<string, string>;
+  const names = Object.keys(spec);
+  const definitions = names.map((name) => `${name} ${spec[name] === 'text_list' ? 'text[]' : spec[name]}`);
+  return `t_${table} as (
+        insert into ${table} (environment, event_key, topic, received_at, ${names.join(', ')})
+        select i.environment, i.event_key, i.topic, i.received_at, ${names.map((name) => `u.${name}`).join(', ')}
+        from json_to_recordset($${param}::json) as u(n int, ${definitions.join(', ')})
+        join input i on i.n = u.n
+        join e on e.id = i.id
+        on conflict do nothing
+      )`;
 }
 
 /**
- * Commits a batch of deliveries in one transaction, its statements pipelined:
- * 1. one statement inserts the deliveries and, for each event key, offers the batch's first
- *    delivery as the event (ON CONFLICT DO NOTHING on (environment, event_key)). A concurrent
- *    transaction offering the same key makes this one wait for its commit and then lose, so of
- *    200 simultaneous retries exactly one is applied: the database decides, not process memory.
- * 2. the typed rows, also ON CONFLICT DO NOTHING on (environment, event_key), so only the winner's
- *    row lands (the loser's conflicts with the committed one).
- * Every statement takes one JSON parameter, so its text (and plan) is the same for any batch size.
- * Nothing is acknowledged before this function's commit resolves.
+ * The whole batch is one statement, so it commits on its own (autocommit) in a single round trip:
+ * on this 2-core machine every round trip to Postgres wakes another process, and BEGIN, the
+ * statements and COMMIT as separate messages cost more than the rows themselves.
+ * 1. ids come from the deliveries' sequence first, so the statement can tell its rows apart;
+ * 2. each event key's first delivery in the batch is inserted as the applied one
+ *    (ON CONFLICT DO NOTHING on the unique index of applied deliveries per (environment,
+ *    event_key)): a concurrent statement offering the same key waits for the other's commit and
+ *    then loses, so of 200 simultaneous retries exactly one is applied, decided by the database,
+ *    not by process memory;
+ * 3. every other delivery (retries, unparsed ones, losers of step 2) is inserted not applied;
+ * 4. typed rows, for applied deliveries only.
+ * The text is the same for any batch (absent tables get '[]'), so it is prepared once.
  */
-export async function writeDeliveries(sql: Sql, records: readonly DeliveryRecord[]): Promise<WriteResult[]> {
-  const tables = new Set<TypedTable>();
-  for (const r of records) if (r.classification.event) tables.add(r.classification.event.typed.table);
+const DELIVERY_COLUMNS = `id, delivery_uuid, environment, received_at, source_ip, headers, raw_body, signature_valid,
+          signature_key_fingerprint, topic, parse_status, parse_error, event_key, entity_type, entity_id, event_time, event_time_sortable, applied`;
+const deliveryValues = (applied: string) => `i.id, i.delivery_uuid, i.environment, i.received_at, i.source_ip, i.headers,
+          decode(i.raw_body, 'base64'), true, i.fingerprint, i.topic, i.parse_status, i.parse_error, i.event_key, i.entity_type,
+          i.entity_id, i.event_time, i.event_time_sortable, ${applied}`;
 
-  const [outcome] = await sql.begin((tx) => [
-    tx<{ delivery_uuid: string; id: string; applied: boolean; seen_before: boolean }[]>`
-      with input as (
-        select * from json_to_recordset(${deliveriesJson(records)}::json) as u(
+const WRITE_STATEMENT = `
+      with input as materialized (
+        select nextval('webhook_deliveries_id_seq') as id, u.*
+        from json_to_recordset($1::json) as u(n int,
           delivery_uuid uuid, environment provider_environment, received_at timestamptz, source_ip text, headers jsonb,
           raw_body text, fingerprint text, topic text, parse_status webhook_parse_status, parse_error text,
           event_key text, entity_type text, entity_id text, event_time text, event_time_sortable text)
-      ), d as (
-        insert into webhook_deliveries (delivery_uuid, environment, received_at, source_ip, headers, raw_body, signature_valid,
-          signature_key_fingerprint, topic, parse_status, parse_error, event_key, entity_type, entity_id, event_time, event_time_sortable)
-        select delivery_uuid, environment, received_at, source_ip, headers,
-          decode(raw_body, 'base64'), true, fingerprint, topic, parse_status, parse_error, event_key, entity_type, entity_id, event_time, event_time_sortable
-        from input
-        returning id, delivery_uuid, environment, received_at, topic, event_key, entity_type, entity_id, event_time, event_time_sortable
       ), candidates as (
-        select distinct on (environment, event_key) *
-        from d where event_key is not null
+        select distinct on (environment, event_key) id
+        from input where event_key is not null
         order by environment, event_key, id
       ), e as (
-        insert into webhook_events (environment, event_key, topic, entity_type, entity_id, event_time, event_time_sortable, first_delivery_id, first_received_at)
-        select environment, event_key, topic, entity_type, entity_id, event_time, event_time_sortable, id, received_at from candidates
-        on conflict (environment, event_key) do nothing
-        returning first_delivery_id
-      )
-      select d.delivery_uuid, d.id::text as id, e.first_delivery_id is not null as applied,
-             d.event_key is not null and e.first_delivery_id is null as seen_before
-      from d left join e on e.first_delivery_id = d.id`,
-    ...[...tables].map((table) => insertTyped(tx, table, records)),
-  ]);
+        insert into webhook_deliveries (${DELIVERY_COLUMNS})
+        select ${deliveryValues('true')}
+        from input i join candidates c on c.id = i.id
+        on conflict (environment, event_key) where applied do nothing
+        returning id
+      ), others as (
+        insert into webhook_deliveries (${DELIVERY_COLUMNS})
+        select ${deliveryValues('false')}
+        from input i where not exists (select 1 from e where e.id = i.id)
+      ), ${TYPED_TABLES.map((table, i) => typedInsert(table, i + 2)).join(', ')}
+      select i.delivery_uuid, i.id::text as id, e.id is not null as applied, i.event_key is not null and e.id is null as seen_before
+      from input i left join e on e.id = i.id`;
 
-  const byUuid = new Map((outcome as unknown as { delivery_uuid: string; id: string; applied: boolean; seen_before: boolean }[]).map((row) => [row.delivery_uuid, row]));
+function typedJson(records: readonly DeliveryRecord[]): string[] {
+  const rows = new Map<TypedTable, Record<string, unknown>[]>(TYPED_TABLES.map((table) => [table, []]));
+  records.forEach((r, n) => {
+    const e = r.classification.event;
+    if (e) rows.get(e.typed.table)?.push({ n, ...e.typed.values });
+  });
+  return TYPED_TABLES.map((table) => JSON.stringify(rows.get(table)));
+}
+
+/** Commits a batch of deliveries in one statement (see WRITE_STATEMENT). Nothing is acknowledged before it resolves. */
+export async function writeDeliveries(sql: Sql, records: readonly DeliveryRecord[]): Promise<WriteResult[]> {
+  const outcome = await sql.unsafe<{ delivery_uuid: string; id: string; applied: boolean; seen_before: boolean }[]>(
+    WRITE_STATEMENT,
+    [deliveriesJson(records), ...typedJson(records)],
+    { prepare: true },
+  );
+  const byUuid = new Map(outcome.map((row) => [row.delivery_uuid, row]));
   return records.map((record) => {
     const row = byUuid.get(record.deliveryUuid);
     if (!row) throw new Error(`delivery ${record.deliveryUuid} missing from the commit result`);

@@ -34,17 +34,14 @@ interface OrderEventInput {
   externalReferenceId?: string;
 }
 
-/** One applied order event: its delivery, its webhook_events row and its typed row, as the receiver writes them. */
+/** One applied order event: its applied delivery and its typed row, as the receiver writes them. */
 export async function orderEvent(database: Database, input: OrderEventInput): Promise<{ eventKey: string; deliveryId: number }> {
   const env = input.env ?? 'sandbox';
   const parsed = parseEventTime(input.eventTime);
   if (!parsed) throw new Error(`bad event time ${input.eventTime}`);
   const topic = `order/${input.state}`;
   const eventKey = createHash('sha256').update(`${topic}\n${input.order}\n${parsed.sortable}`).digest('hex');
-  const deliveryId = await delivery(database, { env, eventKey, topic, entityId: input.order, eventTime: parsed.raw, sortable: parsed.sortable, receivedAt: input.receivedAt });
-  await database.sql`
-    insert into webhook_events (environment, event_key, topic, entity_type, entity_id, event_time, event_time_sortable, first_delivery_id, first_received_at)
-    values (${env}, ${eventKey}, ${topic}, 'order', ${input.order}, ${parsed.raw}, ${parsed.sortable}, ${deliveryId}, ${input.receivedAt.toISOString()}::timestamptz)`;
+  const deliveryId = await delivery(database, { env, eventKey, topic, entityId: input.order, eventTime: parsed.raw, sortable: parsed.sortable, receivedAt: input.receivedAt, applied: true });
   await database.sql`
     insert into order_events (environment, event_key, topic, received_at, order_uuid, order_state, external_reference_id, event_time, event_time_sortable)
     values (${env}, ${eventKey}, ${topic}, ${input.receivedAt.toISOString()}::timestamptz, ${input.order}, ${input.state}, ${input.externalReferenceId ?? null}, ${parsed.raw}, ${parsed.sortable})`;
@@ -60,15 +57,17 @@ interface DeliveryInput {
   sortable: string;
   receivedAt: Date;
   entityType?: string;
+  /** As the receiver writes it: true for the event's first delivery, false for retries. */
+  applied?: boolean;
 }
 
 export async function delivery(database: Database, d: DeliveryInput): Promise<number> {
   const body = Buffer.from(JSON.stringify({ topic: d.topic, order_uuid: d.entityId, event_time: d.eventTime }));
   const [row] = await database.sql<{ id: string }[]>`
     insert into webhook_deliveries (delivery_uuid, environment, received_at, headers, raw_body, signature_valid, topic, parse_status,
-                                    event_key, entity_type, entity_id, event_time, event_time_sortable)
+                                    event_key, entity_type, entity_id, event_time, event_time_sortable, applied)
     values (${randomUUID()}, ${d.env}, ${d.receivedAt.toISOString()}::timestamptz, '{}'::jsonb, ${body}, true, ${d.topic}, 'parsed',
-            ${d.eventKey}, ${d.entityType ?? 'order'}, ${d.entityId}, ${d.eventTime}, ${d.sortable})
+            ${d.eventKey}, ${d.entityType ?? 'order'}, ${d.entityId}, ${d.eventTime}, ${d.sortable}, ${d.applied ?? false})
     returning id`;
   return Number(row!.id);
 }
@@ -76,7 +75,7 @@ export async function delivery(database: Database, d: DeliveryInput): Promise<nu
 /** A retry of an already applied event: another delivery row with the same event_key. */
 export async function retryOf(database: Database, eventKey: string, receivedAt: Date, env: Env = 'sandbox'): Promise<number> {
   const [e] = await database.sql<{ topic: string; entity_id: string; event_time: string; event_time_sortable: string }[]>`
-    select topic, entity_id, event_time, event_time_sortable from webhook_events where environment = ${env} and event_key = ${eventKey}`;
+    select topic, entity_id, event_time, event_time_sortable from webhook_deliveries where environment = ${env} and event_key = ${eventKey} and applied`;
   return delivery(database, { env, eventKey, topic: e!.topic, entityId: e!.entity_id, eventTime: e!.event_time, sortable: e!.event_time_sortable, receivedAt });
 }
 

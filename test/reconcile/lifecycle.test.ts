@@ -51,6 +51,17 @@ describe('discrepancy lifecycle', () => {
     expect(runs.map((r) => r.status)).toEqual(['complete', 'complete']);
   }));
 
+  it('marks a run left running by a process that died mid-pass as failed, and is not misled by it', withDb(async (db) => {
+    await mixedLedger(db);
+    // A crashed pass: its row says running, and it never completed, so the next pass is full.
+    await db.sql`insert into reconcile_runs (environment, started_at) values ('sandbox', ${at(GRACE).toISOString()}::timestamptz)`;
+    const next = await pass(db, at(2 * GRACE));
+    expect(next.mode).toBe('full');
+    const runs = await db.sql<{ status: string; error: string | null }[]>`select status, error from reconcile_runs order by id`;
+    expect(runs.map((r) => r.status)).toEqual(['failed', 'complete']);
+    expect(runs[0]?.error).toMatch(/ended before the pass finished/);
+  }));
+
   it('an incremental pass reaches what a full pass reaches as evidence arrives and time passes', withDb(async (db) => {
     await mixedLedger(db);
     expect((await pass(db, at(2 * GRACE))).mode).toBe('full');

@@ -106,13 +106,17 @@ describe('POST /webhooks', () => {
       expect(results.filter((r) => r.body.duplicate === false)).toHaveLength(1);
       const [counts] = await database.sql`
         select (select count(*)::int from webhook_deliveries d where d.raw_body = ${Buffer.from(raw)}) as deliveries,
-               (select count(*)::int from webhook_events e where e.topic = 'order/declined' and e.event_time = '2026-11-20T10:00:00.000000042Z') as events,
+               (select count(*)::int from webhook_deliveries e where e.applied and e.topic = 'order/declined' and e.event_time = '2026-11-20T10:00:00.000000042Z') as events,
                (select count(*)::int from order_events o where o.order_state = 'declined' and o.event_time = '2026-11-20T10:00:00.000000042Z') as typed`;
       expect(counts).toEqual({ deliveries: 200, events: 1, typed: 1 });
-      // The applied delivery is the one the event row names; the others share its key.
-      const [winner] = await database.sql`
-        select e.first_delivery_id::int as id from webhook_events e where e.topic = 'order/declined' and e.event_time = '2026-11-20T10:00:00.000000042Z'`;
-      expect(results.find((r) => r.body.duplicate === false)?.body.delivery_id).toBe(winner?.id);
+      // The one delivery the ledger marks applied is the one answered as not a duplicate; the
+      // others share its event key.
+      const applied = await database.sql<{ id: number }[]>`
+        select id::int as id from webhook_deliveries where raw_body = ${Buffer.from(raw)} and applied`;
+      expect(applied).toHaveLength(1);
+      expect(results.find((r) => r.body.duplicate === false)?.body.delivery_id).toBe(applied[0]?.id);
+      const keys = await database.sql`select distinct event_key from webhook_deliveries where raw_body = ${Buffer.from(raw)}`;
+      expect(keys).toHaveLength(1);
     } catch (error) {
       failed = true;
       throw error;

@@ -1,5 +1,6 @@
 
-import { bigint, bigserial, boolean, customType, index, jsonb, pgEnum, pgTable, primaryKey, text, timestamp, uuid } from 'drizzle-orm/pg-core';
+import { sql } from 'drizzle-orm';
+import { bigserial, boolean, customType, index, jsonb, pgEnum, pgTable, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 import { providerEnvironment } from './common.js';
 
 const bytea = customType<{ data: Buffer; driverData: Buffer }>({ dataType: () => 'bytea' });
@@ -34,32 +35,26 @@ export const webhookDeliveries = pgTable(
     eventTime: text('event_time'),
     /** event_time normalised to 9 fractional digits, so text order is time order. */
     eventTimeSortable: text('event_time_sortable'),
+    /**
+     * This delivery carried its event first: the one applied (its typed row is in the ledger).
+     * Every other delivery with the same event_key is a retry, stored and not applied again.
+     */
+    applied: boolean('applied').notNull().default(false),
   },
   (t) => [
-    index('webhook_deliveries_event_idx').on(t.environment, t.eventKey),
+    // The event itself: at most one applied delivery per (environment, event_key), the arbiter of
+    // INSERT ... ON CONFLICT DO NOTHING, so of concurrent retries exactly one is applied, decided
+    // by the database. It replaces a separate events table (one heap row and one 64-character key
+    // less per delivery on the acknowledgement path).
+    uniqueIndex('webhook_deliveries_event_uq')
+      .on(t.environment, t.eventKey)
+      .where(sql`${t.applied}`),
     index('webhook_deliveries_received_idx').on(t.environment, t.receivedAt),
+    // Retries only: about 1 % of deliveries, so this index costs almost nothing on the ingest path.
+    // Keyed by event: an event's retries are found by key; the reconciler's scan of recent retries
+    // reads the whole (small) index.
+    index('webhook_deliveries_retry_idx')
+      .on(t.environment, t.eventKey)
+      .where(sql`${t.eventKey} is not null and not ${t.applied}`),
   ],
 );
-
-/**
- * One row per distinct event: the first delivery to commit it wins (ON CONFLICT DO NOTHING), so
- * concurrent identical deliveries are applied once, decided by the database.
- */
-export const webhookEvents = pgTable(
-  'webhook_events',
-  {
-    environment: providerEnvironment('environment').notNull(),
-    eventKey: text('event_key').notNull(),
-    topic: text('topic').notNull(),
-    entityType: text('entity_type').notNull(),
-    entityId: text('entity_id').notNull(),
-    eventTime: text('event_time'),
-    eventTimeSortable: text('event_time_sortable'),
-    firstDeliveryId: bigint('first_delivery_id', { mode: 'number' }).notNull(),
-    firstReceivedAt: timestamp('first_received_at', { withTimezone: true, precision: 6 }).notNull(),
-  },
-  // Only the key is indexed: every insert into this table is on the webhook acknowledgement path,
-  // and readers reach events by key (duplicate deliveries) or through the typed tables' indexes.
-  (t) => [primaryKey({ columns: [t.environment, t.eventKey] })],
-);
-

@@ -3,7 +3,7 @@ import { providerEnvironment } from './common.js';
 
 /**
  * Typed records of what each applied event says, one table per topic family. A row exists only for
- * the delivery that won its event (see webhook_events); extra payload fields stay in the raw body.
+ * the delivery applied for its event (webhook_deliveries.applied); extra payload fields stay in the raw body.
  * Every table is keyed by (environment, event_key) so re-applying is a no-op.
  */
 const eventColumns = {
@@ -33,7 +33,11 @@ export const orderEvents = pgTable(
   },
   (t) => [
     primaryKey({ columns: [t.environment, t.eventKey] }),
-    index('order_events_order_idx').on(t.environment, t.orderUuid, t.eventTimeSortable),
+    // An order's events in time order (event_key breaks ties of event_time_sortable), carrying the
+    // state and arrival the reconciler needs: state_mismatch finds each order's latest event with a
+    // backward index-only scan instead of sorting all of order_events (at 1,000,000 orders: a
+    // 490 MB sort, ~3 s). drizzle has no INCLUDE, so they are trailing key columns.
+    index('order_events_order_idx').on(t.environment, t.orderUuid, t.eventTimeSortable, t.eventKey, t.orderState, t.receivedAt),
     index('order_events_state_idx').on(t.environment, t.orderUuid, t.orderState),
     // Reconciliation: the orders whose webhooks arrived since the last pass (src/reconcile/scope.ts).
     index('order_events_received_idx').on(t.environment, t.receivedAt),

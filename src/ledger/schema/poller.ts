@@ -1,4 +1,4 @@
-import { bigint, bigserial, index, integer, pgEnum, pgTable, primaryKey, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { bigint, bigserial, index, integer, pgEnum, pgTable, primaryKey, text, timestamp, uuid } from 'drizzle-orm/pg-core';
 import { providerEnvironment } from './common.js';
 
 export const pollRunStatus = pgEnum('poll_run_status', ['running', 'complete', 'failed', 'aborted']);
@@ -41,7 +41,9 @@ export const orderSnapshots = pgTable(
   },
   (t) => [
     primaryKey({ columns: [t.environment, t.orderUuid] }),
-    index('order_snapshots_last_run_idx').on(t.environment, t.lastSeenRunId),
+    // No index on last_seen_run_id: every poll rewrites it for every order, and an index on it would
+    // make each of those updates a non-HOT update with a new index entry. The reconciler's "not
+    // listed by the latest run" reads find few rows through a scan (~0.1 s at 1,000,000 orders).
     // Reconciliation: orders whose state changed or crossed the grace period since the last pass.
     index('order_snapshots_state_since_idx').on(t.environment, t.stateSince),
   ],
@@ -51,7 +53,6 @@ export const orderSnapshots = pgTable(
 export const orderStateObservations = pgTable(
   'order_state_observations',
   {
-    id: bigserial('id', { mode: 'number' }).primaryKey(),
     environment: providerEnvironment('environment').notNull(),
     orderUuid: uuid('order_uuid').notNull(),
     state: text('state').notNull(),
@@ -60,8 +61,9 @@ export const orderStateObservations = pgTable(
     pollRunId: bigint('poll_run_id', { mode: 'number' }).notNull(),
   },
   (t) => [
-    uniqueIndex('order_state_observations_uq').on(t.environment, t.orderUuid, t.state, t.pollRunId),
-    index('order_state_observations_order_idx').on(t.environment, t.orderUuid, t.observedAt),
+    // The natural key is the primary key (no surrogate id, no second per-order index): a first poll
+    // writes one observation per order, so every index here is paid 100,000 times per 1,000 pages.
+    primaryKey({ name: 'order_state_observations_pk', columns: [t.environment, t.orderUuid, t.state, t.pollRunId] }),
     index('order_state_observations_observed_idx').on(t.environment, t.observedAt),
   ],
 );

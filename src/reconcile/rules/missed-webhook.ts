@@ -1,6 +1,7 @@
 import type { TransactionSql } from 'postgres';
 import { ISO_FORMAT } from '../found.js';
 import { inScope } from '../scope.js';
+import { stage } from '../stage.js';
 import { ORDER_STATES_WITH_TOPIC, type Rule, type RuleParams } from '../types.js';
 
 /**
@@ -24,13 +25,35 @@ import { ORDER_STATES_WITH_TOPIC, type Rule, type RuleParams } from '../types.js
  * webhook and a lost canceled one of the same order are two findings. The evidence hash covers S and
  * `since`: an acknowledged finding reopens only if the poller saw S anew (A -> B -> A).
  *
- * Cost: one pass over the topic-bearing snapshots and observations with an anti-join on
- * order_events_state_idx (environment, order_uuid, order_state).
+ * Cost: one pass over the topic-bearing snapshots and observations with one (parallel) hash
+ * anti-join against order_events; staged (stage.ts), then described.
  */
 export const missedWebhook: Rule = {
   name: 'missed_webhook',
   async collect(tx: TransactionSql, p: RuleParams): Promise<number> {
     const cutoff = tx`${p.now.toISOString()}::timestamptz - make_interval(secs => ${p.graceSeconds})`;
+    // Seen states without a webhook. One anti-join of the seen (order, state) pairs with
+    // order_events (one hash of the events, not one per source of seen states), before the
+    // grouping: almost every seen state has its webhook, so only the few that lack one are grouped
+    // (at 1,000,000 orders: group 2,000,000 rows vs ~1,000). min(since) over the rows past the
+    // cutoff equals min over all rows whenever any is past it.
+    await stage(tx, 'missed_seen', tx`
+      select u.order_uuid, u.state, min(u.since) as since
+      from (
+        select s.order_uuid, s.state, s.state_since as since
+        from order_snapshots s
+        where s.environment = ${p.environment} and s.state in ${tx(ORDER_STATES_WITH_TOPIC)} and s.state_since <= ${cutoff}
+          ${inScope(tx, p, 's')}
+        union all
+        select o.order_uuid, o.state, o.observed_at
+        from order_state_observations o
+        where o.environment = ${p.environment} and o.state in ${tx(ORDER_STATES_WITH_TOPIC)} and o.observed_at <= ${cutoff}
+          ${inScope(tx, p, 'o')}
+      ) u
+      where not exists (
+        select 1 from order_events e
+        where e.environment = ${p.environment} and e.order_uuid = u.order_uuid and e.order_state = u.state)
+      group by u.order_uuid, u.state`);
     const result = await tx`
       insert into found
       select ${p.environment}::provider_environment, 'missed_webhook', 'order', seen.order_uuid::text, seen.state,
@@ -42,30 +65,7 @@ export const missedWebhook: Rule = {
                                 'api_state', s.state,
                                 'grace_seconds', ${p.graceSeconds}::int),
              md5(seen.state || '|' || to_char(seen.since at time zone 'UTC', ${ISO_FORMAT}))
-      from (
-        -- The anti-join runs before the grouping: almost every seen state has its webhook, so only
-        -- the few that lack one are grouped (at 1,000,000 orders: group 2,000,000 rows vs ~1,000).
-        -- min(since) over the rows past the cutoff equals min over all rows whenever any is past it.
-        select u.order_uuid, u.state, min(u.since) as since
-        from (
-          select s.order_uuid, s.state, s.state_since as since
-          from order_snapshots s
-          where s.environment = ${p.environment} and s.state in ${tx(ORDER_STATES_WITH_TOPIC)} and s.state_since <= ${cutoff}
-            ${inScope(tx, p, 's')}
-            and not exists (
-              select 1 from order_events e
-              where e.environment = ${p.environment} and e.order_uuid = s.order_uuid and e.order_state = s.state)
-          union all
-          select o.order_uuid, o.state, o.observed_at
-          from order_state_observations o
-          where o.environment = ${p.environment} and o.state in ${tx(ORDER_STATES_WITH_TOPIC)} and o.observed_at <= ${cutoff}
-            ${inScope(tx, p, 'o')}
-            and not exists (
-              select 1 from order_events e
-              where e.environment = ${p.environment} and e.order_uuid = o.order_uuid and e.order_state = o.state)
-        ) u
-        group by u.order_uuid, u.state
-      ) seen
+      from pg_temp.missed_seen seen
       left join order_snapshots s on s.environment = ${p.environment} and s.order_uuid = seen.order_uuid`;
     return result.count;
   },

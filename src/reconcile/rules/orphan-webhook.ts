@@ -1,6 +1,7 @@
 import type { TransactionSql } from 'postgres';
 import { ISO_FORMAT } from '../found.js';
 import { inScope } from '../scope.js';
+import { stage } from '../stage.js';
 import type { Rule, RuleParams } from '../types.js';
 
 /**
@@ -21,32 +22,32 @@ import type { Rule, RuleParams } from '../types.js';
  * evidence hash covers F only, not R: each new run re-proves the same absence and must not reopen an
  * acknowledged orphan.
  *
- * Cost: an anti-join of order_events against the orders R listed (hash anti-join), then a small
- * group over the survivors.
+ * Cost: an anti-join of order_events against the orders R listed (parallel hash anti-join, staged:
+ * stage.ts), then a small group over the survivors.
  */
 export const orphanWebhook: Rule = {
   name: 'orphan_webhook',
   async collect(tx: TransactionSql, p: RuleParams): Promise<number> {
+    // R is read first and passed as constants: joined as a CTE it turned the anti-join into a
+    // serial nested loop over all of order_events (1.9 s at 1,000,000 orders, 0.8 s in parallel).
+    const [run] = await tx<{ id: string; started_at: string }[]>`
+      select id::text as id, to_char(started_at at time zone 'UTC', ${ISO_FORMAT}) as started_at from poll_runs
+      where environment = ${p.environment} and status = 'complete'
+      order by started_at desc, id desc
+      limit 1`;
+    if (!run) return 0;
+    await stage(tx, 'orphan_unlisted', tx`
+      select e.order_uuid, min(e.received_at) as first_received_at, max(e.external_reference_id) as external_reference_id,
+             ${run.id}::bigint as run_id, ${run.started_at}::timestamptz as run_started_at
+      from order_events e
+      where e.environment = ${p.environment}
+        ${inScope(tx, p, 'e')}
+        and not exists (
+          select 1 from order_snapshots s
+          where s.environment = ${p.environment} and s.order_uuid = e.order_uuid and s.last_seen_run_id >= ${run.id}::bigint)
+      group by e.order_uuid
+      having min(e.received_at) + make_interval(secs => ${p.graceSeconds}) < ${run.started_at}::timestamptz`);
     const result = await tx`
-      with run as (
-        select id, started_at from poll_runs
-        where environment = ${p.environment} and status = 'complete'
-        order by started_at desc, id desc
-        limit 1
-      ),
-      unlisted as (
-        select e.order_uuid, min(e.received_at) as first_received_at, max(e.external_reference_id) as external_reference_id,
-               run.id as run_id, run.started_at as run_started_at
-        from order_events e
-        cross join run
-        where e.environment = ${p.environment}
-          ${inScope(tx, p, 'e')}
-          and not exists (
-            select 1 from order_snapshots s
-            where s.environment = ${p.environment} and s.order_uuid = e.order_uuid and s.last_seen_run_id >= run.id)
-        group by e.order_uuid, run.id, run.started_at
-        having min(e.received_at) + make_interval(secs => ${p.graceSeconds}) < run.started_at
-      )
       insert into found
       select ${p.environment}::provider_environment, 'orphan_webhook', 'order', u.order_uuid::text, '',
              u.external_reference_id, null, 'listed', 'absent',
@@ -58,7 +59,7 @@ export const orphanWebhook: Rule = {
                                 'poll_run_started_at', to_char(u.run_started_at at time zone 'UTC', ${ISO_FORMAT}),
                                 'last_seen_run_id', s.last_seen_run_id),
              md5(u.order_uuid::text || '|' || to_char(u.first_received_at at time zone 'UTC', ${ISO_FORMAT}))
-      from unlisted u
+      from pg_temp.orphan_unlisted u
       left join order_snapshots s on s.environment = ${p.environment} and s.order_uuid = u.order_uuid`;
     return result.count;
   },

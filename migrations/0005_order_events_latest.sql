@@ -1,0 +1,2 @@
+DROP INDEX "order_events_order_idx";--> statement-breakpoint
+CREATE INDEX "order_events_order_idx" ON "order_events" USING btree ("environment","order_uuid","event_time_sortable","event_key","order_state","received_at");

@@ -1,0 +1,2 @@
+DROP INDEX "webhook_deliveries_retry_idx";--> statement-breakpoint
+CREATE INDEX "webhook_deliveries_retry_idx" ON "webhook_deliveries" USING btree ("environment","event_key") WHERE "webhook_deliveries"."event_key" is not null and not "webhook_deliveries"."applied";
