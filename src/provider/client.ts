@@ -13,7 +13,7 @@ import {
 } from './errors.js';
 import { createProviderMetrics, type ProviderMetrics, type ProviderOperation, type RequestOutcome } from './metrics.js';
 import { RateLimiter } from './rate-limiter.js';
-import { errorBodySchema, ordersPageSchema, webhookKeysSchema, type ProviderOrder } from './schemas.js';
+import { errorBodySchema, parseOrdersPage, webhookKeysSchema, type ProviderOrder } from './schemas.js';
 
 export const ORDERS_PATH = '/api/v1/orders';
 
@@ -94,7 +94,13 @@ export function createProviderClient(config: Config, log: Logger, registry?: Reg
     const signal = call.signal ? AbortSignal.any([call.signal, deadline]) : deadline;
     const endTimer = metrics?.duration.startTimer({ operation: call.operation });
     try {
-      const response = await pool.request({ origin: base.origin, path: `${basePath}${call.path}`, method: call.method, headers, body: call.body ?? null, signal });
+      let response;
+      try {
+        response = await pool.request({ origin: base.origin, path: `${basePath}${call.path}`, method: call.method, headers, body: call.body ?? null, signal });
+      } finally {
+        // The headers (or the failure) are in: the provider counted this request, if at all, by now.
+        limiter.answered();
+      }
       const text = await response.body.text();
       endTimer?.();
       const status = response.statusCode;
@@ -183,7 +189,7 @@ export function createProviderClient(config: Config, log: Logger, registry?: Reg
         method: 'GET',
         path: `${ORDERS_PATH}?${query.toString()}`,
         idempotent: true,
-        parse: (json) => ordersPageSchema.parse(json),
+        parse: (json) => parseOrdersPage(json),
         signal,
       });
       return { orders: value, stats };

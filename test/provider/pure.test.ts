@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { fullJitterDelayMs, parseRetryAfterMs, retryDelayMs, DEFAULT_BACKOFF } from '../../src/provider/backoff.js';
 import { RateLimiter } from '../../src/provider/rate-limiter.js';
 import { ProviderHttpError, scrub } from '../../src/provider/errors.js';
-import { ordersPageSchema, webhookKeysSchema } from '../../src/provider/schemas.js';
+import { ordersPageSchema, parseOrdersPage, webhookKeysSchema } from '../../src/provider/schemas.js';
 
 describe('backoff', () => {
   it('parses Retry-After as seconds or an HTTP date', () => {
@@ -58,6 +58,42 @@ describe('rate limiter', () => {
     expect(limiter.onThrottled(9_500)).toBe(false);
   });
 
+  it('never lets the provider see more than the window allows, however late answers come', () => {
+    let now = 0;
+    const limiter = new RateLimiter({ ratePerSecond: 3, now: () => now });
+    // Three out, none answered: a fourth must wait for an answer, not for a time.
+    for (let i = 0; i < 3; i += 1) {
+      expect(limiter.windowWaitMs()).toBe(0);
+      limiter.sent();
+    }
+    expect(limiter.windowWaitMs()).toBe(Number.POSITIVE_INFINITY);
+    now = 40; // the first answer arrives late: the provider may have counted it as late as this
+    limiter.answered();
+    expect(limiter.windowWaitMs()).toBe(1000);
+    now = 1039;
+    expect(limiter.windowWaitMs()).toBe(1);
+    now = 1040;
+    expect(limiter.windowWaitMs()).toBe(0);
+    limiter.answered();
+    limiter.answered();
+    // Two answered at 1040 plus the one at 40 (now aged out): room for one more only.
+    limiter.sent();
+    expect(limiter.windowWaitMs()).toBe(1000);
+  });
+
+  it('acquire keeps the slot spacing when the window has room', async () => {
+    const limiter = new RateLimiter({ ratePerSecond: 2, windowMs: 30 });
+    const t0 = performance.now();
+    await limiter.acquire();
+    limiter.answered();
+    await limiter.acquire();
+    limiter.answered();
+    await limiter.acquire();
+    // Slots are 500 ms apart at 2/s; the window check must not make them any sooner.
+    expect(performance.now() - t0).toBeGreaterThanOrEqual(990);
+    limiter.answered();
+  });
+
   it('never drops below its floor', () => {
     let now = 0;
     const limiter = new RateLimiter({ ratePerSecond: 100, floorFraction: 0.1, now: () => now });
@@ -70,6 +106,28 @@ describe('rate limiter', () => {
 });
 
 describe('schemas and errors', () => {
+  it('parseOrdersPage gives what the schema gives, and the schema\'s error otherwise', () => {
+    const u = (n: number) => `00000000-0000-4000-8000-00000000000${n}`;
+    const pages: unknown[] = [
+      { orders: [{ uuid: u(1), state: 'confirmed', external_reference_id: 'a', extra: 1 }, { uuid: u(2).toUpperCase(), state: 'x' }], meta: {} },
+      { orders: [{ uuid: u(1), state: 's', external_reference_id: null }, { uuid: u(2), state: 's', external_reference_id: undefined }] },
+      [{ order: { uuid: u(3), state: 'complete', external_reference_id: 'x' } }, { uuid: u(4), state: 'pending', order: 'not an object' }],
+      { orders: [] },
+      [],
+    ];
+    for (const page of pages) expect(parseOrdersPage(page)).toStrictEqual(ordersPageSchema.parse(page));
+    const invalid: unknown[] = [
+      { orders: [{ uuid: 'not-a-uuid', state: 'x' }] },
+      { orders: [{ uuid: u(1), state: '' }] },
+      { orders: [{ uuid: u(1), state: 'x', external_reference_id: 5 }] },
+      { orders: [{ order: null }] },
+      { orders: 'none' },
+      null,
+      'text',
+    ];
+    for (const page of invalid) expect(() => parseOrdersPage(page)).toThrow();
+  });
+
   it('tolerates extra fields and both order list forms', () => {
     const orders = ordersPageSchema.parse({
       orders: [
