@@ -5,7 +5,7 @@ import { createInterface } from 'node:readline';
 import { Pool } from 'undici';
 import { createSqlClient } from '../src/db/database.js';
 import { computeSignature } from '../src/webhooks/signature.js';
-import { benchDatabase, percentile, type BenchDatabase } from './support.js';
+import { benchDatabase, percentile, postgresCpuSeconds, processCpuSeconds, type BenchDatabase } from './support.js';
 
 const SECRET = 'bench-secret';
 
@@ -71,7 +71,7 @@ async function maxThroughput(url: string, deliveries: Delivery[], connections: n
   );
   const seconds = (performance.now() - started) / 1000;
   await pool.close();
-  return { acknowledged: deliveries.length - failures, failures, seconds };
+  return { connections, acknowledged: deliveries.length - failures, failures, seconds, committedPerSecond: Math.round((deliveries.length - failures) / seconds) };
 }
 
 /**
@@ -107,7 +107,22 @@ async function measure(mode: 'daemon' | 'baseline', db: BenchDatabase, counts: {
   const { url, child } = await startTarget(mode, db.url);
   try {
     await maxThroughput(url, makeDeliveries(2000), 32); // warm-up: JIT, pool connections, prepared statements
-    const throughput = await maxThroughput(url, makeDeliveries(counts.throughput), 64);
+    // Each server at 64 and at 256 concurrent senders; its best counts, so neither is judged at a
+    // concurrency that starves it. CPU per delivery (server process + Postgres) is the steadier
+    // figure on a shared 2-core machine.
+    const levels = [];
+    for (const connections of [64, 256]) {
+      const serverCpu = processCpuSeconds(child.pid as number);
+      const postgresCpu = postgresCpuSeconds() ?? 0;
+      const run = await maxThroughput(url, makeDeliveries(counts.throughput), connections);
+      levels.push({
+        ...run,
+        seconds: round(run.seconds),
+        serverCpuMicrosPerDelivery: Math.round(((processCpuSeconds(child.pid as number) - serverCpu) / run.acknowledged) * 1e6),
+        postgresCpuMicrosPerDelivery: Math.round((((postgresCpuSeconds() ?? 0) - postgresCpu) / run.acknowledged) * 1e6),
+      });
+    }
+    const throughput = levels.reduce((best, level) => (level.committedPerSecond > best.committedPerSecond ? level : best));
     const latency = await fixedRate(url, makeDeliveries(counts.latency), 5000);
     // 5,000/s is above what either server sustains on 2 cores (queues grow); 2,000/s shows the
     // acknowledgement latency of a server that keeps up.
@@ -117,9 +132,11 @@ async function measure(mode: 'daemon' | 'baseline', db: BenchDatabase, counts: {
     await sql.end();
     const committed = Number(row?.n ?? 0);
     return {
-      committedPerSecond: Math.round(throughput.acknowledged / throughput.seconds),
-      acknowledged: throughput.acknowledged,
-      failures: throughput.failures + latency.failures + sustainable.failures,
+      committedPerSecond: throughput.committedPerSecond,
+      bestAtConnections: throughput.connections,
+      throughputByConnections: levels,
+      acknowledged: levels.reduce((sum, level) => sum + level.acknowledged, 0),
+      failures: levels.reduce((sum, level) => sum + level.failures, 0) + latency.failures + sustainable.failures,
       committedRows: committed,
       latencyAt5000PerSecond: { p50Ms: round(latency.p50Ms), p99Ms: round(latency.p99Ms) },
       latencyAt2000PerSecond: { p50Ms: round(sustainable.p50Ms), p99Ms: round(sustainable.p99Ms) },
@@ -139,7 +156,7 @@ export async function runIngestBench(opts: { quick?: boolean } = {}): Promise<Re
     const baseline = await measure('baseline', db, counts);
     const daemon = await measure('daemon', db, counts);
     return {
-      description: 'signed order/confirmed deliveries over loopback from this process to a server process; 64 connections for throughput, open loop at 5,000/s for latency',
+      description: 'signed order/confirmed deliveries over loopback from this process to a server process; 64 and 256 connections for throughput (best counts), open loop at 5,000/s for latency',
       daemon,
       baseline,
       throughputRatio: round(daemon.committedPerSecond / baseline.committedPerSecond),

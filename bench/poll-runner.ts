@@ -22,6 +22,7 @@ const sampler = setInterval(() => {
 const client = createProviderClient(config, log);
 const sql = createSqlClient(config.DATABASE_URL!, { poolMax: config.DB_POOL_MAX });
 const started = performance.now();
+const cpuAtStart = process.cpuUsage();
 let result: Record<string, unknown>;
 if (process.env.BENCH_MODE === 'fetch-only') {
   const scan = await scanOrders({
@@ -38,8 +39,9 @@ if (process.env.BENCH_MODE === 'fetch-only') {
   result = { ...summary };
 }
 const elapsedMs = performance.now() - started;
+const cpu = process.cpuUsage(cpuAtStart);
 clearInterval(sampler);
 peakRss = Math.max(peakRss, process.memoryUsage().rss);
 await client.close();
 await sql.end({ timeout: 5 });
-process.send?.({ result: { ...result, elapsedMs, startRssMb: startRss / 2 ** 20, peakRssMb: peakRss / 2 ** 20 } });
+process.send?.({ result: { ...result, elapsedMs, cpuS: (cpu.user + cpu.system) / 1e6, startRssMb: startRss / 2 ** 20, peakRssMb: peakRss / 2 ** 20 } });

@@ -13,7 +13,7 @@
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { benchDatabase } from './support.js';
+import { benchDatabase, postgresCpuSeconds } from './support.js';
 
 const API_KEY = 'bench-key-not-secret';
 const here = (name: string) => fileURLToPath(new URL(name, import.meta.url));
@@ -56,7 +56,7 @@ export async function runPollBench(opts: { quick?: boolean } = {}): Promise<Reco
   const pageSize = 100;
   const minimumRequests = Math.ceil(orders / pageSize) + (orders % pageSize === 0 ? 1 : 0);
   const floorSeconds = minimumRequests / 500;
-  const provider = spawn('poll-provider.ts', { BENCH_ORDERS: String(orders), BENCH_API_KEY: API_KEY });
+  const provider = spawn('poll-provider.ts', { BENCH_ORDERS: String(orders), BENCH_PAGE_SIZE: String(pageSize), BENCH_API_KEY: API_KEY });
   const { url } = (await provider.next()) as { url: string };
   const database = await benchDatabase('poll');
   const ask = async (cmd: string) => {
@@ -75,6 +75,7 @@ export async function runPollBench(opts: { quick?: boolean } = {}): Promise<Reco
       await competitor.next();
       await new Promise((r) => setTimeout(r, 1000)); // the competitor is at full pace before the poll begins
     }
+    const postgresCpuBefore = postgresCpuSeconds();
     const runner = spawn('poll-runner.ts', {
       PROVIDER_BASE_URL: url,
       PROVIDER_API_KEY: API_KEY,
@@ -85,6 +86,7 @@ export async function runPollBench(opts: { quick?: boolean } = {}): Promise<Reco
       BENCH_MODE: mode,
     });
     const { result } = (await runner.next()) as { result: Record<string, number | string> };
+    const postgresCpuAfter = postgresCpuSeconds();
     let competitorCounts: Record<string, unknown> | undefined;
     if (competitor) {
       competitor.process.send({ cmd: 'stop' });
@@ -106,6 +108,9 @@ export async function runPollBench(opts: { quick?: boolean } = {}): Promise<Reco
       poller_429s: result.throttled,
       provider_429s_total: stats.throttled,
       retries: result.retries,
+      poller_cpu_s: round(Number(result.cpuS), 2),
+      provider_cpu_s: round(Number(stats.cpuS), 2),
+      ...(postgresCpuBefore !== undefined && postgresCpuAfter !== undefined ? { postgres_cpu_s: round(postgresCpuAfter - postgresCpuBefore, 2) } : {}),
       peak_rss_mb: round(Number(result.peakRssMb), 1),
       start_rss_mb: round(Number(result.startRssMb), 1),
       ...(competitorCounts ? { competitor: competitorCounts } : {}),

@@ -31,9 +31,9 @@ export async function naiveBaseline(
       where environment = 'sandbox' and order_uuid = ${uuid} order by event_time_sortable`;
     const dups = await sql<{ id: string }[]>`
       select d.id::text from order_events o
-      join webhook_events e on e.environment = o.environment and e.event_key = o.event_key
-      join webhook_deliveries d on d.environment = e.environment and d.event_key = e.event_key
-      where o.environment = 'sandbox' and o.order_uuid = ${uuid} and d.id <> e.first_delivery_id`;
+      join webhook_deliveries e on e.environment = o.environment and e.event_key = o.event_key and e.applied
+      join webhook_deliveries d on d.environment = o.environment and d.event_key = o.event_key and d.event_key is not null and not d.applied
+      where o.environment = 'sandbox' and o.order_uuid = ${uuid} and d.id <> e.id`;
     const findings: [string, string, string][] = [];
     const states = new Set(events.map((e) => e.state));
     const old = (ts: string) => now - Date.parse(ts) > graceSeconds * 1000;

@@ -4,7 +4,8 @@ import type { Sql } from 'postgres';
  * Bulk-seeds one environment's ledger for the reconciliation benchmark with generate_series, in a
  * shape a live ledger has: every order polled (confirmed, a few shipped) with order/authorized and
  * order/confirmed webhooks, three invoice webhooks per order (deliveries and events only: the order
- * rules never read invoice_events), 1% of events delivered twice, and one fault in a thousand
+ * rules never read invoice_events), 1% of events delivered twice (the first delivery of each event
+ * `applied`, the retry not, as the receiver writes them), and one fault in a thousand
  * orders of each order kind (missed_webhook, state_mismatch, duplicate_event, orphan_webhook).
  * About 5 deliveries per order: 1,000,000 orders give ~5,010,000 deliveries.
  */
@@ -28,7 +29,7 @@ export async function seedLedger(sql: Sql, orders: number, graceSeconds: number)
   // 15,000,000 random index insertions) and restored exactly as the migrations define them.
   const indexes = await sql<{ name: string; def: string }[]>`
     select indexname as name, indexdef as def from pg_indexes
-    where schemaname = 'public' and tablename in ('webhook_deliveries', 'webhook_events', 'order_events')
+    where schemaname = 'public' and tablename in ('webhook_deliveries', 'order_events')
       and indexname not like '%pk' and indexname not like '%pkey'`;
   for (const index of indexes) await sql.unsafe(`drop index "${index.name}"`);
   await sql`
@@ -57,23 +58,19 @@ export async function seedLedger(sql: Sql, orders: number, graceSeconds: number)
     from timed`;
   await sql`
     insert into webhook_deliveries (id, delivery_uuid, environment, received_at, headers, raw_body, signature_valid, topic,
-                                    parse_status, event_key, entity_type, entity_id, event_time, event_time_sortable)
+                                    parse_status, event_key, entity_type, entity_id, event_time, event_time_sortable, applied)
     select n, md5('d' || n)::uuid, 'sandbox', ts + interval '1 second', '{"content-type":"application/json"}',
            convert_to('{"topic":"' || topic || '","uuid":"' || entity_id || '","event_time":"' || sortable || '"}', 'UTF8'),
-           true, topic, 'parsed', event_key, entity_type, entity_id, sortable, sortable
+           true, topic, 'parsed', event_key, entity_type, entity_id, sortable, sortable, true
     from bench_ev`;
   const [max] = await sql<{ n: string }[]>`select max(n)::text as n from bench_ev`;
   await sql`
     insert into webhook_deliveries (id, delivery_uuid, environment, received_at, headers, raw_body, signature_valid, topic,
-                                    parse_status, event_key, entity_type, entity_id, event_time, event_time_sortable)
+                                    parse_status, event_key, entity_type, entity_id, event_time, event_time_sortable, applied)
     select ${max!.n}::bigint + row_number() over (), md5('r' || n)::uuid, 'sandbox', ts + interval '2 minutes', '{}',
-           convert_to('{}', 'UTF8'), true, topic, 'parsed', event_key, entity_type, entity_id, sortable, sortable
+           convert_to('{}', 'UTF8'), true, topic, 'parsed', event_key, entity_type, entity_id, sortable, sortable, false
     from bench_ev where n % 100 = 0`;
   await sql`select setval(pg_get_serial_sequence('webhook_deliveries', 'id'), (select max(id) from webhook_deliveries))`;
-  await sql`
-    insert into webhook_events (environment, event_key, topic, entity_type, entity_id, event_time, event_time_sortable,
-                                first_delivery_id, first_received_at)
-    select 'sandbox', event_key, topic, entity_type, entity_id, sortable, sortable, n, ts + interval '1 second' from bench_ev`;
   await sql`
     insert into order_events (environment, event_key, topic, received_at, order_uuid, order_state, external_reference_id,
                               event_time, event_time_sortable)

@@ -86,11 +86,11 @@ async function measureScale(serverUrl: string, orders: number, baselineSample: n
  * timed on a sample and extrapolated. Runs on BENCH_DATABASE_URL or TEST_DATABASE_URL (a server it
  * may create databases on); each scale gets a fresh database, dropped afterwards.
  *
- * Measured 2026-11-21 on the shared 2-core machine (other developers' jobs running), 1,000,000
- * orders / 5,051,010 deliveries: full pass 22.7 s (order rules 9.7 s, first-ever duplicate-delivery
- * scan 12.9 s), no-change (incremental) pass 0.47 s; 100,000 orders: 1.9 s and 0.12 s. Naive
- * per-order baseline: 34x slower than the full pass, 1,640x slower than the no-change pass.
- * Node peak RSS 99 MiB at both scales (the work is in Postgres).
+ * Measured 2026-11-22 on the shared 2-core machine, 1,000,000 orders / 5,051,010 deliveries: full
+ * pass 9.0-9.3 s (14.4 s while other sessions' jobs shared the cores), of which duplicate deliveries
+ * ~3 s; no-change (incremental) pass 0.5-0.8 s; 100,000 orders: 1.2 s and 0.3 s. Naive per-order
+ * baseline: 118-161x slower than the full pass. Node peak RSS ~110 MiB at both scales (the work is
+ * in Postgres). Figures and command: bench/README.md.
  */
 export async function runReconcileBench(opts: { quick?: boolean } = {}): Promise<Record<string, unknown>> {
   const serverUrl = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL;

@@ -1,3 +1,4 @@
+import { readdirSync, readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, chmod } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -66,4 +67,44 @@ export async function benchDatabase(label: string): Promise<BenchDatabase> {
 export function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return Number.NaN;
   return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] as number;
+}
+
+/**
+ * CPU seconds used so far by every process named postgres on this host (Linux /proc; undefined
+ * elsewhere). The server shares the machine with the code measured, so its share of the CPU decides
+ * the pace as much as that code's own.
+ */
+export function postgresCpuSeconds(): number | undefined {
+  try {
+    const ticksPerSecond = 100; // USER_HZ on Linux
+    let ticks = 0;
+    for (const pid of readdirSync('/proc')) {
+      if (!/^\d+$/.test(pid)) continue;
+      try {
+        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+        const close = stat.lastIndexOf(')');
+        if (!stat.slice(stat.indexOf('(') + 1, close).startsWith('postgres')) continue;
+        const fields = stat.slice(close + 2).split(' ');
+        // utime, stime, cutime, cstime (fields 14-17): a backend that has ended counts through
+        // the postmaster's cutime/cstime once reaped.
+        ticks += Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14]);
+      } catch {
+        // The process ended between listing and reading.
+      }
+    }
+    return ticks / ticksPerSecond;
+  } catch {
+    return undefined;
+  }
+}
+
+/** CPU seconds (user + system) used so far by one process (Linux /proc; 0 elsewhere). */
+export function processCpuSeconds(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100; // USER_HZ on Linux
+  } catch {
+    return 0;
+  }
 }
