@@ -120,7 +120,7 @@ const WRITE_STATEMENT = `
         select ${deliveryValues('false')}
         from input i where not exists (select 1 from e where e.id = i.id)
       ), ${TYPED_TABLES.map((table, i) => typedInsert(table, i + 2)).join(', ')}
-      select i.delivery_uuid, i.id::text as id, e.id is not null as applied, i.event_key is not null and e.id is null as seen_before
+      select json_agg(json_build_array(i.id, e.id is not null, i.event_key is not null and e.id is null) order by i.n)::text as outcome
       from input i left join e on e.id = i.id`;
 
 function typedJson(records: readonly DeliveryRecord[]): string[] {
@@ -132,17 +132,15 @@ function typedJson(records: readonly DeliveryRecord[]): string[] {
   return TYPED_TABLES.map((table) => JSON.stringify(rows.get(table)));
 }
 
-/** Commits a batch of deliveries in one statement (see WRITE_STATEMENT). Nothing is acknowledged before it resolves. */
+/**
+ * Commits a batch of deliveries in one statement (see WRITE_STATEMENT). Nothing is acknowledged
+ * before it resolves. The outcome comes back as one JSON text, in batch order, [[id, applied,
+ * seen_before], ...]: one row to decode instead of one per delivery (postgres.js builds an object
+ * per row and parses each column in JavaScript; JSON.parse is native).
+ */
 export async function writeDeliveries(sql: Sql, records: readonly DeliveryRecord[]): Promise<WriteResult[]> {
-  const outcome = await sql.unsafe<{ delivery_uuid: string; id: string; applied: boolean; seen_before: boolean }[]>(
-    WRITE_STATEMENT,
-    [deliveriesJson(records), ...typedJson(records)],
-    { prepare: true },
-  );
-  const byUuid = new Map(outcome.map((row) => [row.delivery_uuid, row]));
-  return records.map((record) => {
-    const row = byUuid.get(record.deliveryUuid);
-    if (!row) throw new Error(`delivery ${record.deliveryUuid} missing from the commit result`);
-    return { deliveryId: Number(row.id), applied: row.applied, duplicate: row.seen_before };
-  });
+  const [row] = await sql.unsafe<{ outcome: string }[]>(WRITE_STATEMENT, [deliveriesJson(records), ...typedJson(records)], { prepare: true });
+  const outcome = JSON.parse(row?.outcome ?? '[]') as [number, boolean, boolean][];
+  if (outcome.length !== records.length) throw new Error(`commit result has ${outcome.length} deliveries for a batch of ${records.length}`);
+  return outcome.map(([deliveryId, applied, seenBefore]) => ({ deliveryId, applied, duplicate: seenBefore }));
 }
