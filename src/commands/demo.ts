@@ -135,9 +135,19 @@ Discrepancies appear after the ${graceSeconds}-second grace period. Ctrl-C stops
       const camt = files.find((f) => path.basename(f).startsWith('sandbox') && f.endsWith('.xml'));
       if (camt) await importStatementFile(daemon.ctx.database, 'sandbox', camt);
     };
-    const statements = setInterval(() => void importStatements().catch((error: unknown) => log.warn({ err: error }, 'demo statement import failed')), 20_000);
+    let importing: Promise<void> | undefined;
+    const statements = setInterval(() => {
+      if (importing || daemon.ctx.shutdown.isShuttingDown) return;
+      importing = importStatements()
+        .catch((error: unknown) => log.warn({ err: error }, 'demo statement import failed'))
+        .finally(() => {
+          importing = undefined;
+        });
+    }, 20_000);
     daemon.ctx.shutdown.register('demo statements', async () => {
       clearInterval(statements);
+      // An import still reading the directory would fail on a missing file: let it finish first.
+      await importing;
       await rm(statementDir, { recursive: true, force: true });
     });
     const stopped = new Promise<void>((resolve) => daemon.ctx.shutdown.signal.addEventListener('abort', () => resolve(), { once: true }));
