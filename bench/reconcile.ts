@@ -104,6 +104,8 @@ async function measureScale(serverUrl: string, orders: number, baselineSample: n
       baseline_over_no_change_pass_ratio: Number(((baseline.msPerOrder * orders) / Math.max(1, passes.noChange.durationMs)).toFixed(1)),
       no_change_pass_mode: passes.noChange.mode,
       full_pass_step_ms: medianRun?.stepMs,
+      // Every run's steps, so an outlier shows which rule was slow.
+      full_pass_runs_step_ms: passes.full.map((p) => p.stepMs),
       no_change_pass_step_ms: passes.noChange.stepMs,
       reconciler_start_rss_mib: passes.startRssMib,
       reconciler_peak_rss_mib: passes.peakRssMib,
