@@ -166,13 +166,3 @@ async function mergeBatch(
   return { newInRun: row?.new_in_run ?? 0, observations: row?.observations ?? 0 };
 }
 
-/** One page in one statement (tests, and callers without a batch). */
-export function upsertOrdersPage(
-  sql: Sql,
-  environment: ProviderEnvironment,
-  runId: number,
-  observedAt: Date,
-  orders: readonly ProviderOrder[],
-): Promise<{ newInRun: number; observations: number }> {
-  return upsertOrdersPages(sql, environment, runId, [{ orders, observedAt }]);
-}

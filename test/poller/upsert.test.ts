@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPollRun } from '../../src/poller/runs.js';
-import { upsertOrdersPage, upsertOrdersPages } from '../../src/poller/upsert.js';
+import { upsertOrdersPages } from '../../src/poller/upsert.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { orderUuid } from '../provider/fake-provider.js';
 
@@ -36,7 +36,7 @@ describe('upsertOrdersPages', () => {
       select order_uuid, (extract(epoch from observed_at) * 1000)::float8 as observed_ms from order_state_observations where poll_run_id = ${runId} order by order_uuid`;
     expect(obs.map((o) => o.observed_ms)).toEqual([t1.getTime(), t1.getTime(), t2.getTime()]);
     // The same pages again: nothing new to the run, no new observation; an older read changes nothing.
-    expect(await upsertOrdersPage(database.sql, 'sandbox', runId, new Date('2026-01-01T00:00:00.000Z'), [order(3, 'complete')])).toEqual({ newInRun: 0, observations: 0 });
+    expect(await upsertOrdersPages(database.sql, 'sandbox', runId, [{ observedAt: new Date('2026-01-01T00:00:00.000Z'), orders: [order(3, 'complete')] }])).toEqual({ newInRun: 0, observations: 0 });
     expect(await upsertOrdersPages(database.sql, 'sandbox', runId, [])).toEqual({ newInRun: 0, observations: 0 });
   });
   it('merges concurrent batches that share new orders: each order once, counted once, every change observed', async () => {
