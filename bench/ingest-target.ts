@@ -1,7 +1,9 @@
 /**
  * The server side of the ingest benchmark, run in its own process: either the daemon's receiver
- * (MODE=daemon) or the baseline a user would write by hand (MODE=baseline: node:http, the same
- * HMAC check, one INSERT per request). Prints `READY <url>` once listening.
+ * (MODE=daemon), the baseline a user would write by hand (MODE=baseline: node:http, the same
+ * HMAC check, one INSERT per request), or the floor (MODE=floor: node:http answering 200 as soon as
+ * the body is in, nothing checked or stored), which shows what HTTP and the load generator alone
+ * cost on this machine. Prints `READY <url>` once listening.
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -29,6 +31,12 @@ if (mode === 'daemon') {
   const receiver = await createWebhookReceiver(ctx);
   const http = await startHttpServer({ host: '127.0.0.1', port: 0, routes: [receiver.route], log, name: 'bench' });
   process.stdout.write(`READY ${http.url}/webhooks\n`);
+} else if (mode === 'floor') {
+  const server = createServer((req, res) => {
+    req.on('data', () => {});
+    req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"stored"}'));
+  });
+  server.listen(0, '127.0.0.1', () => process.stdout.write(`READY http://127.0.0.1:${(server.address() as AddressInfo).port}/webhooks\n`));
 } else {
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];

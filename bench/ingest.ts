@@ -31,7 +31,9 @@ function makeDeliveries(count: number): Delivery[] {
   });
 }
 
-async function startTarget(mode: 'daemon' | 'baseline', databaseUrl: string): Promise<{ url: string; child: ChildProcess }> {
+type TargetMode = 'daemon' | 'baseline' | 'floor';
+
+async function startTarget(mode: TargetMode, databaseUrl: string): Promise<{ url: string; child: ChildProcess }> {
   const child = spawn(process.execPath, ['--import', 'tsx', new URL('./ingest-target.ts', import.meta.url).pathname], {
     env: { ...process.env, MODE: mode, DATABASE_URL: databaseUrl, WEBHOOK_SECRET: SECRET },
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -102,27 +104,45 @@ async function fixedRate(url: string, deliveries: Delivery[], ratePerSecond: num
   return { rate: ratePerSecond, requests: deliveries.length, failures, p50Ms: percentile(latencies, 0.5), p99Ms: percentile(latencies, 0.99) };
 }
 
+/**
+ * Closed-loop runs at 64 and at 256 concurrent senders. CPU per delivery (server process, Postgres,
+ * this load generator) is the steadier figure on a shared 2-core machine; their sum against the
+ * two cores' capacity shows how busy the run kept them.
+ */
+async function closedLoopLevels(url: string, child: ChildProcess, count: number) {
+  const levels = [];
+  for (const connections of [64, 256]) {
+    const serverCpu = processCpuSeconds(child.pid as number);
+    const postgresCpu = postgresCpuSeconds() ?? 0;
+    const loadgenCpu = process.cpuUsage();
+    const run = await maxThroughput(url, makeDeliveries(count), connections);
+    const loadgen = process.cpuUsage(loadgenCpu);
+    const server = processCpuSeconds(child.pid as number) - serverCpu;
+    const postgres = (postgresCpuSeconds() ?? 0) - postgresCpu;
+    const loadgenSeconds = (loadgen.user + loadgen.system) / 1e6;
+    const perDelivery = (seconds: number) => Math.round((seconds / run.acknowledged) * 1e6);
+    levels.push({
+      ...run,
+      seconds: round(run.seconds),
+      serverCpuMicrosPerDelivery: perDelivery(server),
+      postgresCpuMicrosPerDelivery: perDelivery(postgres),
+      loadgenCpuMicrosPerDelivery: perDelivery(loadgenSeconds),
+      coresBusyPercent: Math.round(((server + postgres + loadgenSeconds) / run.seconds / 2) * 100),
+    });
+  }
+  return levels;
+}
+
+const best = <T extends { committedPerSecond: number }>(levels: T[]): T => levels.reduce((top, level) => (level.committedPerSecond > top.committedPerSecond ? level : top));
+
 async function measure(mode: 'daemon' | 'baseline', db: BenchDatabase, counts: { throughput: number; latency: number }) {
   await db.reset();
   const { url, child } = await startTarget(mode, db.url);
   try {
     await maxThroughput(url, makeDeliveries(2000), 32); // warm-up: JIT, pool connections, prepared statements
-    // Each server at 64 and at 256 concurrent senders; its best counts, so neither is judged at a
-    // concurrency that starves it. CPU per delivery (server process + Postgres) is the steadier
-    // figure on a shared 2-core machine.
-    const levels = [];
-    for (const connections of [64, 256]) {
-      const serverCpu = processCpuSeconds(child.pid as number);
-      const postgresCpu = postgresCpuSeconds() ?? 0;
-      const run = await maxThroughput(url, makeDeliveries(counts.throughput), connections);
-      levels.push({
-        ...run,
-        seconds: round(run.seconds),
-        serverCpuMicrosPerDelivery: Math.round(((processCpuSeconds(child.pid as number) - serverCpu) / run.acknowledged) * 1e6),
-        postgresCpuMicrosPerDelivery: Math.round((((postgresCpuSeconds() ?? 0) - postgresCpu) / run.acknowledged) * 1e6),
-      });
-    }
-    const throughput = levels.reduce((best, level) => (level.committedPerSecond > best.committedPerSecond ? level : best));
+    // Each server's best level counts, so neither is judged at a concurrency that starves it.
+    const levels = await closedLoopLevels(url, child, counts.throughput);
+    const throughput = best(levels);
     const latency = await fixedRate(url, makeDeliveries(counts.latency), 5000);
     // 5,000/s is above what either server sustains on 2 cores (queues grow); 2,000/s shows the
     // acknowledgement latency of a server that keeps up.
@@ -147,6 +167,29 @@ async function measure(mode: 'daemon' | 'baseline', db: BenchDatabase, counts: {
   }
 }
 
+/**
+ * The floor: what HTTP over loopback and this load generator cost with nothing checked or stored.
+ * No receiver can answer faster on this machine; the figures bound what any ratio could reach.
+ */
+async function measureFloor(databaseUrl: string, count: number) {
+  const { url, child } = await startTarget('floor', databaseUrl); // never connects: postgres.js is lazy
+  try {
+    await maxThroughput(url, makeDeliveries(2000), 32);
+    const levels = await closedLoopLevels(url, child, count);
+    const top = best(levels);
+    return {
+      answeredPerSecond: top.committedPerSecond,
+      bestAtConnections: top.connections,
+      serverCpuMicrosPerRequest: top.serverCpuMicrosPerDelivery,
+      loadgenCpuMicrosPerRequest: top.loadgenCpuMicrosPerDelivery,
+      coresBusyPercent: top.coresBusyPercent,
+    };
+  } finally {
+    child.kill('SIGTERM');
+    await once(child, 'exit');
+  }
+}
+
 const round = (n: number) => Math.round(n * 100) / 100;
 
 export async function runIngestBench(opts: { quick?: boolean } = {}): Promise<Record<string, unknown>> {
@@ -155,10 +198,12 @@ export async function runIngestBench(opts: { quick?: boolean } = {}): Promise<Re
   try {
     const baseline = await measure('baseline', db, counts);
     const daemon = await measure('daemon', db, counts);
+    const httpFloor = await measureFloor(db.url, counts.throughput);
     return {
       description: 'signed order/confirmed deliveries over loopback from this process to a server process; 64 and 256 connections for throughput (best counts), open loop at 5,000/s for latency',
       daemon,
       baseline,
+      httpFloor,
       throughputRatio: round(daemon.committedPerSecond / baseline.committedPerSecond),
       targets: { committedPerSecond: 10_000, p99MsAt5000: 50, ratioToBaseline: 2 },
     };

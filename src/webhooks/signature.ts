@@ -5,9 +5,18 @@ export function computeSignature(rawBody: Buffer, secret: string): string {
   return createHmac('sha256', secret).update(rawBody).digest('hex');
 }
 
+// Secrets are few and change only on rotation; a matched delivery must not pay a SHA-256 for them.
+const fingerprints = new Map<string, string>();
+
 /** A short, non-reversible name for a secret, safe to log and to store. */
 export function secretFingerprint(secret: string): string {
-  return createHash('sha256').update(secret).digest('hex').slice(0, 12);
+  let fingerprint = fingerprints.get(secret);
+  if (fingerprint === undefined) {
+    fingerprint = createHash('sha256').update(secret).digest('hex').slice(0, 12);
+    if (fingerprints.size >= 64) fingerprints.clear(); // rotations over a long uptime must not grow it
+    fingerprints.set(secret, fingerprint);
+  }
+  return fingerprint;
 }
 
 const HEX_SHA256 = /^[0-9a-fA-F]{64}$/;

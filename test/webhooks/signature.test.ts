@@ -49,4 +49,18 @@ describe('webhook signature', () => {
     expect(check).toEqual({ valid: true, keyFingerprint: secretFingerprint(old) });
     expect(check.keyFingerprint).not.toContain(old);
   });
+
+  it('fingerprints a secret as the first 12 hex of its SHA-256 (openssl), the same after 100 other secrets', () => {
+    const opensslSha256 = (text: string) => {
+      const file = path.join(mkdtempSync(path.join(tmpdir(), 'fp-')), 'secret');
+      writeFileSync(file, text);
+      return (execFileSync('openssl', ['dgst', '-sha256', file], { encoding: 'utf8' }).trim().split(/\s+/).pop() ?? '').toLowerCase();
+    };
+    const expected = opensslSha256(secret).slice(0, 12);
+    expect(secretFingerprint(secret)).toBe(expected);
+    const others = Array.from({ length: 100 }, (_, i) => `rotated-${i}`);
+    for (const other of others) secretFingerprint(other);
+    expect(secretFingerprint(secret)).toBe(expected);
+    expect(secretFingerprint('rotated-7')).toBe(opensslSha256('rotated-7').slice(0, 12));
+  });
 });
