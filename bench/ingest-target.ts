@@ -3,7 +3,10 @@
  * (MODE=daemon), the baseline a user would write by hand (MODE=baseline: node:http, the same
  * HMAC check, one INSERT per request), or the floor (MODE=floor: node:http answering 200 as soon as
  * the body is in, nothing checked or stored), which shows what HTTP and the load generator alone
- * cost on this machine. Prints `READY <url>` once listening.
+ * cost on this machine, or MODE=unbatched: the daemon's checks and the daemon's ledger statement,
+ * but one statement (one commit) per request, with no group commit. It shows what grouping buys
+ * for the same work; the baseline above does less (one row, no typed row, no dedup).
+ * Prints `READY <url>` once listening.
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -17,6 +20,9 @@ import * as schema from '../src/ledger/schema/index.js';
 import { silentLogger } from '../src/log/logger.js';
 import { createRegistry } from '../src/metrics/registry.js';
 import { createWebhookReceiver } from '../src/webhooks/index.js';
+import { randomUUID } from 'node:crypto';
+import { classifyDelivery } from '../src/webhooks/classify.js';
+import { writeDeliveries } from '../src/webhooks/ledger-write.js';
 import { verifySignature } from '../src/webhooks/signature.js';
 
 const url = process.env.DATABASE_URL as string;
@@ -31,6 +37,28 @@ if (mode === 'daemon') {
   const receiver = await createWebhookReceiver(ctx);
   const http = await startHttpServer({ host: '127.0.0.1', port: 0, routes: [receiver.route], log, name: 'bench' });
   process.stdout.write(`READY ${http.url}/webhooks\n`);
+} else if (mode === 'unbatched') {
+  drizzle(sql, { schema }); // as in the daemon: it sets postgres.js's JSON and timestamp serializers, which writeDeliveries relies on
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const rawBody = Buffer.concat(chunks);
+      const signature = req.headers['x-service-signature'];
+      const check = verifySignature(rawBody, typeof signature === 'string' ? signature : undefined, [secret]);
+      if (!check.valid) return void res.writeHead(401).end();
+      const classification = classifyDelivery(rawBody);
+      if (!classification.ok) return void res.writeHead(400).end();
+      const headers: Record<string, string> = {};
+      for (const [name, value] of Object.entries(req.headers)) if (typeof value === 'string') headers[name] = value;
+      const record = { deliveryUuid: randomUUID(), environment: 'sandbox' as const, receivedAt: new Date(), sourceIp: req.socket.remoteAddress ?? null, headers, rawBody, keyFingerprint: check.keyFingerprint ?? null, classification };
+      writeDeliveries(sql, [record]).then(
+        ([result]) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ status: 'stored', delivery_id: result?.deliveryId })),
+        (error) => { if (process.env.DEBUG_TARGET) console.error(error); res.writeHead(503).end(); },
+      );
+    });
+  });
+  server.listen(0, '127.0.0.1', () => process.stdout.write(`READY http://127.0.0.1:${(server.address() as AddressInfo).port}/webhooks\n`));
 } else if (mode === 'floor') {
   const server = createServer((req, res) => {
     req.on('data', () => {});
