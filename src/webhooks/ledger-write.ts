@@ -28,7 +28,9 @@ export interface WriteResult {
  * one array parameter per column (postgres.js escapes every element of every array in JavaScript):
  * 256 deliveries cost ~18 ms of client CPU that way, and a fraction of that with JSON.stringify,
  * which is native. Raw bodies go as base64 so every byte survives (NUL, invalid UTF-8).
- * Timestamps are ISO text: drizzle sets postgres.js's timestamp serializers to identity.
+ * Timestamps are ISO text, and the JSON parameters go as the strings built here: drizzle (applied to
+ * the client in openDatabase) sets postgres.js's timestamp and json serializers to identity. On a
+ * bare postgres.js client a string for a ::json parameter would be sent as a JSON string scalar.
  */
 function deliveriesJson(records: readonly DeliveryRecord[]): string {
   return JSON.stringify(
