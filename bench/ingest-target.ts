@@ -8,7 +8,7 @@
  * for the same work; the baseline above does less (one row, no typed row, no dedup).
  * Prints `READY <url>` once listening.
  */
-import { createServer } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { drizzle } from 'drizzle-orm/postgres-js';
 import type { AppContext } from '../src/app/context.js';
@@ -39,11 +39,8 @@ if (mode === 'daemon') {
   process.stdout.write(`READY ${http.url}/webhooks\n`);
 } else if (mode === 'unbatched') {
   drizzle(sql, { schema }); // as in the daemon: it sets postgres.js's JSON and timestamp serializers, which writeDeliveries relies on
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const rawBody = Buffer.concat(chunks);
+  listen(
+    withBody((req, res, rawBody) => {
       const signature = req.headers['x-service-signature'];
       const check = verifySignature(rawBody, typeof signature === 'string' ? signature : undefined, [secret]);
       if (!check.valid) return void res.writeHead(401).end();
@@ -54,42 +51,47 @@ if (mode === 'daemon') {
       const record = { deliveryUuid: randomUUID(), environment: 'sandbox' as const, receivedAt: new Date(), sourceIp: req.socket.remoteAddress ?? null, headers, rawBody, keyFingerprint: check.keyFingerprint ?? null, classification };
       writeDeliveries(sql, [record]).then(
         ([result]) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ status: 'stored', delivery_id: result?.deliveryId })),
-        (error) => { if (process.env.DEBUG_TARGET) console.error(error); res.writeHead(503).end(); },
+        () => res.writeHead(503).end(),
       );
-    });
-  });
-  server.listen(0, '127.0.0.1', () => process.stdout.write(`READY http://127.0.0.1:${(server.address() as AddressInfo).port}/webhooks\n`));
+    }),
+  );
 } else if (mode === 'floor') {
-  const server = createServer((req, res) => {
-    req.on('data', () => {});
-    req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"stored"}'));
-  });
-  server.listen(0, '127.0.0.1', () => process.stdout.write(`READY http://127.0.0.1:${(server.address() as AddressInfo).port}/webhooks\n`));
+  listen(
+    createServer((req, res) => {
+      req.on('data', () => {});
+      req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"stored"}'));
+    }),
+  );
 } else {
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const body = Buffer.concat(chunks);
+  listen(
+    withBody((req, res, body) => {
       const signature = req.headers['x-service-signature'];
-      if (!verifySignature(body, typeof signature === 'string' ? signature : undefined, [secret]).valid) {
-        res.writeHead(401).end();
-        return;
-      }
+      if (!verifySignature(body, typeof signature === 'string' ? signature : undefined, [secret]).valid) return void res.writeHead(401).end();
       let topic: string;
       try {
         topic = (JSON.parse(body.toString()) as { topic: string }).topic;
       } catch {
-        res.writeHead(400).end();
-        return;
+        return void res.writeHead(400).end();
       }
       sql`insert into webhook_deliveries (delivery_uuid, environment, headers, raw_body, signature_valid, topic, parse_status)
           values (gen_random_uuid(), 'sandbox', '{}', ${body}, true, ${topic}, 'parsed')`.then(
         () => res.writeHead(200).end('{"status":"stored"}'),
         () => res.writeHead(503).end(),
       );
-    });
+    }),
+  );
+}
+
+/** A node:http server that hands each request its whole body. */
+function withBody(handle: (req: IncomingMessage, res: ServerResponse, body: Buffer) => void): Server {
+  return createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => handle(req, res, Buffer.concat(chunks)));
   });
+}
+
+function listen(server: Server): void {
   server.listen(0, '127.0.0.1', () => process.stdout.write(`READY http://127.0.0.1:${(server.address() as AddressInfo).port}/webhooks\n`));
 }
 process.on('SIGTERM', () => process.exit(0));
