@@ -8,6 +8,7 @@
  * for the same work; the baseline above does less (one row, no typed row, no dedup).
  * Prints `READY <url>` once listening.
  */
+import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { drizzle } from 'drizzle-orm/postgres-js';
@@ -20,7 +21,6 @@ import * as schema from '../src/ledger/schema/index.js';
 import { silentLogger } from '../src/log/logger.js';
 import { createRegistry } from '../src/metrics/registry.js';
 import { createWebhookReceiver } from '../src/webhooks/index.js';
-import { randomUUID } from 'node:crypto';
 import { classifyDelivery } from '../src/webhooks/classify.js';
 import { writeDeliveries } from '../src/webhooks/ledger-write.js';
 import { verifySignature } from '../src/webhooks/signature.js';

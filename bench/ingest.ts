@@ -172,7 +172,7 @@ async function closedLoopLevels(url: string, child: ChildProcess, count: number)
 
 const best = <T extends { committedPerSecond: number }>(levels: T[]): T => levels.reduce((top, level) => (level.committedPerSecond > top.committedPerSecond ? level : top));
 
-async function measure(mode: 'daemon' | 'baseline' | 'unbatched', db: BenchDatabase, counts: { throughput: number; latency: number }, withLatency = true) {
+async function measure(mode: Exclude<TargetMode, 'floor'>, db: BenchDatabase, counts: { throughput: number; latency: number }, withLatency = true) {
   await db.reset();
   const { url, child } = await startTarget(mode, db.url);
   try {
