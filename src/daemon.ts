@@ -32,7 +32,7 @@ export interface Daemon {
  * The statement inbox (RECON_DATA_DIR/inbox) imports dropped bank statements every minute.
  */
 export async function startDaemon(config: Config, log: Logger): Promise<Daemon> {
-  const ctx = await openContext(config, log, { migrate: config.MIGRATE_ON_START, defaultMetrics: true });
+  const ctx = await openContext(config, log, { migrate: config.MIGRATE_ON_START, defaultMetrics: true, access: 'owner' });
   const { shutdown, database, registry } = ctx;
   try {
     let provider: ProviderClient | undefined;

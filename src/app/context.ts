@@ -1,6 +1,6 @@
 import type { Registry } from 'prom-client';
 import type { Config } from '../config/schema.js';
-import { openDatabase, type Database } from '../db/database.js';
+import { openDatabase, type Database, type LedgerAccess } from '../db/database.js';
 import { applyMigrations } from '../ledger/migrate.js';
 import type { Logger } from '../log/logger.js';
 import { createRegistry } from '../metrics/registry.js';
@@ -21,6 +21,8 @@ export interface AppContext {
 export interface OpenContextOptions {
   migrate?: boolean;
   defaultMetrics?: boolean;
+  /** How a command may use the embedded ledger when DATABASE_URL is unset (db/database.ts). */
+  access?: LedgerAccess;
 }
 
 export async function openContext(config: Config, log: Logger, options: OpenContextOptions = {}): Promise<AppContext> {
@@ -29,6 +31,7 @@ export async function openContext(config: Config, log: Logger, options: OpenCont
     databaseUrl: config.DATABASE_URL,
     dataDir: config.RECON_DATA_DIR,
     poolMax: config.DB_POOL_MAX,
+    ...(options.access ? { access: options.access } : {}),
     log,
   });
   // Registered first so it closes last.

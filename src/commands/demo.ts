@@ -9,6 +9,8 @@ import { loadConfig } from '../config/load.js';
 import { startDaemon, type Daemon } from '../daemon.js';
 import { installSignalHandlers } from '../lifecycle/shutdown.js';
 import { createLogger } from '../log/logger.js';
+import { removeEmbeddedLedger } from '../db/embedded.js';
+import { demoSummary } from './demo-summary.js';
 import { DEFAULT_FAULT_RATES, startSimulator, type Simulator } from '../sim/index.js';
 import { importStatementFile } from '../statements/import.js';
 import { BARE_TOPICS } from '../webhooks/topics.js';
@@ -32,17 +34,9 @@ and, every 10 seconds, the open discrepancies by kind. Stops on Ctrl-C, or after
 // Extra subscriptions beyond the spec's bare topics: the simulator also sends these payloads.
 const DEMO_TOPICS = [...BARE_TOPICS, 'applicant', 'billing_configuration'];
 
-async function openDiscrepancies(daemon: Daemon): Promise<{ kind: string; n: number }[]> {
-  return daemon.ctx.database.sql<{ kind: string; n: number }[]>`
-    select kind::text as kind, count(*)::int as n from discrepancies where status = 'open' group by kind order by kind`;
-}
-
-async function printSummary(daemon: Daemon, sim: Simulator, out: NodeJS.WritableStream): Promise<void> {
-  const rows = await openDiscrepancies(daemon);
-  const [deliveries] = await daemon.ctx.database.sql<{ n: number }[]>`select count(*)::int as n from webhook_deliveries`;
-  const stats = sim.stats();
-  const open = rows.map((r) => `${r.kind}=${r.n}`).join(' ') || 'none yet';
-  out.write(`[${new Date().toISOString().slice(11, 19)}] simulated ${stats.simTime.slice(0, 16)} | deliveries stored ${deliveries?.n ?? 0} | open discrepancies: ${open}\n`);
+function formatSimulated(timeScale: number): string {
+  const minutes = timeScale / 60;
+  return minutes >= 1 ? `${Number(minutes.toFixed(1))} simulated minutes` : `${Number(timeScale.toFixed(1))} simulated seconds`;
 }
 
 export const command: Command = {
@@ -64,9 +58,15 @@ export const command: Command = {
 
     const base = loadConfig({ LOG_LEVEL: 'warn', ...process.env });
     const dataDir = path.join(base.RECON_DATA_DIR, 'demo');
-    await rm(dataDir, { recursive: true, force: true });
-    const log = createLogger(base.LOG_LEVEL, 'stderr');
+    // The simulator signs some copies with the other environment's key on purpose: those refusals
+    // are counted and summarised against the ground truth instead of printed one by one.
+    let refusedSignatures = 0;
+    const log = createLogger(base.LOG_LEVEL, 'stderr', {
+      drop: (message) => message === 'webhook refused: bad or missing signature' && ++refusedSignatures > 0,
+    });
     const out = process.stdout;
+    // Refused while another demo runs there; an orphaned server (after a kill -9) is stopped first.
+    await removeEmbeddedLedger(dataDir, log);
 
     const sim = await startSimulator({
       seed: values.seed ?? 1,
@@ -109,23 +109,33 @@ export const command: Command = {
     sim.play();
 
     const auth = `-H 'Authorization: Bearer ${operatorToken}'`;
+    const summary = () => demoSummary(daemon.ctx.database, sim, refusedSignatures, graceSeconds);
     out.write(`
-bnpl-recon demo is running: a simulated merchant business (seed ${sim.seed}, ${timeScale}x real time) with faults injected.
+bnpl-recon demo is running: a simulated merchant business (seed ${sim.seed}) with faults injected.
+Simulated time runs ${timeScale}x real time (1 real second = ${formatSimulated(timeScale)}); times below are labelled real or simulated.
 
-  provider simulator      ${sim.url}
-  webhook receiver        ${daemon.url}/webhooks
+Open in a browser:
+  health / readiness      ${daemon.url}/healthz   ${daemon.url}/readyz
   metrics (Prometheus)    ${daemon.metricsUrl}
-  health / readiness      ${daemon.url}/healthz  ${daemon.url}/readyz
+
+With curl (each needs its header):
   discrepancies (CSV)     curl ${auth} '${daemon.url}/api/discrepancies?format=csv'
   all, JSON               curl ${auth} '${daemon.url}/api/discrepancies?format=json&status=all'
   payouts                 curl ${auth} '${daemon.url}/api/payouts?format=csv'
   acknowledge one         curl ${auth} -X POST -d '{"note":"checked with the provider"}' ${daemon.url}/api/discrepancies/ID/ack
-  the ledger, from a CLI  DATABASE_URL='${daemon.ctx.database.embeddedUrl ?? ''}' npx bnpl-recon report orders
+  provider simulator      curl -H 'Api-Token: ${sim.apiKeys.sandbox}' '${sim.url}/api/v1/orders'
 
-Discrepancies appear after the ${graceSeconds}-second grace period. Ctrl-C stops.
+From another terminal (finds this demo's ledger through RECON_DATA_DIR, no URL needed):
+  npx bnpl-recon report discrepancies --status all
+  npx bnpl-recon report orders
+
+Not for a browser: the webhook receiver, POST ${daemon.url}/webhooks (the simulator delivers there, signed).
+
+Every 10 s: what was found against what the simulator injected, per kind. Discrepancies appear after
+the ${graceSeconds}-second grace period. Ctrl-C stops.
 
 `);
-    const ticker = setInterval(() => void printSummary(daemon, sim, out).catch(() => undefined), 10_000);
+    const ticker = setInterval(() => void summary().then((text) => out.write(`${text}\n`)).catch(() => undefined), 10_000);
     daemon.ctx.shutdown.register('demo ticker', () => clearInterval(ticker));
     // The merchant's bank statement so far, imported every 20 s as an accountant would, so the payout
     // kinds show too. (payout_not_on_statement needs PAYOUT_SETTLEMENT_DAYS of real time: not in a demo.)
@@ -153,9 +163,10 @@ Discrepancies appear after the ${graceSeconds}-second grace period. Ctrl-C stops
     const stopped = new Promise<void>((resolve) => daemon.ctx.shutdown.signal.addEventListener('abort', () => resolve(), { once: true }));
     if (duration !== undefined) {
       await Promise.race([stopped, new Promise((resolve) => setTimeout(resolve, duration * 1000).unref())]);
-      if (!daemon.ctx.shutdown.isShuttingDown) await printSummary(daemon, sim, out).catch(() => undefined);
     } else await stopped;
     clearInterval(ticker);
+    // The last word before the ledger closes: what was found against what was injected.
+    await summary().then((text) => out.write(`\nfinal: ${text}\n`), () => undefined);
     await daemon.stop('demo stopping');
     return 0;
   },

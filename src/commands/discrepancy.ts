@@ -34,7 +34,7 @@ export const command: Command = {
     const by = values.by?.trim() || safeUserName();
     const config = loadConfig();
     const log = createLogger(config.LOG_LEVEL, 'stderr');
-    const ctx = await openContext(config, log, { migrate: config.MIGRATE_ON_START });
+    const ctx = await openContext(config, log, { migrate: config.MIGRATE_ON_START, access: 'reader' });
     try {
       const result = await acknowledgeDiscrepancy(ctx.database, Number(idText), note, by);
       if (result.outcome === 'not_found') {

@@ -76,7 +76,7 @@ export const command: Command = {
     const format = formatOf(values.format);
     const env = envOf(values.env, config.PROVIDER_ENV);
     const log = createLogger(config.LOG_LEVEL, 'stderr');
-    const ctx = await openContext(config, log, { migrate: config.MIGRATE_ON_START });
+    const ctx = await openContext(config, log, { migrate: config.MIGRATE_ON_START, access: 'reader' });
     // A closed pipe (`| head`) ends the report quietly instead of crashing on EPIPE.
     const ignore = (): void => {};
     process.stdout.on('error', ignore);

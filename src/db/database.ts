@@ -2,7 +2,8 @@ import postgres, { type Sql } from 'postgres';
 import { drizzle, type PostgresJsDatabase } from 'drizzle-orm/postgres-js';
 import * as schema from '../ledger/schema/index.js';
 import type { Logger } from '../log/logger.js';
-import { startEmbeddedPostgres } from './embedded.js';
+import path from 'node:path';
+import { EmbeddedPostgresError, findRunningEmbedded, hasEmbeddedLedger, startEmbeddedPostgres } from './embedded.js';
 
 export type LedgerDb = PostgresJsDatabase<typeof schema>;
 
@@ -18,9 +19,20 @@ export interface Database {
   close(timeoutSeconds?: number): Promise<void>;
 }
 
+/**
+ * What a command may do with the embedded ledger when DATABASE_URL is unset:
+ * - `owner` (start, demo) runs its own server under the data directory;
+ * - `writer` (poll, reconcile, statement import, migrate) uses a running one (the demo's, a start's)
+ *   and otherwise starts the directory's own;
+ * - `reader` (report, discrepancy ack) uses a running one or an existing ledger, and never answers
+ *   from a ledger it would have to create (an empty report would read as "nothing wrong").
+ */
+export type LedgerAccess = 'owner' | 'writer' | 'reader';
+
 export interface DatabaseOptions {
   databaseUrl?: string | undefined;
   dataDir: string;
+  access?: LedgerAccess;
   poolMax: number;
   applicationName?: string;
   log: Logger;
@@ -43,9 +55,21 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
   let url = options.databaseUrl;
   let stopEmbedded: (() => Promise<void>) | undefined;
   if (url === undefined) {
-    const server = await startEmbeddedPostgres(options.dataDir, options.log);
-    url = server.url;
-    stopEmbedded = server.stop;
+    const access = options.access ?? 'writer';
+    const running = access === 'owner' ? undefined : await findRunningEmbedded([options.dataDir, path.join(options.dataDir, 'demo')]);
+    if (running) {
+      options.log.info({ dataDir: running.dataDir, owner: running.owner, pid: running.ownerPid }, 'DATABASE_URL unset: using the embedded ledger that is running there');
+      url = running.url;
+    } else {
+      if (access === 'reader' && !(await hasEmbeddedLedger(options.dataDir, options.log))) {
+        throw new EmbeddedPostgresError(
+          `no ledger to read: DATABASE_URL is unset and no embedded ledger exists or runs under ${path.resolve(options.dataDir)} (set DATABASE_URL, or run this while 'bnpl-recon demo' or 'start' runs with the same RECON_DATA_DIR)`,
+        );
+      }
+      const server = await startEmbeddedPostgres(options.dataDir, options.log);
+      url = server.url;
+      stopEmbedded = server.stop;
+    }
   }
   const sql = createSqlClient(url, { poolMax: options.poolMax, ...(options.applicationName ? { applicationName: options.applicationName } : {}) });
   const db = drizzle(sql, { schema });

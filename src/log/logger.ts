@@ -6,10 +6,27 @@ export type { Logger };
  * Structured JSON logs on stdout (or stderr for commands whose stdout is a report).
  * Secret-bearing fields are redacted by path so a careless `log.info({ config })` stays safe.
  */
-export function createLogger(level: string, destination: 'stdout' | 'stderr' = 'stdout'): Logger {
+export interface LoggerOptions {
+  /** Lines to leave out (the demo summarises the refusals it injected itself instead of printing each). */
+  drop?: (message: string) => boolean;
+}
+
+export function createLogger(level: string, destination: 'stdout' | 'stderr' = 'stdout', options: LoggerOptions = {}): Logger {
+  const drop = options.drop;
   return pino(
     {
       level,
+      ...(drop
+        ? {
+            hooks: {
+              logMethod(args: unknown[], method: (...a: unknown[]) => void) {
+                const message = args.find((a): a is string => typeof a === 'string');
+                if (message !== undefined && drop(message)) return;
+                method.apply(this, args);
+              },
+            },
+          }
+        : {}),
       base: { service: 'bnpl-recon' },
       timestamp: pino.stdTimeFunctions.isoTime,
       redact: {

@@ -1,0 +1,77 @@
+import type { Database } from '../db/database.js';
+import type { GroundTruth, Simulator } from '../sim/index.js';
+
+/** Kinds whose evidence needs days of real time: a demo cannot show them (README, "Not done"). */
+const NEEDS_REAL_DAYS = new Set(['payout_not_on_statement']);
+
+export interface KindTally {
+  kind: string;
+  injected: number;
+  found: number;
+}
+
+/**
+ * Injected faults per kind, from the simulator's ground truth, against what the ledger found for
+ * the sandbox (every status: a retry is recorded already resolved). missed_webhook counts orders,
+ * as the ground truth does: one order may carry a finding per state the poller saw.
+ */
+export function tallyInjected(truth: GroundTruth): Map<string, number> {
+  const injected = new Map<string, number>();
+  const seen = new Set<string>();
+  for (const d of truth.discrepancies) {
+    if (d.environment !== 'sandbox') continue;
+    const key = d.kind === 'missed_webhook' ? `${d.kind}|${d.entity_id}` : `${d.kind}|${d.entity_id}|${d.subject}|${d.delivery_number ?? ''}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    injected.set(d.kind, (injected.get(d.kind) ?? 0) + 1);
+  }
+  return injected;
+}
+
+export async function tallyFound(database: Database): Promise<Map<string, number>> {
+  const rows = await database.sql<{ kind: string; n: number }[]>`
+    select kind::text as kind,
+           case when kind = 'missed_webhook' then count(distinct entity_id) else count(*) end::int as n
+    from discrepancies where environment = 'sandbox' group by kind`;
+  return new Map(rows.map((r) => [r.kind, r.n]));
+}
+
+export function compareTallies(injected: Map<string, number>, found: Map<string, number>): KindTally[] {
+  const kinds = [...new Set([...injected.keys(), ...found.keys()])].sort();
+  return kinds.map((kind) => ({ kind, injected: injected.get(kind) ?? 0, found: found.get(kind) ?? 0 }));
+}
+
+/** One line of found/injected per kind, then a line for each kind where they differ, saying why it may. */
+export function describeTallies(tallies: KindTally[], graceSeconds: number): string[] {
+  if (tallies.length === 0) return ['  found/injected: nothing injected yet'];
+  const lines = [`  found/injected: ${tallies.map((t) => `${t.kind} ${t.found}/${t.injected}`).join(', ')}`];
+  for (const t of tallies) {
+    if (t.found === t.injected) continue;
+    if (NEEDS_REAL_DAYS.has(t.kind)) {
+      lines.push(`  difference: ${t.kind} ${t.injected - t.found} not found: it needs PAYOUT_SETTLEMENT_DAYS of real time, longer than a demo`);
+    } else if (t.found < t.injected) {
+      lines.push(`  difference: ${t.kind} ${t.injected - t.found} injected, not found yet (a finding waits the ${graceSeconds} s grace period and the next pass)`);
+    } else {
+      lines.push(`  difference: ${t.kind} ${t.found - t.injected} found beyond those injected: check 'report discrepancies --status all --kind ${t.kind}' (a late or reordered delivery is flagged while it is late and resolved when it arrives)`);
+    }
+  }
+  return lines;
+}
+
+export async function demoSummary(database: Database, sim: Simulator, refusedSignatures: number, graceSeconds: number): Promise<string> {
+  const truth = sim.groundTruth({ environment: 'sandbox' });
+  const [deliveries] = await database.sql<{ n: number }[]>`select count(*)::int as n from webhook_deliveries`;
+  const [open] = await database.sql<{ n: number }[]>`select count(*)::int as n from discrepancies where status = 'open'`;
+  const injectedBadSignatures = truth.rejected_deliveries.length;
+  // Each refused copy is retried by the provider, so attempts outnumber copies; the simulator's own
+  // record of 401 answers is what our refusals must equal.
+  const simulatorSaw401 = sim.attempts().filter((a) => a.status === 401).length;
+  const stats = sim.stats();
+  const head =
+    `[real ${new Date().toISOString().slice(11, 19)} UTC | simulated ${stats.simTime.slice(0, 16).replace('T', ' ')}] ` +
+    `deliveries stored ${deliveries?.n ?? 0}, open discrepancies ${open?.n ?? 0}, ` +
+    `bad signatures refused ${refusedSignatures} times (${injectedBadSignatures} injected copies signed with the other environment's key, each retried; ` +
+    `${refusedSignatures === simulatorSaw401 ? 'as expected' : `the simulator counted ${simulatorSaw401} refusals: a difference`})`;
+  const tallies = compareTallies(tallyInjected(truth), await tallyFound(database));
+  return [head, ...describeTallies(tallies, graceSeconds)].join('\n');
+}
