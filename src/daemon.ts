@@ -48,7 +48,7 @@ export async function startDaemon(config: Config, log: Logger): Promise<Daemon> 
       port: config.PORT,
       log,
       name: 'receiver and operator API',
-      routes: [receiver.route, ...healthRoutes(database, () => shutdown.isShuttingDown), ...operatorRoutes({ config, database, log })],
+      routes: [receiver.route, ...healthRoutes(database, { isStopping: () => shutdown.isShuttingDown, hasSigningSecret: () => receiver.secrets.current().length > 0 }), ...operatorRoutes({ config, database, log })],
     });
     shutdown.register('receiver', async () => {
       await Promise.all([http.close(), receiver.drain()]);

@@ -13,7 +13,7 @@ import { removeEmbeddedLedger } from '../db/embedded.js';
 import { demoSummary } from './demo-summary.js';
 import { DEFAULT_FAULT_RATES, startSimulator, type Simulator } from '../sim/index.js';
 import { importStatementFile } from '../statements/import.js';
-import { BARE_TOPICS } from '../webhooks/topics.js';
+import { SUBSCRIPTION_TOPICS } from '../webhooks/topics.js';
 
 const HELP = `Usage: bnpl-recon demo [--duration SECONDS] [--seed N] [--time-scale S]
 
@@ -31,8 +31,6 @@ and, every 10 seconds, the open discrepancies by kind. Stops on Ctrl-C, or after
   --time-scale S       simulated milliseconds per real millisecond (default 1440)
   PORT, METRICS_PORT and LOG_LEVEL (default warn here) apply as for start.`;
 
-// Extra subscriptions beyond the spec's bare topics: the simulator also sends these payloads.
-const DEMO_TOPICS = [...BARE_TOPICS, 'applicant', 'billing_configuration'];
 
 function formatSimulated(timeScale: number): string {
   const minutes = timeScale / 60;
@@ -105,7 +103,7 @@ export const command: Command = {
     daemon.ctx.shutdown.register('simulator', () => sim.stop());
     installSignalHandlers(daemon.ctx.shutdown, log);
 
-    for (const topic of DEMO_TOPICS) await daemon.provider?.registerWebhook(topic, `${daemon.url}/webhooks`);
+    for (const topic of SUBSCRIPTION_TOPICS) await daemon.provider?.registerWebhook(topic, `${daemon.url}/webhooks`);
     sim.play();
 
     const auth = `-H 'Authorization: Bearer ${operatorToken}'`;

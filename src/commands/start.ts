@@ -1,6 +1,6 @@
 import type { Command } from '../cli.js';
 import { UsageError } from '../app/errors.js';
-import { loadConfig, requireSettings } from '../config/load.js';
+import { ConfigError, loadConfig, requireSettings } from '../config/load.js';
 import { startDaemon } from '../daemon.js';
 import { installSignalHandlers } from '../lifecycle/shutdown.js';
 import { createLogger } from '../log/logger.js';
@@ -12,12 +12,23 @@ export const command: Command = {
 Runs the daemon: the webhook receiver and operator API on PORT, /metrics on METRICS_PORT, the
 poller on POLL_SCHEDULE, reconciliation on RECONCILE_SCHEDULE and after every complete poll.
 Needs PROVIDER_BASE_URL and PROVIDER_API_KEY; every setting is an environment variable (README).
+With DATABASE_URL unset it runs on an embedded Postgres under RECON_DATA_DIR (for trying it out);
+in production that is refused unless EMBEDDED_DATABASE_IN_PRODUCTION=true.
 The first SIGTERM/SIGINT drains: stop accepting, finish in-flight deliveries and passes, release
 locks, close the pool; a second one exits at once.`,
   async run(argv) {
     if (argv.length > 0) throw new UsageError(`unexpected argument '${argv[0]}'`);
     const config = requireSettings(loadConfig(), 'PROVIDER_BASE_URL', 'PROVIDER_API_KEY');
+    if (config.DATABASE_URL === undefined && config.PROVIDER_ENV === 'production' && !config.EMBEDDED_DATABASE_IN_PRODUCTION) {
+      throw new ConfigError(
+        'setting DATABASE_URL is required for start in production: without it the ledger would be an embedded Postgres inside this process\'s data directory (set EMBEDDED_DATABASE_IN_PRODUCTION=true to accept that)',
+        'DATABASE_URL',
+      );
+    }
     const log = createLogger(config.LOG_LEVEL);
+    if (config.DATABASE_URL === undefined) {
+      log.warn({ dataDir: config.RECON_DATA_DIR }, 'DATABASE_URL unset: the ledger is an embedded Postgres under RECON_DATA_DIR, for trying bnpl-recon out; set DATABASE_URL for a real deployment');
+    }
     const daemon = await startDaemon(config, log);
     installSignalHandlers(daemon.ctx.shutdown, log);
     await new Promise<void>((resolve) => daemon.ctx.shutdown.signal.addEventListener('abort', () => resolve(), { once: true }));

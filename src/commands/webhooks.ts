@@ -5,9 +5,7 @@ import { UsageError } from '../app/errors.js';
 import { loadConfig, requireSettings } from '../config/load.js';
 import { createLogger } from '../log/logger.js';
 import { createProviderClient } from '../provider/client.js';
-
-/** The spec's bare topics (Events: "Each bare topic is order, invoice, payout, buyer, factoring or kyc"). */
-export const BARE_TOPICS = ['order', 'invoice', 'payout', 'buyer', 'factoring', 'kyc'] as const;
+import { SUBSCRIPTION_TOPICS } from '../webhooks/topics.js';
 
 const TOPIC_SHAPE = /^[a-z_]+(\/[a-z_]+)?$/;
 
@@ -22,8 +20,9 @@ const HELP = `Usage:
 
 register  POST {PROVIDER_WEBHOOK_PATH_PREFIX}/webhooks once per topic, telling the provider to
           deliver to URL (this daemon's POST /webhooks). Topics are bare (order) or topic/subtopic
-          (order/confirmed); without --topic all bare topics are registered:
-          ${BARE_TOPICS.join(', ')}. Registration is per environment (the API key's).
+          (order/confirmed); without --topic every topic family the daemon reads is registered,
+          as bare topics where the spec offers them and subtopics otherwise:
+          ${SUBSCRIPTION_TOPICS.join(', ')}. Registration is per environment (the API key's).
 keys      GET {PROVIDER_WEBHOOK_PATH_PREFIX}/webhooks/keys and print how many signing secrets there
           are with their fingerprints (first 12 hex digits of SHA-256). --reveal prints the secrets
           themselves instead, one per line.
@@ -66,7 +65,7 @@ async function register(argv: string[]): Promise<number> {
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new UsageError(`--address must be an http(s) URL, not ${url.protocol}`);
   if (url.protocol === 'http:') process.stderr.write('bnpl-recon webhooks: warning: the spec says receiver endpoints should use HTTPS\n');
-  const topics = values.topic && values.topic.length > 0 ? [...new Set(values.topic)] : [...BARE_TOPICS];
+  const topics = values.topic && values.topic.length > 0 ? [...new Set(values.topic)] : [...SUBSCRIPTION_TOPICS];
   for (const topic of topics) {
     if (!TOPIC_SHAPE.test(topic)) throw new UsageError(`--topic '${topic}' is not a topic or topic/subtopic`);
   }

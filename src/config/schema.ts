@@ -28,7 +28,7 @@ const positiveInt = z.coerce.number().int().positive();
 export const environmentSchema = z.enum(['sandbox', 'production']);
 export type ProviderEnvironment = z.infer<typeof environmentSchema>;
 
-export const configSchema = z.object({
+export const configShape = {
   DATABASE_URL: z.string().url().optional(),
   RECON_DATA_DIR: z.string().min(1).default('./data'),
   PROVIDER_ENV: environmentSchema.default('sandbox'),
@@ -40,6 +40,9 @@ export const configSchema = z.object({
   WEBHOOK_ALLOWED_IPS: z.string().optional(),
   WEBHOOK_KEYS_REFRESH_SECONDS: positiveInt.default(3600),
   WEBHOOK_KEYS_MIN_REFETCH_SECONDS: positiveInt.default(30),
+  // A secret the provider stopped returning verifies this much longer (deliveries signed just
+  // before a rotation); short, so a rotation after a leak takes effect within minutes.
+  WEBHOOK_KEYS_OVERLAP_SECONDS: positiveInt.default(600),
   WEBHOOK_MAX_BODY_BYTES: positiveInt.default(1024 * 1024),
   TRUSTED_PROXIES: csvList.default([]),
   PORT: port.default(8080),
@@ -76,7 +79,27 @@ export const configSchema = z.object({
     .min(1)
     .refine((v) => { try { new RegExp(v); return true; } catch { return false; } }, { message: 'not a valid regular expression' })
     .optional(),
+  // `start` in production refuses to run on an embedded, per-process ledger unless this says so: a
+  // pod's embedded database is lost with the pod.
+  EMBEDDED_DATABASE_IN_PRODUCTION: booleanString.default(false),
+};
+
+export const configSchema = z.object(configShape).superRefine((config, ctx) => {
+  // The API key travels in the Api-Token header: in production only over TLS, or to loopback (a
+  // local TLS-terminating proxy). Sandbox over plain http only warns (see provider/client.ts).
+  if (config.PROVIDER_ENV === 'production' && config.PROVIDER_BASE_URL) {
+    const url = new URL(config.PROVIDER_BASE_URL);
+    if (url.protocol === 'http:' && !isLoopbackHost(url.hostname)) {
+      ctx.addIssue({ code: 'custom', path: ['PROVIDER_BASE_URL'], message: 'plain http would send PROVIDER_API_KEY in clear in production: use https (or a loopback proxy)' });
+    }
+  }
 });
+
+/** Loopback hosts, where plain http carries the API key no further than this machine. */
+export function isLoopbackHost(hostname: string): boolean {
+  const host = hostname.replace(/^\[|\]$/g, '');
+  return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
+}
 
 export type Config = z.infer<typeof configSchema>;
 

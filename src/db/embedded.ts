@@ -63,7 +63,9 @@ async function runToEnd(file: string, args: string[], who: RunAs | undefined, in
 
 async function initialise(binaries: PostgresBinaries, databaseDir: string, who: RunAs | undefined, log: Logger): Promise<void> {
   log.info({ databaseDir }, 'initialising the embedded Postgres');
-  await mkdir(databaseDir, { recursive: true, mode: 0o700 });
+  // Parents 0755 (the postgres user walks through them), the cluster itself 0700 as initdb wants.
+  await mkdir(path.dirname(databaseDir), { recursive: true, mode: 0o755 });
+  await mkdir(databaseDir, { mode: 0o700 });
   // The password travels in a file only its user can read, removed at once.
   const secretDir = await mkdtemp(path.join(tmpdir(), 'bnpl-recon-pw-'));
   const pwfile = path.join(secretDir, 'pw');

@@ -2,15 +2,22 @@ import type { Database } from '../db/database.js';
 import { migrationsAreCurrent } from '../ledger/migrate.js';
 import { sendJson, type Route } from './server.js';
 
-/** Liveness says the process answers; readiness says it can do its job (ledger reachable, schema current). */
-export function healthRoutes(database: Database, isStopping: () => boolean): Route[] {
+export interface ReadinessChecks {
+  isStopping: () => boolean;
+  /** Without a signing secret every delivery gets 503: not ready, so traffic goes to a replica that has one. */
+  hasSigningSecret: () => boolean;
+}
+
+/** Liveness says the process answers; readiness says it can do its job (ledger reachable, schema current, a signing secret). */
+export function healthRoutes(database: Database, checks: ReadinessChecks): Route[] {
   return [
     { method: 'GET', path: '/healthz', handler: (_req, res) => sendJson(res, 200, { status: 'ok' }) },
     {
       method: 'GET',
       path: '/readyz',
       handler: async (_req, res) => {
-        if (isStopping()) return sendJson(res, 503, { status: 'stopping' });
+        if (checks.isStopping()) return sendJson(res, 503, { status: 'stopping' });
+        if (!checks.hasSigningSecret()) return sendJson(res, 503, { status: 'no webhook signing secret (GET /webhooks/keys failed and WEBHOOK_SECRET is unset)' });
         try {
           const current = await Promise.race([
             migrationsAreCurrent(database),

@@ -1,6 +1,6 @@
 import { Pool } from 'undici';
 import type { Registry } from 'prom-client';
-import type { Config } from '../config/schema.js';
+import { isLoopbackHost, type Config } from '../config/schema.js';
 import type { Logger } from '../log/logger.js';
 import { DEFAULT_BACKOFF, abortableDelay, parseRetryAfterMs, retryDelayMs, type BackoffPolicy } from './backoff.js';
 import {
@@ -69,6 +69,10 @@ export function createProviderClient(config: Config, log: Logger, registry?: Reg
   const apiKey = config.PROVIDER_API_KEY;
   const secrets = [apiKey];
   const base = new URL(config.PROVIDER_BASE_URL);
+  // Production refuses this at config load (config/schema.ts); elsewhere it is said once, loudly.
+  if (base.protocol === 'http:' && !isLoopbackHost(base.hostname)) {
+    log.warn({ host: base.host }, 'PROVIDER_BASE_URL is plain http: the API key (Api-Token) travels in clear; use https');
+  }
   const basePath = base.pathname.replace(/\/+$/, '');
   const webhookPrefix = config.PROVIDER_WEBHOOK_PATH_PREFIX.replace(/\/+$/, '');
   const backoff = options.backoff ?? DEFAULT_BACKOFF;

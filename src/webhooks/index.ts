@@ -36,6 +36,7 @@ export async function createWebhookReceiver(ctx: AppContext, deps: ReceiverDeps 
       refreshIntervalMs: config.WEBHOOK_KEYS_REFRESH_SECONDS * 1000,
       minRefetchIntervalMs: config.WEBHOOK_KEYS_MIN_REFETCH_SECONDS * 1000,
       fetchTimeoutMs: 2000,
+      retiredOverlapMs: config.WEBHOOK_KEYS_OVERLAP_SECONDS * 1000,
       log,
     });
   } else throw new Error('WEBHOOK_SECRET is unset and no provider client can fetch the secrets');

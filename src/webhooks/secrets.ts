@@ -28,13 +28,34 @@ export interface FetchedSecretsOptions {
   refreshIntervalMs: number;
   minRefetchIntervalMs: number;
   fetchTimeoutMs: number;
+  /**
+   * How long a secret the provider stopped returning still verifies: deliveries signed before a
+   * rotation may still be arriving, but a rotation after a leak must take effect (issue 10).
+   */
+  retiredOverlapMs: number;
   log: Logger;
   now?: () => number;
 }
 
 export function fetchedSecrets(options: FetchedSecretsOptions): SecretSource {
   const now = options.now ?? Date.now;
+  // Each secret with when the provider last returned it, and when a fetch first left it out.
+  const known = new Map<string, { seen: number; retiredAt?: number }>();
+  let latest: readonly string[] = [];
   let secrets: readonly string[] = [];
+  let nextExpiry = Number.POSITIVE_INFINITY;
+  const recompute = (at: number) => {
+    for (const [secret, { retiredAt }] of known) {
+      if (retiredAt !== undefined && at - retiredAt >= options.retiredOverlapMs) {
+        known.delete(secret);
+        options.log.info({ key: secretFingerprint(secret) }, 'webhook secret retired: no longer returned by the provider and past the overlap');
+      }
+    }
+    // Newest first: the secret that verifies most deliveries is tried first.
+    secrets = [...known].sort((x, y) => y[1].seen - x[1].seen).map(([secret]) => secret);
+    const expiries = [...known.values()].flatMap(({ retiredAt }) => (retiredAt === undefined ? [] : [retiredAt + options.retiredOverlapMs]));
+    nextExpiry = expiries.length > 0 ? Math.min(...expiries) : Number.POSITIVE_INFINITY;
+  };
   let lastAttemptAt = Number.NEGATIVE_INFINITY;
   let inFlight: Promise<boolean> | undefined;
   let timer: NodeJS.Timeout | undefined;
@@ -45,10 +66,14 @@ export function fetchedSecrets(options: FetchedSecretsOptions): SecretSource {
       try {
         const fetched = await options.fetch(AbortSignal.timeout(options.fetchTimeoutMs));
         if (fetched.length === 0) throw new Error('provider returned no webhook secret');
-        const changed = fetched.join('\n') !== secrets.join('\n');
+        const changed = fetched.join('\n') !== latest.join('\n');
         // On rotation the provider may already sign with the new secret while deliveries signed with
-        // the old one are still being retried: keep the previous ones too.
-        secrets = [...new Set([...fetched, ...secrets])].slice(0, 4);
+        // the old one are still being retried: the old ones verify for retiredOverlapMs more.
+        const at = now();
+        for (const [secret, entry] of known) if (!fetched.includes(secret)) entry.retiredAt ??= at;
+        for (const secret of fetched) known.set(secret, { seen: at });
+        latest = fetched;
+        recompute(at);
         options.log.info({ reason, keys: fetched.map(secretFingerprint), changed }, 'webhook secrets loaded');
         return changed;
       } catch (error) {
@@ -62,7 +87,10 @@ export function fetchedSecrets(options: FetchedSecretsOptions): SecretSource {
   };
 
   return {
-    current: () => secrets,
+    current: () => {
+      if (nextExpiry !== Number.POSITIVE_INFINITY && now() >= nextExpiry) recompute(now());
+      return secrets;
+    },
     refreshAfterFailure: async () => {
       if (inFlight) return inFlight;
       if (now() - lastAttemptAt < options.minRefetchIntervalMs) return false;

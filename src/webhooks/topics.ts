@@ -25,6 +25,16 @@ export const ALL_TOPICS: readonly Topic[] = [...FAMILY_OF.keys()] as Topic[];
 /** The bare topics one can subscribe to (the spec: order, invoice, payout, buyer, factoring, kyc). */
 export const BARE_TOPICS = ['order', 'invoice', 'payout', 'buyer', 'factoring', 'kyc'] as const;
 
+/**
+ * Topics whose payloads the spec shows but that its Topics table does not list, so a bare
+ * subscription may not send them ("subscribing with a bare topic sends every event listed under
+ * that topic"); applicant and billing_configuration are not bare topics at all.
+ */
+export const UNLISTED_TOPICS = ['kyc/accepted', 'applicant/pending', 'applicant/accepted', 'billing_configuration/created'] as const;
+
+/** What `webhooks register` and the demo subscribe to: every topic family the daemon reads. */
+export const SUBSCRIPTION_TOPICS: readonly string[] = [...BARE_TOPICS, ...UNLISTED_TOPICS];
+
 export function familyOf(topic: string): TopicFamily | undefined {
   return FAMILY_OF.get(topic);
 }

@@ -26,7 +26,7 @@ beforeAll(async () => {
   database = await createTestDatabase('operator_api');
   const log = silentLogger();
   const config = loadConfig({ OPERATOR_TOKEN: TOKEN });
-  server = await startHttpServer({ host: '127.0.0.1', port: 0, log, name: 'test', routes: [...healthRoutes(database, () => false), ...operatorRoutes({ config, database, log })] });
+  server = await startHttpServer({ host: '127.0.0.1', port: 0, log, name: 'test', routes: [...healthRoutes(database, { isStopping: () => false, hasSigningSecret: () => true }), ...operatorRoutes({ config, database, log })] });
   disabled = await startHttpServer({ host: '127.0.0.1', port: 0, log, name: 'test', routes: operatorRoutes({ config: loadConfig({}), database, log }) });
   await database.sql`
     insert into discrepancies (environment, kind, status, entity_type, entity_id, subject, external_reference_id, expected, observed, details)
