@@ -1,5 +1,6 @@
 import type { Writable } from 'node:stream';
 import type { ProviderEnvironment } from '../config/schema.js';
+import { creditLines } from '../ledger/payout-credits.js';
 import type { Database } from '../db/database.js';
 import type { Cell, ReportFormat } from './format.js';
 import { streamReport, type StreamResult } from './writer.js';
@@ -23,13 +24,18 @@ export async function streamPayoutsReport(
 ): Promise<StreamResult> {
   const { sql } = database;
   const cursor = sql<Record<string, Cell>[]>`
+    -- Credit lines grouped once by the payout reference they carry (ledger/payout-credits.ts).
+    with credits as materialized (
+      select l.payout_reference,
+             string_agg(coalesce(l.bank_reference, '#' || l.id::text) || ' ' || l.booking_date::text, ';' order by l.booking_date, l.id) as lines
+      from (${creditLines(sql, filters.environment)}) l
+      where l.payout_reference is not null
+      group by l.payout_reference
+    )
     select distinct on (payout_uuid)
            payout_uuid::text as payout_uuid, sepa_instruction_id as sepa_reference, amount_cents::text as amount_cents,
            status,
-           (select string_agg(coalesce(l.bank_reference, '#' || l.id::text) || ' ' || l.booking_date::text, ';' order by l.booking_date, l.id)
-            from statement_lines l
-            where l.environment = e.environment and l.direction = 'credit' and l.sepa_reference = upper(e.sepa_instruction_id)
-           ) as matched_bank_line,
+           (select c.lines from credits c where c.payout_reference = upper(e.sepa_instruction_id)) as matched_bank_line,
            array_to_string(external_reference_ids, ';') as invoice_references
     from payout_events e
     where environment = ${filters.environment}

@@ -1,5 +1,6 @@
 import type { TransactionSql } from 'postgres';
 import type { RuleParams } from '../types.js';
+import { creditLines } from '../../ledger/payout-credits.js';
 
 /** The kinds the payout rules decide: a pass resolves an open one of these that no rule found again. */
 export const PAYOUT_RULE_KINDS = [
@@ -48,16 +49,15 @@ export function latestPayouts(tx: TransactionSql, p: RuleParams) {
 }
 
 /**
- * Bank credits per SEPA reference. Statement references are stored upper-case (MT940's SWIFT
- * character set and many banks upper-case them), so payouts are compared through upper(). `lines`
- * names the bank's entry reference (or our line id) and booking date of each, for people.
+ * Bank credits per payout reference (payout-credits.ts: the reference wherever it stands in the
+ * line). `lines` names the bank's entry reference (or our line id) and booking date of each, for people.
  */
 export function creditsByReference(tx: TransactionSql, p: RuleParams) {
   return tx`
-    select sepa_reference, sum(amount_cents) as credited, count(*) as n,
+    select payout_reference as sepa_reference, sum(amount_cents) as credited, count(*) as n,
            string_agg(coalesce(bank_reference, '#' || id::text) || ' (' || booking_date::text || ')', ', '
                       order by booking_date, id) as lines
-    from statement_lines
-    where environment = ${p.environment} and direction = 'credit' and sepa_reference is not null
-    group by sepa_reference`;
+    from (${creditLines(tx, p.environment)}) c
+    where payout_reference is not null
+    group by payout_reference`;
 }

@@ -1,6 +1,7 @@
 import type { TransactionSql } from 'postgres';
 import type { Rule, RuleParams } from '../types.js';
 import { payoutSettings } from './payout-common.js';
+import { creditLines } from '../../ledger/payout-credits.js';
 
 /**
  * statement_credit_without_payout: money arrived that looks like a payout, and no payout event
@@ -12,8 +13,8 @@ import { payoutSettings } from './payout-common.js';
  * simulator). With neither set, nothing is a payout credit and this rule finds nothing: guessing
  * from the reference alone would flag every customer transfer with an RF creditor reference.
  *
- * Evidence: a payout credit (direction credit) whose SEPA reference no payout_events row of the
- * environment carries (any status: a cancelled payout's credit is payout_cancelled_but_credited),
+ * Evidence: a payout credit (direction credit) that carries no payout_events row's reference of the
+ * environment, in its reference or anywhere in its remittance text (payout-credits.ts) (any status: a cancelled payout's credit is payout_cancelled_but_credited),
  * or that has no reference at all. No waiting for the webhook: the bank books a payout hours after
  * the provider sends payout/complete (2-20 h in the simulator), far longer than the webhook's retry
  * window, so an honest credit's event is already here; one that arrives later resolves the finding.
@@ -35,23 +36,19 @@ export const statementCreditWithoutPayout: Rule = {
     const result = await tx`
       with flagged as (
         select s.*, count(*) over (partition by s.bank_reference) as same_ref
-        from statement_lines s
-        where s.environment = ${p.environment} and s.direction = 'credit'
-          and (s.counterparty_iban = any(${sourceIbans as string[]}::text[])
-               or (${referencePattern}::text is not null and s.sepa_reference ~ ${referencePattern}::text))
-          and not exists (
-            select 1 from payout_events e
-            where e.environment = ${p.environment} and upper(e.sepa_instruction_id) = s.sepa_reference)
+        from (${creditLines(tx, p.environment, referencePattern)}) s
+        where (s.counterparty_iban = any(${sourceIbans as string[]}::text[]) or s.matches_pattern)
+          and not s.carries_payout
       )
       insert into found
       select ${p.environment}::provider_environment, 'statement_credit_without_payout', 'statement_line',
              case when f.bank_reference is null then '#' || f.id::text
                   when f.same_ref > 1 then f.bank_reference || '#' || f.id::text
                   else f.bank_reference end,
-             '', null, f.sepa_reference, null, f.amount_cents::text,
+             '', null, f.payout_reference, null, f.amount_cents::text,
              format('Bank credit %s booked %s: %s cents from %s (%s) with reference %s, and no payout carries that reference.',
                     coalesce(f.bank_reference, '#' || f.id::text), f.booking_date::text, f.amount_cents,
-                    coalesce(f.counterparty_name, '?'), coalesce(f.counterparty_iban, '?'), coalesce(f.sepa_reference, '(none)')),
+                    coalesce(f.counterparty_name, '?'), coalesce(f.counterparty_iban, '?'), coalesce(f.payout_reference, '(none)')),
              jsonb_build_object('statement_line_id', f.id, 'bank_reference', f.bank_reference, 'booking_date', f.booking_date::text,
                                 'amount_cents', f.amount_cents::text, 'counterparty_iban', f.counterparty_iban,
                                 'sepa_reference', f.sepa_reference, 'remittance', f.remittance),

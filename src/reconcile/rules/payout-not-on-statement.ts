@@ -1,6 +1,7 @@
 import type { TransactionSql } from 'postgres';
 import { ISO_FORMAT } from '../found.js';
 import type { Rule, RuleParams } from '../types.js';
+import { creditLines } from '../../ledger/payout-credits.js';
 import { latestPayouts, payoutSettings } from './payout-common.js';
 
 /**
@@ -72,8 +73,7 @@ export const payoutNotOnStatement: Rule = {
       join islands i on i.f <= d.anchor and i.t >= d.deadline
       where d.deadline <= ${p.now.toISOString()}::timestamptz
         and not exists (
-          select 1 from statement_lines s
-          where s.environment = ${p.environment} and s.direction = 'credit' and s.sepa_reference = d.sepa_key)`;
+          select 1 from (${creditLines(tx, p.environment)}) s where s.payout_reference = d.sepa_key)`;
     return result.count;
   },
 };

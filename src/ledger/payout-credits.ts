@@ -1,0 +1,43 @@
+import type { Sql, TransactionSql } from 'postgres';
+import type { ProviderEnvironment } from '../config/schema.js';
+
+/**
+ * Bank credit lines, each with the payout reference it carries. Banks put a payout's SEPA
+ * reference in the end-to-end id, the instruction id, or anywhere in the remittance text
+ * ("Rechnung RE2026000001 Auszahlung PO2026112200000013"), so a line's reference as the import
+ * read it (statement_lines.sepa_reference: end-to-end id, else instruction id, else the first
+ * id-like word) may not be the payout's. A line carries payout P when P's reference is that
+ * reference or any word of its remittance text; the first such one (reference first, then words
+ * in order) is its payout_reference. Lines that carry no payout keep their own reference, or, when
+ * PAYOUT_REFERENCE_PATTERN is set, the first of those candidates that matches it (so the finding
+ * names the reference that made it a payout credit). What the bank sent stays as stored.
+ *
+ * Cost: one hashed set of the environment's payout references (payouts are few: one a day) and a
+ * split of each credit's remittance text, so it scales with the credit lines, read once.
+ */
+export function creditLines(sql: Sql | TransactionSql, environment: ProviderEnvironment, referencePattern: string | null = null) {
+  const candidates = sql`(
+    select s.sepa_reference as ref, 0::bigint as pos
+    union all
+    select w.word, w.pos from regexp_split_to_table(upper(coalesce(s.remittance, '')), '[^A-Z0-9]+') with ordinality as w(word, pos)
+  )`;
+  return sql`
+    with payout_refs as materialized (
+      select distinct upper(sepa_instruction_id) as ref from payout_events
+      where environment = ${environment} and sepa_instruction_id is not null
+    )
+    select s.id, s.line_key, s.bank_reference, s.booking_date, s.amount_cents, s.counterparty_iban, s.counterparty_name,
+           s.sepa_reference, s.remittance,
+           coalesce(m.ref, pat.ref, s.sepa_reference) as payout_reference,
+           m.ref is not null as carries_payout,
+           pat.ref is not null as matches_pattern
+    from statement_lines s
+    left join lateral (
+      select c.ref from ${candidates} c where c.ref in (select ref from payout_refs) order by c.pos limit 1
+    ) m on true
+    left join lateral (
+      select c.ref from ${candidates} c
+      where ${referencePattern}::text is not null and c.ref <> '' and c.ref ~ ${referencePattern}::text order by c.pos limit 1
+    ) pat on true
+    where s.environment = ${environment} and s.direction = 'credit'`;
+}
