@@ -73,4 +73,21 @@ describe('state_mismatch', () => {
     expect(summary.resolved).toBe(1);
     expect(await discrepancies(db)).toMatchObject([{ kind: 'state_mismatch', status: 'resolved' }]);
   }));
+
+  it('judges a webhook only against a poll that began after it: an API outage after a newer webhook is no mismatch', withDb(async (db) => {
+    const order = randomUUID();
+    // The poll sees confirmed; then the merchant cancels: order/canceled arrives after that poll.
+    const r1 = await pollRun(db, at(0));
+    await snapshot(db, { order, state: 'confirmed', seenAt: at(0), runId: r1 });
+    await orderEvent(db, { order, state: 'confirmed', eventTime: eventTime(-20), receivedAt: at(-19) });
+    await orderEvent(db, { order, state: 'canceled', eventTime: eventTime(5), receivedAt: at(10) });
+    // No poll since (the API is down): long past the grace period, the old poll proves nothing.
+    await pass(db, at(3 * GRACE));
+    expect(await discrepancies(db, 'state_mismatch')).toEqual([]);
+    // A poll begun after the webhook that still says confirmed does contradict it.
+    const r2 = await pollRun(db, at(3 * GRACE + 10));
+    await snapshot(db, { order, state: 'confirmed', seenAt: at(3 * GRACE + 10), runId: r2 });
+    await pass(db, at(3 * GRACE + 100));
+    expect(await discrepancies(db, 'state_mismatch')).toMatchObject([{ status: 'open', expected: 'confirmed', observed: 'canceled' }]);
+  }));
 });

@@ -23,7 +23,11 @@ import { ORDER_STATES_WITH_TOPIC, type Rule, type RuleParams } from '../types.js
  *     missed_webhook (after grace), not a mismatch;
  *  4. state_since <= now - grace: the API has held A for the whole grace period;
  *  5. L.received_at <= now - grace: the latest webhook is old enough for the poller to have seen the
- *     change it reports (an order canceled a minute ago has a canceled webhook before any poll).
+ *     change it reports (an order canceled a minute ago has a canceled webhook before any poll);
+ *  6. the poll that last listed O (order_snapshots.last_seen_run_id) began after L arrived and after
+ *     L's event_time. A is only evidence against L when the API was asked after L happened: with a
+ *     poll, then order/canceled, and no poll since (the API down longer than the grace period), the
+ *     API's "confirmed" is older news than the webhook, not a contradiction.
  * So a mismatch is a webhook stream whose newest event contradicts an API state that the stream
  * itself also reported: webhooks say declined (latest) while the API says confirmed and a confirmed
  * webhook exists with an earlier event_time; or the API went back to a state the webhooks had left.
@@ -48,12 +52,14 @@ export const stateMismatch: Rule = {
           -- sort of order_events and DISTINCT ON 4.7-6.5 s (the sort spills below ~500 MB of
           -- work_mem); a merge join of snapshots and events with a max() per order 8.6 s; a
           -- LATERAL ... ORDER BY ... LIMIT 1 per snapshot 11 s (17 s even index-only).
-          select distinct on (e.environment, e.order_uuid) e.order_uuid, e.order_state, e.event_key, e.received_at
+          select distinct on (e.environment, e.order_uuid) e.order_uuid, e.order_state, e.event_key, e.received_at, e.event_time_sortable
           from order_events e
           where e.environment = ${p.environment} ${inScope(tx, p, 'e')}
           order by e.environment desc, e.order_uuid desc, e.event_time_sortable desc, e.event_key desc
         ) l
         join order_snapshots s on s.environment = ${p.environment} and s.order_uuid = l.order_uuid
+        -- Condition 6: by primary key, for the orders whose states differ.
+        join poll_runs r on r.id = s.last_seen_run_id
         -- Condition 3, as a LATERAL ... LIMIT 1 rather than EXISTS: a lookup by index for the few
         -- orders the join keeps. As EXISTS the planner chose, depending on ANALYZE's sample of a
         -- 1,000,000-order ledger, either that or a hash of all 2,000,000 events' (order, state):
@@ -67,6 +73,7 @@ export const stateMismatch: Rule = {
           and s.state in ${tx(ORDER_STATES_WITH_TOPIC)}
           and s.state_since <= ${cutoff}
           and l.received_at <= ${cutoff}
+          and r.started_at > greatest(l.received_at, coalesce(l.event_time_sortable::timestamptz, l.received_at))
       )
       insert into found
       select ${p.environment}::provider_environment, 'state_mismatch', 'order', m.order_uuid::text, '',
