@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { parseEventTime } from './event-time.js';
 import { integerNumber, integerString, smallIntegerString } from './money.js';
+import { parseReferenceList } from './reference-list.js';
 
 /**
  * zod schemas for every payload shape in the provider spec ("Payload shapes"). Objects are loose:
@@ -48,18 +49,6 @@ export const invoicePayload = z.looseObject({
   gross_amount_cents: integerNumber.nullish(),
   amount_cents: integerString.nullish(),
 });
-
-/** "list of paid invoice references, sent as a string": a JSON array in a string, or a separated list. */
-export function parseReferenceList(value: string | string[]): string[] {
-  if (Array.isArray(value)) return value;
-  const trimmed = value.trim();
-  if (trimmed.startsWith('[')) {
-    const parsed: unknown = JSON.parse(trimmed);
-    if (!Array.isArray(parsed)) throw new Error('not a list');
-    return parsed.map((item) => String(item));
-  }
-  return trimmed.split(/[,;\s]+/).filter((item) => item.length > 0);
-}
 
 export const payoutPayload = z.looseObject({
   topic: text,

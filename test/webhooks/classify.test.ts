@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { classifyDelivery, eventKey } from '../../src/webhooks/classify.js';
 import { parseEventTime } from '../../src/webhooks/event-time.js';
 import { integerString } from '../../src/webhooks/money.js';
-import { parseReferenceList } from '../../src/webhooks/payloads.js';
+import { parseReferenceList } from '../../src/webhooks/reference-list.js';
 import { ALL_TOPICS } from '../../src/webhooks/topics.js';
 import { samplePayload } from '../fixtures/spec-payloads.js';
 
