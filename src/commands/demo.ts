@@ -158,13 +158,17 @@ the ${graceSeconds}-second grace period. Ctrl-C stops.
       await importing;
       await rm(statementDir, { recursive: true, force: true });
     });
+    // Registered last, so it runs first when the drain starts (on Ctrl-C too): the last word before
+    // the ledger closes is what was found against what was injected.
+    daemon.ctx.shutdown.register('demo final summary', async () => {
+      clearInterval(ticker);
+      await summary().then((text) => out.write(`\nfinal: ${text}\n`), () => undefined);
+    });
     const stopped = new Promise<void>((resolve) => daemon.ctx.shutdown.signal.addEventListener('abort', () => resolve(), { once: true }));
     if (duration !== undefined) {
       await Promise.race([stopped, new Promise((resolve) => setTimeout(resolve, duration * 1000).unref())]);
     } else await stopped;
     clearInterval(ticker);
-    // The last word before the ledger closes: what was found against what was injected.
-    await summary().then((text) => out.write(`\nfinal: ${text}\n`), () => undefined);
     await daemon.stop('demo stopping');
     return 0;
   },

@@ -1,0 +1,141 @@
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isAlive, readPointer } from '../../src/db/embedded-claim.js';
+import { removeEmbeddedLedger } from '../../src/db/embedded.js';
+import { silentLogger } from '../../src/log/logger.js';
+import { cleanEnv, REPO_ROOT, runCli } from './cli.js';
+import { waitFor } from './harness.js';
+
+/**
+ * The newcomer's path with the embedded ledger, as a person runs it: the data directory under a
+ * private (0700) parent, as root's home is (the postgres user the server runs as cannot pass
+ * through it), a second demo over a running one, a report from another terminal, Ctrl-C from the
+ * terminal (SIGINT to the whole process group) and a demo killed with SIGKILL.
+ */
+
+interface Demo {
+  pid: number;
+  stdout: () => string;
+  stderr: () => string;
+  exited: Promise<number | null>;
+}
+
+/** `demo` in its own process group, as a terminal starts a foreground job. */
+function startDemo(env: NodeJS.ProcessEnv, args: string[] = []): Demo {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'demo', ...args], {
+    cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true,
+  });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return { pid: child.pid!, stdout: () => out, stderr: () => err, exited };
+}
+
+async function running(demo: Demo): Promise<void> {
+  let done = false;
+  void demo.exited.then(() => (done = true));
+  await waitFor(`the demo to start (stderr: ${demo.stderr().slice(-400)})`, () => {
+    if (done) throw new Error(`demo exited: ${demo.stderr()}`);
+    return demo.stdout().includes('Ctrl-C stops') || undefined;
+  }, 90_000);
+}
+
+function errorLines(stderr: string): string[] {
+  return stderr.split('\n').filter((l) => /"level":(50|60)|ECONNRESET|\n\s+at /.test(l));
+}
+
+let root: string;
+let dataDir: string;
+let env: NodeJS.ProcessEnv;
+const demos: Demo[] = [];
+
+beforeAll(async () => {
+  root = await mkdtemp(path.join(tmpdir(), 'bnpl-private-'));
+  await chmod(root, 0o700);
+  dataDir = path.join(root, 'data');
+  env = cleanEnv({ RECON_DATA_DIR: dataDir, PORT: '0', METRICS_PORT: '0', LOG_LEVEL: 'warn' });
+});
+
+afterAll(async () => {
+  for (const d of demos) {
+    try {
+      process.kill(-d.pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+  await removeEmbeddedLedger(path.join(dataDir, 'demo'), silentLogger()).catch(() => undefined);
+  await rm(root, { recursive: true, force: true });
+});
+
+describe('the embedded ledger on a newcomer machine', () => {
+  it('runs the demo under a private directory, refuses a second one, serves reports to other commands, and stops cleanly on Ctrl-C', async () => {
+    const first = startDemo(env);
+    demos.push(first);
+    await running(first);
+
+    const second = await runCli(['demo', '--duration', '5'], env);
+    expect(second.code).toBe(1);
+    expect(second.stderr).toMatch(new RegExp(`in use by process ${first.pid} \\(bnpl-recon demo\\)`));
+    expect(second.stderr.trim().split('\n').filter((l) => !l.startsWith('npm warn'))).toHaveLength(1);
+
+    // The first demo's ledger is reachable from another terminal with DATABASE_URL unset.
+    await waitFor('a poll and deliveries in the demo ledger', async () => {
+      const orders = await runCli(['report', 'orders', '--format', 'json'], env);
+      expect(orders.code, orders.stderr).toBe(0);
+      return (JSON.parse(orders.stdout) as unknown[]).length > 0 || undefined;
+    }, 60_000, 2000);
+    const report = await runCli(['report', 'discrepancies', '--status', 'all', '--format', 'json'], env);
+    expect(report.code, report.stderr).toBe(0);
+    expect(Array.isArray(JSON.parse(report.stdout))).toBe(true);
+
+    // Ctrl-C: the whole foreground group gets SIGINT; the embedded server is in its own group.
+    process.kill(-first.pid, 'SIGINT');
+    expect(await first.exited).toBe(0);
+    expect(errorLines(first.stderr())).toEqual([]);
+    expect(first.stdout()).toMatch(/final: .*deliveries stored \d+/);
+    expect(await readPointer(path.join(dataDir, 'demo'))).toBeUndefined();
+  }, 240_000);
+
+  it('never answers a read command from a ledger it would have to create', async () => {
+    const empty = path.join(root, 'empty');
+    const result = await runCli(['report', 'discrepancies'], { ...env, RECON_DATA_DIR: empty });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/no ledger to read: DATABASE_URL is unset/);
+    expect(result.stdout).toBe('');
+    expect(existsSync(path.join(empty, 'postgres'))).toBe(false);
+  });
+
+  it('stops an orphaned server left by a demo killed with SIGKILL before reusing its directory', async () => {
+    const killed = startDemo(env);
+    demos.push(killed);
+    await running(killed);
+    const pointer = await readPointer(path.join(dataDir, 'demo'));
+    const postmaster = Number((await readFile(path.join(pointer!.databaseDir, 'postmaster.pid'), 'utf8')).split('\n')[0]);
+    process.kill(killed.pid, 'SIGKILL');
+    await killed.exited;
+    expect(isAlive(postmaster)).toBe(true);
+
+    const next = startDemo(env, ['--duration', '3']);
+    demos.push(next);
+    expect(await next.exited).toBe(0);
+    expect(next.stderr()).toMatch(/stopping an orphaned embedded Postgres/);
+    expect(isAlive(postmaster)).toBe(false);
+  }, 240_000);
+
+  it('start in production refuses an embedded ledger, and plain http to a remote provider, naming the setting', async () => {
+    const base = { ...env, PROVIDER_ENV: 'production', PROVIDER_API_KEY: 'prod-key-123', PROVIDER_BASE_URL: 'https://provider.example' };
+    const embedded = await runCli(['start'], base);
+    expect(embedded.code).toBe(2);
+    expect(embedded.stderr).toMatch(/DATABASE_URL is required for start in production/);
+    const clear = await runCli(['start'], { ...base, PROVIDER_BASE_URL: 'http://provider.example', DATABASE_URL: 'postgres://x@127.0.0.1:1/x' });
+    expect(clear.code).toBe(2);
+    expect(clear.stderr).toMatch(/PROVIDER_BASE_URL: plain http/);
+  });
+});
