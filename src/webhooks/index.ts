@@ -37,6 +37,7 @@ export async function createWebhookReceiver(ctx: AppContext, deps: ReceiverDeps 
       minRefetchIntervalMs: config.WEBHOOK_KEYS_MIN_REFETCH_SECONDS * 1000,
       fetchTimeoutMs: 2000,
       log,
+      onRefresh: (outcome) => metrics.keyRefreshes.inc({ outcome }),
     });
   } else throw new Error('WEBHOOK_SECRET is unset and no provider client can fetch the secrets');
   await secrets.start();
@@ -50,6 +51,7 @@ export async function createWebhookReceiver(ctx: AppContext, deps: ReceiverDeps 
     maxConcurrentBatches: 1,
     log,
     onBatch: (size) => metrics.batchSize.observe(size),
+    onCommit: (seconds) => metrics.commitSeconds.observe(seconds),
   });
   let closing = false;
   const handler = createWebhookHandler({

@@ -30,6 +30,8 @@ export interface FetchedSecretsOptions {
   fetchTimeoutMs: number;
   log: Logger;
   now?: () => number;
+  /** Each fetch's outcome: changed (new secrets), unchanged, or failed. */
+  onRefresh?: (outcome: 'changed' | 'unchanged' | 'failed') => void;
 }
 
 export function fetchedSecrets(options: FetchedSecretsOptions): SecretSource {
@@ -50,9 +52,11 @@ export function fetchedSecrets(options: FetchedSecretsOptions): SecretSource {
         // the old one are still being retried: keep the previous ones too.
         secrets = [...new Set([...fetched, ...secrets])].slice(0, 4);
         options.log.info({ reason, keys: fetched.map(secretFingerprint), changed }, 'webhook secrets loaded');
+        options.onRefresh?.(changed ? 'changed' : 'unchanged');
         return changed;
       } catch (error) {
         options.log.warn({ reason, err: (error as Error).message }, 'could not fetch webhook secrets');
+        options.onRefresh?.('failed');
         return false;
       } finally {
         inFlight = undefined;

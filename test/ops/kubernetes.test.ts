@@ -113,12 +113,19 @@ describe('Kubernetes manifests', () => {
     // The scrape path and port, as annotations and as the ServiceMonitor says, against the real metrics server.
     const annotations = deployment.spec.template.metadata.annotations ?? {};
     expect(Number(annotations['prometheus.io/port'])).toBe(defaults.METRICS_PORT);
-    const service = one('Service') as Doc & { spec: { ports: { name: string; targetPort: string }[] } };
+    type ServiceDoc = Doc & { spec: { ports: { name: string; targetPort: string }[]; publishNotReadyAddresses?: boolean; selector: Record<string, string> } };
+    const services = all.filter((m) => m.doc.kind === 'Service').map((m) => m.doc as ServiceDoc);
     const monitor = one('ServiceMonitor') as Doc & { spec: { selector: { matchLabels: Record<string, string> }; endpoints: { port: string; path: string }[] } };
     const endpoint = monitor.spec.endpoints[0]!;
-    expect(service.spec.ports.find((p) => p.name === endpoint.port)?.targetPort).toBe('metrics');
-    expect(service.metadata.labels).toMatchObject(monitor.spec.selector.matchLabels);
-    for (const p of service.spec.ports) expect(Object.keys(ports)).toContain(p.targetPort);
+    // The ServiceMonitor selects exactly one Service: the one that lists not-ready pods too.
+    const scraped = services.filter((s) => Object.entries(monitor.spec.selector.matchLabels).every(([k, v]) => s.metadata.labels?.[k] === v));
+    expect(scraped.map((s) => s.metadata.name)).toEqual(['bnpl-recon-metrics']);
+    expect(scraped[0]!.spec.publishNotReadyAddresses).toBe(true);
+    expect(scraped[0]!.spec.ports.find((p) => p.name === endpoint.port)?.targetPort).toBe('metrics');
+    for (const s of services) {
+      expect(s.spec.selector).toEqual(deployment.spec.template.metadata.labels);
+      for (const p of s.spec.ports) expect(Object.keys(ports)).toContain(p.targetPort);
+    }
     const server = await startMetricsServer(createRegistry(), { host: '127.0.0.1', port: 0, log: silentLogger() });
     try {
       for (const p of [annotations['prometheus.io/path'], endpoint.path]) {

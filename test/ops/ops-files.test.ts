@@ -5,6 +5,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import { silentLogger } from '../../src/log/logger.js';
+import { createLedgerHealthMetrics } from '../../src/metrics/ledger-health.js';
 import { createRegistry } from '../../src/metrics/registry.js';
 import { createPollerMetrics } from '../../src/poller/index.js';
 import { createProviderClient } from '../../src/provider/client.js';
@@ -29,6 +30,7 @@ describe('ops files', () => {
     createWebhookMetrics(registry);
     createPollerMetrics(registry);
     createReconcileMetrics(registry, {} as Database, 'sandbox');
+    createLedgerHealthMetrics(registry, {} as Database, 'sandbox');
     const client = createProviderClient(loadConfig({ PROVIDER_BASE_URL: 'http://127.0.0.1:9', PROVIDER_API_KEY: 'k' }), silentLogger(), registry);
     void client.close();
     const exported = new Set(registry.getMetricsAsArray().map((m) => m.name));
