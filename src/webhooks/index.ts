@@ -4,6 +4,7 @@ import { GroupCommitWriter } from './group-commit.js';
 import { createWebhookMetrics } from './metrics.js';
 import { createWebhookHandler } from './receiver.js';
 import { fetchedSecrets, staticSecrets, type SecretSource } from './secrets.js';
+import { addressMatcher } from '../config/addresses.js';
 import { allowedAddresses } from './source-address.js';
 
 export { computeSignature, verifySignature, secretFingerprint } from './signature.js';
@@ -59,7 +60,7 @@ export async function createWebhookReceiver(ctx: AppContext, deps: ReceiverDeps 
     signatureHeader: config.WEBHOOK_SIGNATURE_HEADER,
     maxBodyBytes: config.WEBHOOK_MAX_BODY_BYTES,
     allowedSources: allowedAddresses(config.WEBHOOK_ALLOWED_IPS, config.PROVIDER_ENV),
-    trustedProxies: new Set(config.TRUSTED_PROXIES),
+    trustedProxies: addressMatcher(config.TRUSTED_PROXIES),
     secrets,
     writer,
     metrics,
