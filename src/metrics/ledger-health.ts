@@ -43,7 +43,7 @@ export function readFailureCounter(registry: Registry): Counter<'source'> {
 /**
  * What an SRE asks first, answered at scrape time from the ledger itself, so every replica reports
  * the same truth and a restart does not reset it:
- * - bnpl_recon_build_info{version,node,commit} 1
+ * - bnpl_recon_build_info{version,node,commit,environment} 1 (environment: PROVIDER_ENV; dashboards pick replicas by it)
  * - bnpl_recon_database_up: 1 when this scrape's ledger read succeeded within `timeoutMs`, else 0;
  *   bnpl_recon_database_last_error_timestamp_seconds: when one last failed (absent until then)
  * - bnpl_recon_{poll,reconcile}_last_complete_timestamp_seconds: finished_at of the newest complete
@@ -56,8 +56,8 @@ export function createLedgerHealthMetrics(registry: Registry, database: Database
   const p = METRIC_PREFIX;
   const timeoutMs = options.timeoutMs ?? 2000;
   const info = buildInfo();
-  const build = new Gauge({ name: `${p}build_info`, help: 'Always 1; the labels say which build runs', labelNames: ['version', 'node', 'commit'] as const, registers: [registry] });
-  build.set(info, 1);
+  const build = new Gauge({ name: `${p}build_info`, help: 'Always 1; the labels say which build runs', labelNames: ['version', 'node', 'commit', 'environment'] as const, registers: [registry] });
+  build.set({ ...info, environment }, 1);
   const failures = readFailureCounter(registry);
 
   const read = async (): Promise<void> => {

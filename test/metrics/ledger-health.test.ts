@@ -35,7 +35,7 @@ describe('ledger-read metrics', () => {
 
     const fresh = await replica(db).metrics();
     expect(sample(fresh, 'bnpl_recon_database_up')).toBe(1);
-    expect(fresh).toContain(`bnpl_recon_build_info{version="${version}",node="${process.version}",commit="unknown"} 1`);
+    expect(fresh).toContain(`bnpl_recon_build_info{version="${version}",node="${process.version}",commit="unknown",environment="sandbox"} 1`);
     // Nothing complete yet: absent, not 0 (which would read as "1970").
     expect(sample(fresh, 'bnpl_recon_poll_last_complete_timestamp_seconds{environment="sandbox"}')).toBeUndefined();
 
