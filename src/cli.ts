@@ -3,6 +3,7 @@ import { realpathSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { ConfigError } from './config/load.js';
 import { UsageError } from './app/errors.js';
+import { packageVersion } from './app/version.js';
 
 /** A command module: its help text and what it runs; returns the exit status. */
 export interface Command {
@@ -37,6 +38,7 @@ Commands:
   discrepancy ack ID --note TEXT
   webhooks register|keys
   sim                        run the provider simulator alone
+  --version                  print the version
 
 Run 'bnpl-recon <command> --help' for a command's options. Settings come from environment variables (see README).`;
 
@@ -45,6 +47,10 @@ export async function main(argv: string[]): Promise<number> {
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
     process.stdout.write(`${USAGE}\n`);
     return name === undefined ? 2 : 0;
+  }
+  if (name === '--version' || name === '-V' || name === 'version') {
+    process.stdout.write(`bnpl-recon ${packageVersion()}\n`);
+    return 0;
   }
   const load = COMMANDS[name];
   if (!load) {

@@ -1,10 +1,12 @@
 import type { AppContext } from './app/context.js';
+import { buildInfo } from './app/version.js';
 import { openContext } from './app/context.js';
 import type { Config } from './config/schema.js';
 import { healthRoutes } from './http/health.js';
 import { operatorRoutes } from './http/operator-api.js';
 import { startHttpServer } from './http/server.js';
 import type { Logger } from './log/logger.js';
+import { createLedgerHealthMetrics } from './metrics/ledger-health.js';
 import { startMetricsServer } from './metrics/server.js';
 import { startPollScheduler } from './poller/index.js';
 import { createProviderClient, type ProviderClient } from './provider/client.js';
@@ -55,6 +57,7 @@ export async function startDaemon(config: Config, log: Logger): Promise<Daemon> 
     });
 
     reconcileMetricsFor(registry, database, config.PROVIDER_ENV);
+    createLedgerHealthMetrics(registry, database, config.PROVIDER_ENV);
     const metricsServer = await startMetricsServer(registry, { host: config.HOST, port: config.METRICS_PORT, log });
     shutdown.register('metrics server', () => metricsServer.close());
 
@@ -72,7 +75,7 @@ export async function startDaemon(config: Config, log: Logger): Promise<Daemon> 
     if (poller) shutdown.register('poll scheduler', () => poller.stop());
     else log.warn('PROVIDER_BASE_URL or PROVIDER_API_KEY unset: the poller is off, only webhooks are reconciled');
 
-    log.info({ environment: config.PROVIDER_ENV, url: http.url, metrics: `${metricsServer.url}/metrics` }, 'bnpl-recon running');
+    log.info({ ...buildInfo(), environment: config.PROVIDER_ENV, url: http.url, metrics: `${metricsServer.url}/metrics` }, 'bnpl-recon running');
     return {
       ctx,
       url: http.url,

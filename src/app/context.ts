@@ -36,7 +36,24 @@ export async function openContext(config: Config, log: Logger, options: OpenCont
   });
   // Registered first so it closes last.
   shutdown.register('database', () => database.close());
+  if (config.DATABASE_URL !== undefined) await probeDatabase(database, config.DATABASE_URL, shutdown);
   if (options.migrate ?? true) await applyMigrations(database, log);
   const registry = createRegistry({ defaultMetrics: options.defaultMetrics ?? false });
   return { config, log, database, registry, shutdown };
+}
+
+/**
+ * One round trip before anything else, so an unreachable or refused database fails the command with
+ * a message that names DATABASE_URL and where it points (never its password), not with a bare
+ * ECONNREFUSED from deep inside the migrator.
+ */
+async function probeDatabase(database: Database, url: string, shutdown: Shutdown): Promise<void> {
+  try {
+    await database.sql`select 1`;
+  } catch (error) {
+    await shutdown.run('database unreachable');
+    const where = new URL(url);
+    const reason = (error as Error).message ?? String(error);
+    throw new Error(`cannot use the database named by DATABASE_URL (${where.hostname}:${where.port || '5432'}${where.pathname}): ${reason}`, { cause: error });
+  }
 }

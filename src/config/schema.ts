@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import cron from 'node-cron';
+import { addressListError, splitList } from './addresses.js';
 
 /**
  * Every setting bnpl-recon reads, parsed once at boot. Units are in the names. The README's
@@ -25,11 +26,22 @@ const csvList = z
 
 const positiveInt = z.coerce.number().int().positive();
 
+/** Comma-separated IP addresses and CIDR ranges; anything else is refused, naming the entry. */
+const addressList = csvList.superRefine((entries, ctx) => {
+  const error = addressListError(entries);
+  if (error) ctx.addIssue({ code: 'custom', message: error });
+});
+
+const postgresUrl = z
+  .string()
+  .url()
+  .refine((v) => /^postgres(ql)?:$/.test(new URL(v).protocol), { message: 'not a postgres:// or postgresql:// URL' });
+
 export const environmentSchema = z.enum(['sandbox', 'production']);
 export type ProviderEnvironment = z.infer<typeof environmentSchema>;
 
 export const configShape = {
-  DATABASE_URL: z.string().url().optional(),
+  DATABASE_URL: postgresUrl.optional(),
   RECON_DATA_DIR: z.string().min(1).default('./data'),
   PROVIDER_ENV: environmentSchema.default('sandbox'),
   PROVIDER_BASE_URL: z.string().url().optional(),
@@ -37,14 +49,23 @@ export const configShape = {
   PROVIDER_WEBHOOK_PATH_PREFIX: z.string().default(''),
   WEBHOOK_SECRET: csvList.optional(),
   WEBHOOK_SIGNATURE_HEADER: z.string().min(1).default('x-service-signature').transform((v) => v.toLowerCase()),
-  WEBHOOK_ALLOWED_IPS: z.string().optional(),
+  // `spec` (the spec's addresses for PROVIDER_ENV), or addresses and CIDR ranges.
+  WEBHOOK_ALLOWED_IPS: z
+    .string()
+    .superRefine((value, ctx) => {
+      if (value.trim() === 'spec') return;
+      const entries = splitList(value);
+      const error = entries.length === 0 ? 'empty list' : addressListError(entries);
+      if (error) ctx.addIssue({ code: 'custom', message: `${error} (expected 'spec' or addresses and CIDR ranges)` });
+    })
+    .optional(),
   WEBHOOK_KEYS_REFRESH_SECONDS: positiveInt.default(3600),
   WEBHOOK_KEYS_MIN_REFETCH_SECONDS: positiveInt.default(30),
   // A secret the provider stopped returning verifies this much longer (deliveries signed just
   // before a rotation); short, so a rotation after a leak takes effect within minutes.
   WEBHOOK_KEYS_OVERLAP_SECONDS: positiveInt.default(600),
   WEBHOOK_MAX_BODY_BYTES: positiveInt.default(1024 * 1024),
-  TRUSTED_PROXIES: csvList.default([]),
+  TRUSTED_PROXIES: addressList.default([]),
   PORT: port.default(8080),
   METRICS_PORT: port.default(9464),
   HOST: z.string().default('0.0.0.0'),
@@ -92,6 +113,10 @@ export const configSchema = z.object(configShape).superRefine((config, ctx) => {
     if (url.protocol === 'http:' && !isLoopbackHost(url.hostname)) {
       ctx.addIssue({ code: 'custom', path: ['PROVIDER_BASE_URL'], message: 'plain http would send PROVIDER_API_KEY in clear in production: use https (or a loopback proxy)' });
     }
+  }
+  // 0 asks the OS for a free port (the tests' way), so two zeros are two different ports.
+  if (config.PORT !== 0 && config.PORT === config.METRICS_PORT) {
+    ctx.addIssue({ code: 'custom', path: ['METRICS_PORT'], message: `is the same port as PORT (${config.PORT}); /metrics needs its own` });
   }
 });
 

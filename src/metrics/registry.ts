@@ -9,12 +9,13 @@ export const METRIC_PREFIX = 'bnpl_recon_';
 export function createRegistry(options: { defaultMetrics?: boolean } = {}): Registry {
   const registry = new Registry();
   if (options.defaultMetrics !== false) {
-    collectDefaultMetrics({ register: registry, prefix: METRIC_PREFIX });
+    // No prefix: process_* and nodejs_* are the names the usual Node.js dashboards and alerts query.
+    collectDefaultMetrics({ register: registry });
     // prom-client exports these gauges with a _total suffix, which Prometheus reserves for counters
     // (`promtool check metrics` flags them); nodejs_active_{handles,requests,resources} carry the
     // same numbers by type.
     for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total']) {
-      registry.removeSingleMetric(`${METRIC_PREFIX}${name}`);
+      registry.removeSingleMetric(name);
     }
   }
   return registry;

@@ -11,7 +11,6 @@ export interface PollerMetrics {
   pages: Counter;
   refetchedPages: Counter;
   ordersLastRun: Gauge;
-  lastComplete: Gauge;
   lockHeld: Gauge;
 }
 
@@ -42,13 +41,8 @@ export function createPollerMetrics(registry: Registry): PollerMetrics {
     () => new Counter({ name: `${p}poll_refetched_pages_total`, help: 'Pages read again because orders arrived while neighbouring pages were in flight', registers: [registry] }),
   );
   const ordersLastRun = reuseMetric(registry, `${p}poll_orders_last_run`, () => new Gauge({ name: `${p}poll_orders_last_run`, help: 'Distinct orders seen by the last finished poll run', registers: [registry] }));
-  const lastComplete = reuseMetric(
-    registry,
-    `${p}poll_last_complete_timestamp_seconds`,
-    () => new Gauge({ name: `${p}poll_last_complete_timestamp_seconds`, help: 'Unix time the last complete poll run finished', registers: [registry] }),
-  );
-  const lockHeld = reuseMetric(registry, `${p}poll_lock_held`, () => new Gauge({ name: `${p}poll_lock_held`, help: '1 while this process holds the poll lock', registers: [registry] }));
+  const lockHeld = reuseMetric(registry, `${p}poll_lock_held`, () => new Gauge({ name: `${p}poll_lock_held`, help: 'Leader status of the poll: 1 from taking the poll lock until releasing or losing it (taken per run), else 0', registers: [registry] }));
   for (const status of POLL_STATUSES) runs.inc({ status }, 0);
   for (const reason of POLL_SKIP_REASONS) skipped.inc({ reason }, 0);
-  return { runs, skipped, duration, pages, refetchedPages, ordersLastRun, lastComplete, lockHeld };
+  return { runs, skipped, duration, pages, refetchedPages, ordersLastRun, lockHeld };
 }

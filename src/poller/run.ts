@@ -110,7 +110,6 @@ export async function runPoll(ctx: PollContext, client: ProviderClient, signal?:
   metrics?.duration.observe(durationMs / 1000);
   metrics?.refetchedPages.inc(summary.refetches);
   metrics?.ordersLastRun.set(summary.orders);
-  if (status === 'complete') metrics?.lastComplete.set(Date.now() / 1000);
   const { error: _e, ...figures } = summary;
   if (status === 'complete') runLog.info(figures, 'poll run complete');
   else runLog.error({ ...figures, error }, `poll run ${status}`);

@@ -45,6 +45,7 @@ export function startPollScheduler(
       return undefined;
     }
     metrics.lockHeld.set(1);
+    lock.lost.addEventListener('abort', () => metrics.lockHeld.set(0), { once: true });
     try {
       const stale = await abandonStalePollRuns(database.sql, config.PROVIDER_ENV);
       if (stale > 0) log.warn({ runs: stale }, 'marked poll runs left running by a dead process as aborted');

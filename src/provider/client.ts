@@ -91,7 +91,9 @@ export function createProviderClient(config: Config, log: Logger, registry?: Reg
   const count = (operation: ProviderOperation, outcome: RequestOutcome) => metrics?.requests.inc({ operation, outcome });
 
   async function attempt<T>(call: Call<T>): Promise<{ value: T } | { failure: ProviderError; sentAt: number }> {
+    const waitStart = performance.now();
     const sentAt = await limiter.acquire(call.signal);
+    metrics?.rateLimitWait.observe({ operation: call.operation }, (performance.now() - waitStart) / 1000);
     // bodyTimeout is the idle gap between chunks; a body that trickles would never trip it, so each
     // attempt also has an overall deadline.
     const deadline = AbortSignal.timeout(config.HTTP_BODY_TIMEOUT_MS + config.HTTP_CONNECT_TIMEOUT_MS);
@@ -136,7 +138,7 @@ export function createProviderClient(config: Config, log: Logger, registry?: Reg
       }
       const errors = parsed.errors.map((e) => ({ name: scrub(e.name, secrets), details: scrub(e.details, secrets) }));
       const retryAfterMs = parseRetryAfterMs(response.headers['retry-after']);
-      count(call.operation, status === 429 ? 'throttled' : status >= 500 ? 'server_error' : 'client_error');
+      count(call.operation, status === 429 ? 'throttled' : status === 401 || status === 403 ? 'unauthorized' : status >= 500 ? 'server_error' : 'client_error');
       return { failure: new ProviderHttpError(call.method, call.path, status, errors, retryAfterMs), sentAt };
     } catch (error) {
       endTimer?.();

@@ -1,7 +1,8 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { METRIC_PREFIX, reuseMetric } from '../metrics/registry.js';
 
-export const REQUEST_OUTCOMES = ['ok', 'throttled', 'server_error', 'client_error', 'bad_response', 'network_error'] as const;
+// unauthorized: 401 or 403, a revoked or wrong PROVIDER_API_KEY (alerted apart from other 4xx).
+export const REQUEST_OUTCOMES = ['ok', 'throttled', 'unauthorized', 'server_error', 'client_error', 'bad_response', 'network_error'] as const;
 export type RequestOutcome = (typeof REQUEST_OUTCOMES)[number];
 export const PROVIDER_OPERATIONS = ['orders', 'webhook_keys', 'webhook_register'] as const;
 export type ProviderOperation = (typeof PROVIDER_OPERATIONS)[number];
@@ -11,6 +12,7 @@ export interface ProviderMetrics {
   retries: Counter<'operation'>;
   duration: Histogram<'operation'>;
   rateLimit: Gauge;
+  rateLimitWait: Histogram<'operation'>;
 }
 
 export function createProviderMetrics(registry: Registry, currentRate: () => number): ProviderMetrics {
@@ -61,9 +63,21 @@ export function createProviderMetrics(registry: Registry, currentRate: () => num
         },
       }),
   );
+  const rateLimitWait = reuseMetric(
+    registry,
+    `${METRIC_PREFIX}provider_rate_limit_wait_seconds`,
+    () =>
+      new Histogram({
+        name: `${METRIC_PREFIX}provider_rate_limit_wait_seconds`,
+        help: 'Time each attempt waited for the client-side rate limiter before it was sent, by operation',
+        labelNames: ['operation'] as const,
+        buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+        registers: [registry],
+      }),
+  );
   for (const operation of PROVIDER_OPERATIONS) {
     retries.inc({ operation }, 0);
     for (const outcome of REQUEST_OUTCOMES) requests.inc({ operation, outcome }, 0);
   }
-  return { requests, retries, duration, rateLimit };
+  return { requests, retries, duration, rateLimit, rateLimitWait };
 }

@@ -2,6 +2,7 @@ import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { ProviderEnvironment } from '../config/schema.js';
 import type { Database } from '../db/database.js';
 import { DISCREPANCY_KINDS, DISCREPANCY_STATUSES } from '../ledger/schema/index.js';
+import { readFailureCounter, trackLedgerRead } from '../metrics/ledger-health.js';
 import { METRIC_PREFIX } from '../metrics/registry.js';
 
 const PASS_OUTCOMES = ['complete', 'skipped', 'failed'] as const;
@@ -11,6 +12,7 @@ export interface ReconcileMetrics {
   duration: Histogram<string>;
   open: Gauge<'kind'>;
   discrepancies: Gauge<'kind' | 'status'>;
+  lockHeld: Gauge;
 }
 
 /**
@@ -18,15 +20,22 @@ export interface ReconcileMetrics {
  * memory: another replica's pass, an operator's ack over the HTTP API, or `discrepancy ack` from a
  * shell all change them, and only the table knows. One grouped count over the
  * (environment, status, kind) index per scrape. A failed read keeps the previous values rather than
- * failing the whole /metrics page.
+ * failing the whole /metrics page, and counts in bnpl_recon_ledger_read_failures_total{source=
+ * "discrepancies"}; until the first good read the series are absent rather than a false 0 (a
+ * process started during a database outage once reported 0 while 89,326 were open). Every replica
+ * reports the same rows: aggregate with max, never sum.
  */
 export function createReconcileMetrics(registry: Registry, database: Database, environment: ProviderEnvironment): ReconcileMetrics {
+  const failures = readFailureCounter(registry);
   let discrepancies: Gauge<'kind' | 'status'> | undefined;
   let open: Gauge<'kind'> | undefined;
   const refresh = async (): Promise<void> => {
     const rows = await database.sql<{ kind: string; status: string; n: number }[]>`
       select kind::text, status::text, count(*)::int as n from discrepancies
-      where environment = ${environment} group by kind, status`.catch(() => undefined);
+      where environment = ${environment} group by kind, status`.catch(() => {
+      failures.inc({ source: 'discrepancies' });
+      return undefined;
+    });
     if (!rows || !discrepancies || !open) return;
     for (const kind of DISCREPANCY_KINDS) {
       for (const status of DISCREPANCY_STATUSES) discrepancies.set({ kind, status }, 0);
@@ -40,7 +49,7 @@ export function createReconcileMetrics(registry: Registry, database: Database, e
   let pending: Promise<void> | undefined;
   // Both gauges' collect() share one query per scrape.
   const collectOnce = (): Promise<void> => {
-    pending ??= refresh().finally(() => {
+    pending ??= trackLedgerRead(registry, refresh()).finally(() => {
       pending = undefined;
     });
     return pending;
@@ -59,10 +68,12 @@ export function createReconcileMetrics(registry: Registry, database: Database, e
     registers: [registry],
     collect: collectOnce,
   });
-  for (const kind of DISCREPANCY_KINDS) {
-    open.set({ kind }, 0);
-    for (const status of DISCREPANCY_STATUSES) discrepancies.set({ kind, status }, 0);
-  }
+  const lockHeld = new Gauge({
+    name: `${METRIC_PREFIX}reconcile_lock_held`,
+    help: 'Leader status of the reconciliation: 1 while this process holds the reconcile lock (taken per pass), else 0',
+    registers: [registry],
+  });
+  lockHeld.set(0);
   const passes = new Counter({
     name: `${METRIC_PREFIX}reconcile_passes_total`,
     help: 'Reconciliation passes by outcome (skipped: another replica held the lock)',
@@ -76,7 +87,7 @@ export function createReconcileMetrics(registry: Registry, database: Database, e
     buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 20, 60, 120],
     registers: [registry],
   });
-  return { passes, duration, open, discrepancies };
+  return { passes, duration, open, discrepancies, lockHeld };
 }
 
 const byRegistry = new WeakMap<Registry, ReconcileMetrics>();

@@ -63,6 +63,7 @@ export async function runReconcilePass(
       metrics?.passes.inc({ outcome: 'skipped' });
       return { ...summary, skipped: true };
     }
+    metrics?.lockHeld.set(1);
     try {
       // Holding the lock, no other pass of this environment is running: a run still marked
       // running was left by a process that died mid-pass.
@@ -96,6 +97,7 @@ export async function runReconcilePass(
         where id = ${summary.runId}`;
     } finally {
       await lock`select pg_advisory_unlock(${key}::bigint)`.catch(() => undefined);
+      metrics?.lockHeld.set(0);
     }
     summary.durationMs = Math.round(performance.now() - started);
     metrics?.passes.inc({ outcome: 'complete' });

@@ -18,6 +18,8 @@ export interface GroupCommitOptions {
   maxConcurrentBatches: number;
   log: Logger;
   onBatch?: (size: number) => void;
+  /** Seconds from sending a batch's statement to its commit, for batches that committed. */
+  onCommit?: (seconds: number) => void;
 }
 
 /**
@@ -65,7 +67,9 @@ export class GroupCommitWriter {
   private async commit(batch: Pending[]): Promise<void> {
     this.options.onBatch?.(batch.length);
     try {
+      const started = performance.now();
       const results = await writeDeliveries(this.sql, batch.map((p) => p.record));
+      this.options.onCommit?.((performance.now() - started) / 1000);
       batch.forEach((pending, i) => pending.resolve(results[i] as WriteResult));
     } catch (error) {
       if (isTransientDatabaseError(error)) {

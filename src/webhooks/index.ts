@@ -4,6 +4,7 @@ import { GroupCommitWriter } from './group-commit.js';
 import { createWebhookMetrics } from './metrics.js';
 import { createWebhookHandler } from './receiver.js';
 import { fetchedSecrets, staticSecrets, type SecretSource } from './secrets.js';
+import { addressMatcher } from '../config/addresses.js';
 import { allowedAddresses } from './source-address.js';
 
 export { computeSignature, verifySignature, secretFingerprint } from './signature.js';
@@ -38,6 +39,7 @@ export async function createWebhookReceiver(ctx: AppContext, deps: ReceiverDeps 
       fetchTimeoutMs: 2000,
       retiredOverlapMs: config.WEBHOOK_KEYS_OVERLAP_SECONDS * 1000,
       log,
+      onRefresh: (outcome) => metrics.keyRefreshes.inc({ outcome }),
     });
   } else throw new Error('WEBHOOK_SECRET is unset and no provider client can fetch the secrets');
   await secrets.start();
@@ -51,6 +53,7 @@ export async function createWebhookReceiver(ctx: AppContext, deps: ReceiverDeps 
     maxConcurrentBatches: 1,
     log,
     onBatch: (size) => metrics.batchSize.observe(size),
+    onCommit: (seconds) => metrics.commitSeconds.observe(seconds),
   });
   let closing = false;
   const handler = createWebhookHandler({
@@ -58,7 +61,7 @@ export async function createWebhookReceiver(ctx: AppContext, deps: ReceiverDeps 
     signatureHeader: config.WEBHOOK_SIGNATURE_HEADER,
     maxBodyBytes: config.WEBHOOK_MAX_BODY_BYTES,
     allowedSources: allowedAddresses(config.WEBHOOK_ALLOWED_IPS, config.PROVIDER_ENV),
-    trustedProxies: new Set(config.TRUSTED_PROXIES),
+    trustedProxies: addressMatcher(config.TRUSTED_PROXIES),
     secrets,
     writer,
     metrics,

@@ -18,6 +18,8 @@ export interface WebhookMetrics {
   deliveries: Counter<'outcome' | 'parse_status'>;
   ackSeconds: Histogram<'outcome'>;
   batchSize: Histogram;
+  commitSeconds: Histogram;
+  keyRefreshes: Counter<'outcome'>;
 }
 
 export function createWebhookMetrics(registry: Registry): WebhookMetrics {
@@ -45,5 +47,18 @@ export function createWebhookMetrics(registry: Registry): WebhookMetrics {
     buckets: [1, 2, 5, 10, 20, 50, 100, 200, 500],
     registers: [registry],
   });
-  return { deliveries, ackSeconds, batchSize };
+  const commitSeconds = new Histogram({
+    name: `${METRIC_PREFIX}ledger_commit_duration_seconds`,
+    help: 'Time from sending a batch of deliveries to the ledger until its commit (the part of the ack spent in Postgres)',
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [registry],
+  });
+  const keyRefreshes = new Counter({
+    name: `${METRIC_PREFIX}webhook_key_refreshes_total`,
+    help: 'Fetches of the signing secrets from GET /webhooks/keys, by outcome (changed, unchanged, failed)',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  });
+  for (const outcome of ['changed', 'unchanged', 'failed']) keyRefreshes.inc({ outcome }, 0);
+  return { deliveries, ackSeconds, batchSize, commitSeconds, keyRefreshes };
 }

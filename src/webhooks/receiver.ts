@@ -9,14 +9,15 @@ import type { WebhookMetrics, WebhookOutcome } from './metrics.js';
 import { BodyTooLargeError, readBody } from './read-body.js';
 import type { SecretSource } from './secrets.js';
 import { verifySignature } from './signature.js';
+import type { AddressMatcher } from '../config/addresses.js';
 import { clientAddress } from './source-address.js';
 
 export interface ReceiverOptions {
   environment: ProviderEnvironment;
   signatureHeader: string;
   maxBodyBytes: number;
-  allowedSources: ReadonlySet<string> | undefined;
-  trustedProxies: ReadonlySet<string>;
+  allowedSources: AddressMatcher | undefined;
+  trustedProxies: AddressMatcher;
   secrets: SecretSource;
   writer: GroupCommitWriter;
   metrics: WebhookMetrics;

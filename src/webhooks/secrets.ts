@@ -35,6 +35,8 @@ export interface FetchedSecretsOptions {
   retiredOverlapMs: number;
   log: Logger;
   now?: () => number;
+  /** Each fetch's outcome: changed (new secrets), unchanged, or failed. */
+  onRefresh?: (outcome: 'changed' | 'unchanged' | 'failed') => void;
 }
 
 export function fetchedSecrets(options: FetchedSecretsOptions): SecretSource {
@@ -75,9 +77,11 @@ export function fetchedSecrets(options: FetchedSecretsOptions): SecretSource {
         latest = fetched;
         recompute(at);
         options.log.info({ reason, keys: fetched.map(secretFingerprint), changed }, 'webhook secrets loaded');
+        options.onRefresh?.(changed ? 'changed' : 'unchanged');
         return changed;
       } catch (error) {
         options.log.warn({ reason, err: (error as Error).message }, 'could not fetch webhook secrets');
+        options.onRefresh?.('failed');
         return false;
       } finally {
         inFlight = undefined;

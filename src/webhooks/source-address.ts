@@ -1,5 +1,7 @@
-import { isIP } from 'node:net';
+import { addressMatcher, normaliseAddress, splitList, type AddressMatcher } from '../config/addresses.js';
 import type { ProviderEnvironment } from '../config/schema.js';
+
+export { normaliseAddress } from '../config/addresses.js';
 
 /** The spec's "Webhook authenticity" table: the fixed addresses deliveries come from. */
 export const SPEC_SOURCE_ADDRESSES: Record<ProviderEnvironment, readonly string[]> = {
@@ -7,18 +9,12 @@ export const SPEC_SOURCE_ADDRESSES: Record<ProviderEnvironment, readonly string[
   production: ['3.68.36.187', '3.127.195.5', '18.194.230.169', '34.185.141.246'],
 };
 
-/** "::ffff:1.2.3.4" and "1.2.3.4" are the same sender. */
-export function normaliseAddress(address: string): string {
-  const trimmed = address.trim();
-  return trimmed.startsWith('::ffff:') && isIP(trimmed.slice(7)) === 4 ? trimmed.slice(7) : trimmed;
-}
-
 /**
  * The address a delivery came from. X-Forwarded-For is believed only when the peer is a trusted
  * proxy, and then read from the right, skipping further trusted proxies: the left-most entries are
  * whatever the client chose to send.
  */
-export function clientAddress(peer: string | undefined, forwardedFor: string | undefined, trustedProxies: ReadonlySet<string>): string | undefined {
+export function clientAddress(peer: string | undefined, forwardedFor: string | undefined, trustedProxies: AddressMatcher): string | undefined {
   if (peer === undefined) return undefined;
   let address = normaliseAddress(peer);
   if (!trustedProxies.has(address) || !forwardedFor) return address;
@@ -31,9 +27,9 @@ export function clientAddress(peer: string | undefined, forwardedFor: string | u
   return address;
 }
 
-/** `undefined` setting: no check. `spec`: the spec's addresses for the environment. Else a list. */
-export function allowedAddresses(setting: string | undefined, environment: ProviderEnvironment): ReadonlySet<string> | undefined {
+/** `undefined` setting: no check. `spec`: the spec's addresses for the environment. Else addresses and CIDR ranges. */
+export function allowedAddresses(setting: string | undefined, environment: ProviderEnvironment): AddressMatcher | undefined {
   if (setting === undefined || setting.trim() === '') return undefined;
-  if (setting.trim() === 'spec') return new Set(SPEC_SOURCE_ADDRESSES[environment]);
-  return new Set(setting.split(',').map(normaliseAddress).filter((a) => a.length > 0));
+  if (setting.trim() === 'spec') return addressMatcher(SPEC_SOURCE_ADDRESSES[environment]);
+  return addressMatcher(splitList(setting));
 }

@@ -73,9 +73,9 @@ describe('bnpl-recon start as a process', () => {
     expect(metrics.body).toContain('# TYPE bnpl_recon_webhook_deliveries_total counter');
     expect(sumOf(metrics.body, 'bnpl_recon_webhook_deliveries_total')).toBeGreaterThanOrEqual(stats.succeeded);
     // Process metrics carry the project prefix (src/metrics/registry.ts).
-    expect(metrics.body).toMatch(/^bnpl_recon_process_cpu_user_seconds_total \d/m);
-    expect(metrics.body).toMatch(/^bnpl_recon_process_resident_memory_bytes \d/m);
-    expect(metrics.body).toMatch(/^bnpl_recon_nodejs_heap_size_used_bytes \d/m);
+    expect(metrics.body).toMatch(/^process_cpu_user_seconds_total \d/m);
+    expect(metrics.body).toMatch(/^process_resident_memory_bytes \d/m);
+    expect(metrics.body).toMatch(/^nodejs_heap_size_used_bytes \d/m);
 
     const holderA = `:${a.pid}`;
     await waitFor('a complete poll by the first daemon', async () => {

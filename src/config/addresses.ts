@@ -1,0 +1,62 @@
+import { BlockList, isIP } from 'node:net';
+
+/**
+ * Address settings (WEBHOOK_ALLOWED_IPS, TRUSTED_PROXIES): comma-separated IPv4/IPv6 addresses and
+ * CIDR ranges ("10.244.0.0/16", "2001:db8::/32"). Anything else is refused when the config is read,
+ * so a typo cannot silently turn into "every delivery gets 403".
+ */
+
+export interface AddressMatcher {
+  has(address: string): boolean;
+}
+
+/** "::ffff:1.2.3.4" and "1.2.3.4" are the same sender. */
+export function normaliseAddress(address: string): string {
+  const trimmed = address.trim();
+  return trimmed.startsWith('::ffff:') && isIP(trimmed.slice(7)) === 4 ? trimmed.slice(7) : trimmed;
+}
+
+type Entry = { address: string; family: 4 | 6; prefix?: number };
+
+/** One list entry, or a reason it is not an address or a CIDR range. */
+export function parseAddressEntry(entry: string): Entry | { error: string } {
+  const [address = '', prefixText, extra] = entry.trim().split('/');
+  const family = isIP(address);
+  if (family === 0 || extra !== undefined) return { error: `'${entry}' is not an IP address or CIDR range` };
+  if (prefixText === undefined) return { address: normaliseAddress(address), family: isIP(normaliseAddress(address)) as 4 | 6 };
+  const max = family === 4 ? 32 : 128;
+  if (!/^\d{1,3}$/.test(prefixText) || Number(prefixText) > max) return { error: `'${entry}' has a prefix length outside 0-${max}` };
+  return { address, family: family as 4 | 6, prefix: Number(prefixText) };
+}
+
+export function splitList(value: string): string[] {
+  return value.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
+}
+
+/** The first entry of a list that is not an address or CIDR range, as a message; undefined when all are. */
+export function addressListError(entries: readonly string[]): string | undefined {
+  for (const entry of entries) {
+    const parsed = parseAddressEntry(entry);
+    if ('error' in parsed) return parsed.error;
+  }
+  return undefined;
+}
+
+/** A matcher over validated entries (the config schema has refused anything else). */
+export function addressMatcher(entries: readonly string[]): AddressMatcher {
+  const list = new BlockList();
+  for (const entry of entries) {
+    const parsed = parseAddressEntry(entry);
+    if ('error' in parsed) throw new Error(parsed.error);
+    const type = parsed.family === 4 ? 'ipv4' : 'ipv6';
+    if (parsed.prefix === undefined) list.addAddress(parsed.address, type);
+    else list.addSubnet(parsed.address, parsed.prefix, type);
+  }
+  return {
+    has(address) {
+      const normalised = normaliseAddress(address);
+      const family = isIP(normalised);
+      return family !== 0 && list.check(normalised, family === 4 ? 'ipv4' : 'ipv6');
+    },
+  };
+}

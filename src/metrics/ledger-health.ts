@@ -1,0 +1,98 @@
+import { Counter, Gauge, type Registry } from 'prom-client';
+import { buildInfo } from '../app/version.js';
+import type { ProviderEnvironment } from '../config/schema.js';
+import type { Database } from '../db/database.js';
+import { METRIC_PREFIX, reuseMetric } from './registry.js';
+
+export const READ_SOURCES = ['freshness', 'discrepancies'] as const;
+export type ReadSource = (typeof READ_SOURCES)[number];
+
+const readsInFlight = new WeakMap<Registry, Set<Promise<unknown>>>();
+
+/** Registers a scrape-time read, so the failure counter of the same scrape includes its outcome. */
+export function trackLedgerRead<T>(registry: Registry, read: Promise<T>): Promise<T> {
+  let reads = readsInFlight.get(registry);
+  if (!reads) readsInFlight.set(registry, (reads = new Set()));
+  const set = reads;
+  set.add(read);
+  void read.finally(() => set.delete(read)).catch(() => undefined);
+  return read;
+}
+
+/** Counts failed scrape-time reads of the ledger; shared by every gauge that reads it. */
+export function readFailureCounter(registry: Registry): Counter<'source'> {
+  return reuseMetric(registry, `${METRIC_PREFIX}ledger_read_failures_total`, () => {
+    const counter = new Counter({
+      name: `${METRIC_PREFIX}ledger_read_failures_total`,
+      help: 'Scrape-time reads of the ledger that failed (their gauges keep the last value read), by source',
+      labelNames: ['source'] as const,
+      registers: [registry],
+      // prom-client starts every metric's collect() of a scrape synchronously, then awaits them all:
+      // after one tick every read of this scrape is in flight, and waiting for them makes this
+      // scrape's count include this scrape's failures.
+      async collect() {
+        await Promise.resolve();
+        await Promise.allSettled([...(readsInFlight.get(registry) ?? [])]);
+      },
+    });
+    for (const source of READ_SOURCES) counter.inc({ source }, 0);
+    return counter;
+  });
+}
+
+/**
+ * What an SRE asks first, answered at scrape time from the ledger itself, so every replica reports
+ * the same truth and a restart does not reset it:
+ * - bnpl_recon_build_info{version,node,commit,environment} 1 (environment: PROVIDER_ENV; dashboards pick replicas by it)
+ * - bnpl_recon_database_up: 1 when this scrape's ledger read succeeded within `timeoutMs`, else 0;
+ *   bnpl_recon_database_last_error_timestamp_seconds: when one last failed (absent until then)
+ * - bnpl_recon_{poll,reconcile}_last_complete_timestamp_seconds: finished_at of the newest complete
+ *   poll run / reconciliation pass of this environment in poll_runs / reconcile_runs, whichever
+ *   replica ran it, labelled with the environment (absent until one exists, rather than a 0 that
+ *   reads as 1970; a failed read keeps the last value).
+ * Both timestamps are the same on every replica: aggregate them with max, never sum.
+ */
+export function createLedgerHealthMetrics(registry: Registry, database: Database, environment: ProviderEnvironment, options: { timeoutMs?: number } = {}): void {
+  const p = METRIC_PREFIX;
+  const timeoutMs = options.timeoutMs ?? 2000;
+  const info = buildInfo();
+  const build = new Gauge({ name: `${p}build_info`, help: 'Always 1; the labels say which build runs', labelNames: ['version', 'node', 'commit', 'environment'] as const, registers: [registry] });
+  build.set({ ...info, environment }, 1);
+  const failures = readFailureCounter(registry);
+
+  const read = async (): Promise<void> => {
+    try {
+      // Newest first by primary key: a backward index scan that stops at the first complete row.
+      const query = database.sql<{ poll: number | null; reconcile: number | null }[]>`
+        select
+          (select extract(epoch from finished_at)::float8 from poll_runs
+            where environment = ${environment} and status = 'complete' order by id desc limit 1) as poll,
+          (select extract(epoch from finished_at)::float8 from reconcile_runs
+            where environment = ${environment} and status = 'complete' order by id desc limit 1) as reconcile`;
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`ledger read took over ${timeoutMs} ms`)), timeoutMs);
+      });
+      const [row] = await Promise.race([query, timeout]).finally(() => clearTimeout(timer));
+      up.set(1);
+      if (row?.poll != null) pollDone.set({ environment }, row.poll);
+      if (row?.reconcile != null) passDone.set({ environment }, row.reconcile);
+    } catch {
+      up.set(0);
+      lastError.set(Date.now() / 1000);
+      failures.inc({ source: 'freshness' });
+    }
+  };
+  let pending: Promise<void> | undefined;
+  const collectOnce = (): Promise<void> => {
+    pending ??= trackLedgerRead(registry, read()).finally(() => {
+      pending = undefined;
+    });
+    return pending;
+  };
+  // prom-client collects every metric of a scrape at once (Promise.all): the four gauges share one read.
+  const up = new Gauge({ name: `${p}database_up`, help: "1 when this scrape's read of the ledger succeeded, 0 when it failed or timed out", registers: [registry], collect: collectOnce });
+  const lastError = new Gauge({ name: `${p}database_last_error_timestamp_seconds`, help: "Unix time of the last failed read of the ledger at scrape time", registers: [registry], collect: collectOnce });
+  const pollDone = new Gauge({ name: `${p}poll_last_complete_timestamp_seconds`, help: 'Unix time the newest complete poll run of this environment finished (from poll_runs, any replica)', labelNames: ['environment'] as const, registers: [registry], collect: collectOnce });
+  const passDone = new Gauge({ name: `${p}reconcile_last_complete_timestamp_seconds`, help: 'Unix time the newest complete reconciliation pass of this environment finished (from reconcile_runs, any replica)', labelNames: ['environment'] as const, registers: [registry], collect: collectOnce });
+}

@@ -1,0 +1,79 @@
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { parse } from 'yaml';
+import { describe, expect, it } from 'vitest';
+
+/**
+ * The alert rules under `promtool test rules` (Debian package `prometheus`; CI installs it), with
+ * cases for every alert: fast-failing polls, two replicas, a target gone. Two mutations show the
+ * cases can fail: the old poll-staleness rule (which needed the lock held) and `sum` across replicas.
+ */
+
+const has = (tool: string) => spawnSync('sh', ['-c', `command -v ${tool}`]).status === 0;
+const dir = path.resolve('ops/prometheus');
+const rulesText = readFileSync(path.join(dir, 'alerts.yml'), 'utf8');
+interface Rule {
+  alert: string;
+  expr: string;
+  annotations: Record<string, string>;
+}
+const rules = (parse(rulesText) as { groups: { rules: Rule[] }[] }).groups.flatMap((g) => g.rules);
+const cases = parse(readFileSync(path.join(dir, 'alerts.test.yml'), 'utf8')) as {
+  tests: { alert_rule_test: { alertname: string; exp_alerts: unknown[] }[] }[];
+};
+
+/** Runs the committed test cases against `rules` (the file's text, or a mutation of it). */
+function promtoolTest(rules: string): { status: number | null; output: string } {
+  const scratch = mkdtempSync(path.join(tmpdir(), 'rules-'));
+  writeFileSync(path.join(scratch, 'alerts.yml'), rules);
+  copyFileSync(path.join(dir, 'alerts.test.yml'), path.join(scratch, 'alerts.test.yml'));
+  const result = spawnSync('promtool', ['test', 'rules', 'alerts.test.yml'], { cwd: scratch, encoding: 'utf8' });
+  return { status: result.status, output: result.stdout + result.stderr };
+}
+
+describe('alert rules', () => {
+  it('every alert has a case where it fires', () => {
+    const firing = new Set(cases.tests.flatMap((t) => t.alert_rule_test.filter((a) => a.exp_alerts.length > 0).map((a) => a.alertname)));
+    expect(rules.length).toBeGreaterThanOrEqual(15);
+    for (const rule of rules) expect(firing.has(rule.alert), rule.alert).toBe(true);
+  });
+
+  it.skipIf(!has('promtool'))('pass their promtool unit tests', () => {
+    const result = promtoolTest(rulesText);
+    expect(result.output).toContain('SUCCESS');
+    expect(result.status, result.output).toBe(0);
+  });
+
+  it.skipIf(!has('promtool'))('the cases fail the old lock-gated staleness rule and a sum across replicas', () => {
+    const lockGated = rulesText.replace(
+      'expr: time() - max by (namespace, job) (bnpl_recon_poll_last_complete_timestamp_seconds) > 3600',
+      'expr: time() - max by (namespace, job) (bnpl_recon_poll_last_complete_timestamp_seconds) > 3600 and on (namespace, job) max by (namespace, job) (bnpl_recon_poll_lock_held) == 1',
+    );
+    expect(lockGated).not.toBe(rulesText);
+    expect(promtoolTest(lockGated).output).toMatch(/alertname: BnplReconPollStale/);
+    const summed = rulesText.replace('max by (namespace, job, kind) (bnpl_recon_discrepancies_open)', 'sum by (namespace, job, kind) (bnpl_recon_discrepancies_open)');
+    expect(summed).not.toBe(rulesText);
+    const result = promtoolTest(summed);
+    expect(result.status).not.toBe(0);
+    expect(result.output).toMatch(/summary="10 open missed_webhook discrepancies/);
+  });
+
+  it("every alert's runbook_url names a section of ops/runbook.md that says what it means, what to check, what to do", () => {
+    const runbook = readFileSync('ops/runbook.md', 'utf8');
+    const sections = new Map<string, string>();
+    for (const part of runbook.split(/^## /m).slice(1)) {
+      const [heading, ...body] = part.split('\n');
+      // GitHub's anchor for a heading: lower case, spaces to dashes, punctuation dropped.
+      sections.set(heading!.trim().toLowerCase().replace(/[^a-z0-9 -]/g, '').replace(/ /g, '-'), body.join('\n'));
+    }
+    for (const rule of rules) {
+      const url = rule.annotations.runbook_url ?? '';
+      expect(url, rule.alert).toMatch(/\/ops\/runbook\.md#[a-z0-9-]+$/);
+      const body = sections.get(url.split('#')[1]!);
+      expect(body, `${rule.alert}: ${url}`).toBeDefined();
+      for (const part of ['**What it means.**', '**What to check.**', '**What to do.**']) expect(body, `${rule.alert} ${part}`).toContain(part);
+    }
+  });
+});
