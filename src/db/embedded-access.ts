@@ -79,8 +79,9 @@ export async function canTraverse(dir: string, who: RunAs): Promise<boolean> {
       const bit = info.uid === who.uid ? constants.S_IXUSR : info.gid === who.gid ? constants.S_IXGRP : constants.S_IXOTH;
       if ((info.mode & bit) === 0) return false;
     } catch (error) {
-      // A part that does not exist yet is created by us with 0755.
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') return false;
+      // A part that does not exist yet is created by us with 0755 (or its creation fails, clearly).
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code !== 'ENOENT' && code !== 'ENOTDIR') return false;
     }
     const parent = path.dirname(current);
     if (parent === current) return true;

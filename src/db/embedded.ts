@@ -127,6 +127,15 @@ async function stopChild(child: ChildProcess): Promise<void> {
  * to `postgres.log` beside its files, so no pipe ties it to this process.
  */
 export async function startEmbeddedPostgres(dataDir: string, log: Logger, options: { port?: number; owner?: string } = {}): Promise<EmbeddedServer> {
+  try {
+    return await start(dataDir, log, options);
+  } catch (error) {
+    if (error instanceof EmbeddedPostgresError) throw error;
+    throw new EmbeddedPostgresError(`could not start the embedded Postgres under ${path.resolve(dataDir)}: ${(error as Error).message}`, { cause: error });
+  }
+}
+
+async function start(dataDir: string, log: Logger, options: { port?: number; owner?: string }): Promise<EmbeddedServer> {
   const { who, binaries, databaseDir } = await locate(dataDir, log);
   const claim = await claimDataDir(dataDir, databaseDir, options.owner ?? `bnpl-recon ${process.argv[2] ?? ''}`.trim(), log);
   try {
@@ -159,8 +168,7 @@ export async function startEmbeddedPostgres(dataDir: string, log: Logger, option
     };
   } catch (error) {
     await claim.release();
-    if (error instanceof EmbeddedPostgresError) throw error;
-    throw new EmbeddedPostgresError(`could not start the embedded Postgres: ${(error as Error).message}`, { cause: error });
+    throw error;
   }
 }
 

@@ -129,6 +129,14 @@ describe('the embedded ledger on a newcomer machine', () => {
     expect(isAlive(postmaster)).toBe(false);
   }, 240_000);
 
+  it('a server that cannot start is one clear line and exit 1, never a stack trace', async () => {
+    const result = await runCli(['migrate'], { ...env, RECON_DATA_DIR: '/dev/null/ledger' });
+    expect(result.code).toBe(1);
+    const lines = result.stderr.trim().split('\n').filter((l) => !l.startsWith('npm warn'));
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/^bnpl-recon migrate: could not start the embedded Postgres under \/dev\/null\/ledger: /);
+  });
+
   it('start in production refuses an embedded ledger, and plain http to a remote provider, naming the setting', async () => {
     const base = { ...env, PROVIDER_ENV: 'production', PROVIDER_API_KEY: 'prod-key-123', PROVIDER_BASE_URL: 'https://provider.example' };
     const embedded = await runCli(['start'], base);
