@@ -13,6 +13,7 @@ COPY --from=build /app/dist ./dist
 COPY package.json ./
 COPY bin ./bin
 COPY migrations ./migrations
+COPY web ./web
 USER node
 EXPOSE 8080 9464
 ENTRYPOINT ["node", "dist/cli.js"]

@@ -3,6 +3,7 @@ import { openContext } from './app/context.js';
 import type { Config } from './config/schema.js';
 import { healthRoutes } from './http/health.js';
 import { operatorRoutes } from './http/operator-api.js';
+import { pageRoutes } from './http/page.js';
 import { startHttpServer } from './http/server.js';
 import type { Logger } from './log/logger.js';
 import { startMetricsServer } from './metrics/server.js';
@@ -48,7 +49,7 @@ export async function startDaemon(config: Config, log: Logger): Promise<Daemon> 
       port: config.PORT,
       log,
       name: 'receiver and operator API',
-      routes: [receiver.route, ...healthRoutes(database, () => shutdown.isShuttingDown), ...operatorRoutes({ config, database, log })],
+      routes: [receiver.route, ...healthRoutes(database, () => shutdown.isShuttingDown), ...operatorRoutes({ config, database, log }), ...pageRoutes()],
     });
     shutdown.register('receiver', async () => {
       await Promise.all([http.close(), receiver.drain()]);
