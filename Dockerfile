@@ -50,6 +50,7 @@ COPY --from=build /app/dist ./dist
 COPY package.json ./
 COPY bin ./bin
 COPY migrations ./migrations
+COPY web ./web
 # The image's `node` user (uid/gid 1000), numeric so Kubernetes can check runAsNonRoot.
 USER 1000:1000
 VOLUME ["/var/lib/bnpl-recon"]

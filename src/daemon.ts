@@ -4,6 +4,7 @@ import { openContext } from './app/context.js';
 import type { Config } from './config/schema.js';
 import { healthRoutes } from './http/health.js';
 import { operatorRoutes } from './http/operator-api.js';
+import { pageRoutes } from './http/page.js';
 import { startHttpServer } from './http/server.js';
 import type { Logger } from './log/logger.js';
 import { createLedgerHealthMetrics } from './metrics/ledger-health.js';
@@ -50,7 +51,7 @@ export async function startDaemon(config: Config, log: Logger): Promise<Daemon> 
       port: config.PORT,
       log,
       name: 'receiver and operator API',
-      routes: [receiver.route, ...healthRoutes(database, { isStopping: () => shutdown.isShuttingDown, hasSigningSecret: () => receiver.secrets.current().length > 0 }), ...operatorRoutes({ config, database, log })],
+      routes: [receiver.route, ...healthRoutes(database, { isStopping: () => shutdown.isShuttingDown, hasSigningSecret: () => receiver.secrets.current().length > 0 }), ...operatorRoutes({ config, database, log }), ...pageRoutes()],
     });
     shutdown.register('receiver', async () => {
       await Promise.all([http.close(), receiver.drain()]);

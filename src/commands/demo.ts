@@ -113,12 +113,13 @@ bnpl-recon demo is running: a simulated merchant business (seed ${sim.seed}) wit
 Simulated time runs ${timeScale}x real time (1 real second = ${formatSimulated(timeScale)}); times below are labelled real or simulated.
 
 Open in a browser:
+  the accountants' page   ${daemon.url}/   (sign in with the operator token ${operatorToken})
   health / readiness      ${daemon.url}/healthz   ${daemon.url}/readyz
   metrics (Prometheus)    ${daemon.metricsUrl}
 
 With curl (each needs its header):
-  discrepancies (CSV)     curl ${auth} '${daemon.url}/api/discrepancies?format=csv'
-  all, JSON               curl ${auth} '${daemon.url}/api/discrepancies?format=json&status=all'
+  discrepancies (JSON)    curl ${auth} '${daemon.url}/api/discrepancies'
+  all, CSV                curl ${auth} '${daemon.url}/api/discrepancies?format=csv&status=all'
   payouts                 curl ${auth} '${daemon.url}/api/payouts?format=csv'
   acknowledge one         curl ${auth} -X POST -d '{"note":"checked with the provider"}' ${daemon.url}/api/discrepancies/ID/ack
   provider simulator      curl -H 'Api-Token: ${sim.apiKeys.sandbox}' '${sim.url}/api/v1/orders'

@@ -6,7 +6,7 @@ import { loadConfig } from '../config/load.js';
 import { environmentSchema, type ProviderEnvironment } from '../config/schema.js';
 import { createLogger } from '../log/logger.js';
 import { parseDiscrepancyQuery, streamDiscrepancies } from '../reports/discrepancies.js';
-import { REPORT_FORMATS, type ReportFormat } from '../reports/format.js';
+import { REPORT_FORMATS, parseDelimiter, type CsvOptions, type ReportFormat } from '../reports/format.js';
 import { streamOrdersReport } from '../reports/orders.js';
 import { streamPayoutsReport } from '../reports/payouts.js';
 import type { StreamResult } from '../reports/writer.js';
@@ -16,7 +16,13 @@ const HELP = `Usage: bnpl-recon report discrepancies|orders|payouts [options]
 
 Writes the report to stdout (logs go to stderr). CSV is RFC 4180 (header row, CRLF, quoted fields);
 JSON is one array of objects with the same fields. Rows are streamed from the database, so reports of
-millions of rows run in constant memory.
+millions of rows run in constant memory. In CSV, a text field starting with = + - @ tab or CR gets a
+leading ' (OWASP CSV injection rule) so a spreadsheet shows it as text; amounts are decimal text
+(12.50) next to their currency and cents; timestamps ISO 8601 UTC to the second.
+
+every report
+  --bom                 start the CSV with a UTF-8 byte-order mark (spreadsheets then read UTF-8)
+  --delimiter D         ',' (default), ';' (for locales with decimal commas) or tab
 
 report discrepancies
   --format csv|json     default csv
@@ -24,13 +30,20 @@ report discrepancies
   --kind K              only this kind; repeatable (e.g. --kind missed_webhook --kind orphan_webhook)
   --since ISO-8601      only discrepancies first detected at or after this instant
   --env sandbox|production   default: every environment (each row names its own)
+  --search TEXT         only those whose entity id, external or SEPA reference contains TEXT
+
+                      columns: id, kind, status, environment, entity_type, entity_id,
+                      external_reference_id, sepa_reference, expected, observed, details,
+                      first_detected_at, last_checked_at, resolved_at, amount_cents, amount,
+                      currency, acknowledged_by, acknowledged_at, ack_note
 
 report orders         one row per order: uuid, external_reference_id, api_state, webhook_state,
                       last_event_time, deliveries, open_discrepancies
   --format csv|json, --env sandbox|production (default PROVIDER_ENV)
 
-report payouts        one row per payout: payout_uuid, sepa_reference, amount_cents, status,
-                      matched_bank_line (empty until statements are imported), invoice_references
+report payouts        one row per payout: payout_uuid, sepa_reference, amount_cents, amount, currency,
+                      status, matched_bank_line (empty until statements are imported),
+                      invoice_references, credited_cents, credited_amount, difference, received_at
   --format csv|json, --env sandbox|production (default PROVIDER_ENV)`;
 
 function formatOf(value: string | undefined): ReportFormat {
@@ -64,15 +77,21 @@ export const command: Command = {
         kind: { type: 'string', multiple: true },
         since: { type: 'string' },
         env: { type: 'string' },
+        search: { type: 'string' },
+        bom: { type: 'boolean' },
+        delimiter: { type: 'string' },
       },
     });
     if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
-    if (which !== 'discrepancies' && (values.status || values.kind || values.since)) {
-      throw new UsageError(`--status, --kind and --since apply to report discrepancies only`);
+    if (which !== 'discrepancies' && (values.status || values.kind || values.since || values.search)) {
+      throw new UsageError(`--status, --kind, --since and --search apply to report discrepancies only`);
     }
+    const delimiter = parseDelimiter(values.delimiter);
+    if (!delimiter) throw new UsageError(`--delimiter must be ',', ';' or tab, not '${values.delimiter}'`);
+    const csv: CsvOptions = { delimiter, bom: values.bom === true };
     const config = loadConfig();
     // Validate everything before opening the database, so bad usage exits 2 at once.
-    const query = which === 'discrepancies' ? parseDiscrepancyQuery({ ...values }) : undefined;
+    const query = which === 'discrepancies' ? parseDiscrepancyQuery({ format: values.format, status: values.status, kind: values.kind, since: values.since, env: values.env, search: values.search }) : undefined;
     const format = formatOf(values.format);
     const env = envOf(values.env, config.PROVIDER_ENV);
     const log = createLogger(config.LOG_LEVEL, 'stderr');
@@ -81,7 +100,7 @@ export const command: Command = {
     const ignore = (): void => {};
     process.stdout.on('error', ignore);
     try {
-      const result = await write(ctx.database, which, query, format, env);
+      const result = await write(ctx.database, which, query, format, env, csv);
       log.debug({ report: which, rows: result.rows, aborted: result.aborted }, 'report written');
       return 0;
     } finally {
@@ -97,8 +116,9 @@ function write(
   query: ReturnType<typeof parseDiscrepancyQuery> | undefined,
   format: ReportFormat,
   env: ProviderEnvironment,
+  csv: CsvOptions,
 ): Promise<StreamResult> {
-  if (which === 'discrepancies') return streamDiscrepancies(database, query!.filters, query!.format, process.stdout);
-  if (which === 'orders') return streamOrdersReport(database, { environment: env }, format, process.stdout);
-  return streamPayoutsReport(database, { environment: env }, format, process.stdout);
+  if (which === 'discrepancies') return streamDiscrepancies(database, query!.filters, query!.format, process.stdout, csv);
+  if (which === 'orders') return streamOrdersReport(database, { environment: env }, format, process.stdout, csv);
+  return streamPayoutsReport(database, { environment: env }, format, process.stdout, csv);
 }

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import cron from 'node-cron';
 import { addressListError, splitList } from './addresses.js';
+import { operatorTokensSchema } from '../http/operator-tokens.js';
 
 /**
  * Every setting bnpl-recon reads, parsed once at boot. Units are in the names. The README's
@@ -83,6 +84,8 @@ export const configShape = {
   PAYOUT_SETTLEMENT_DAYS: positiveInt.default(3),
   PAYOUT_SOURCE_IBANS: csvList.default([]),
   OPERATOR_TOKEN: z.string().min(16).optional(),
+  // Named operator tokens (name:token,…): the acknowledgement history records the name.
+  OPERATOR_TOKENS: operatorTokensSchema.default([]),
   MIGRATE_ON_START: booleanString.default(true),
   SHUTDOWN_TIMEOUT_MS: positiveInt.default(10000),
   DB_POOL_MAX: positiveInt.default(10),
@@ -129,4 +132,4 @@ export function isLoopbackHost(hostname: string): boolean {
 export type Config = z.infer<typeof configSchema>;
 
 /** Names of settings whose values must never reach a log line or an error message. */
-export const SECRET_SETTINGS = ['PROVIDER_API_KEY', 'WEBHOOK_SECRET', 'OPERATOR_TOKEN', 'DATABASE_URL'] as const;
+export const SECRET_SETTINGS = ['PROVIDER_API_KEY', 'WEBHOOK_SECRET', 'OPERATOR_TOKEN', 'OPERATOR_TOKENS', 'DATABASE_URL'] as const;

@@ -1,104 +1,140 @@
-import { timingSafeEqual, createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { UsageError } from '../app/errors.js';
 import type { Config } from '../config/schema.js';
 import type { Database } from '../db/database.js';
 import type { Logger } from '../log/logger.js';
 import { acknowledgeDiscrepancy } from '../reconcile/index.js';
-import { parseDiscrepancyQuery, streamDiscrepancies, streamPayoutsReport, type ReportFormat } from '../reports/index.js';
+import {
+  XLSX_MAX_ROWS, contentTypeFor, csvHeader, decodeCursor, discrepancySource, fetchAll, fetchPage, ordersSource, parseDiscrepancyQuery,
+  payoutsSource, renderBatch, renderXlsx, streamSource, type ReportSource,
+} from '../reports/index.js';
 import { readBody, BodyTooLargeError } from '../webhooks/read-body.js';
+import { detailRoutes } from './operator-detail.js';
+import {
+  XLSX_TYPE, answerBadRequest, authorise, csvOptions, environmentOf, negotiateFormat, operatorMatcher, pageOf, type Operator,
+} from './operator-request.js';
+import { overviewRoutes } from './operator-overview.js';
 import { sendJson, type Route } from './server.js';
 
-const digest = (value: string) => createHash('sha256').update(value).digest();
+// What a cursor may decode to, per key column: a bigint id or a UUID.
+const KEY_PATTERNS: Record<string, RegExp> = {
+  id: /^[0-9]{1,18}$/,
+  uuid: /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i,
+  payout_uuid: /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i,
+};
 
 /**
- * Bearer OPERATOR_TOKEN, compared in constant time (hashes of equal length). With no token set the
- * operator endpoints are refused outright: reports hold business data.
+ * Answers one report request: JSON unless CSV or XLSX is asked for; the whole report streamed, or a
+ * page (?limit, ?cursor) whose next cursor is in the `Next-Cursor` and `Link` headers (the body stays
+ * the report: a JSON array, or CSV with its header), so paging adds nothing a client must parse.
  */
-function authorised(req: IncomingMessage, res: ServerResponse, token: string | undefined): boolean {
-  if (token === undefined) {
-    sendJson(res, 403, { error: 'operator API disabled: set OPERATOR_TOKEN' });
-    return false;
+async function answerReport(req: IncomingMessage, res: ServerResponse, url: URL, source: ReportSource, name: string): Promise<void> {
+  const format = negotiateFormat(url, req);
+  const csv = csvOptions(url);
+  const page = pageOf(url);
+  const after = page.cursor === undefined ? undefined : decodeCursor(page.cursor, KEY_PATTERNS[source.key]!);
+  const day = new Date().toISOString().slice(0, 10);
+  const disposition = (ext: string) => ({ 'content-disposition': `attachment; filename="${name}-${day}.${ext}"` });
+  if (format === 'xlsx') {
+    const rows = page.limit === undefined ? await fetchAll(source, after, XLSX_MAX_ROWS) : (await fetchPage(source, after, page.limit)).rows;
+    if (!rows) return sendJson(res, 413, { error: `more than ${XLSX_MAX_ROWS} rows: narrow the filter, page with limit, or ask for CSV` });
+    const body = await renderXlsx(source.shape, rows, name);
+    res.writeHead(200, { 'content-type': XLSX_TYPE, 'content-length': body.length, ...disposition('xlsx') });
+    res.end(body);
+    return;
   }
-  const header = req.headers.authorization ?? '';
-  const given = header.startsWith('Bearer ') ? header.slice(7) : '';
-  if (!timingSafeEqual(digest(given), digest(token))) {
-    res.setHeader('www-authenticate', 'Bearer');
-    sendJson(res, 401, { error: 'missing or wrong bearer token' });
-    return false;
+  const headers = { 'content-type': contentTypeFor(format), ...(format === 'csv' ? disposition('csv') : {}) };
+  if (page.limit === undefined) {
+    res.writeHead(200, headers);
+    await streamSource(source, format, res, csv, after);
+    res.end();
+    return;
   }
-  return true;
+  const { rows, next } = await fetchPage(source, after, page.limit);
+  if (next !== undefined) {
+    const nextUrl = new URL(url.pathname + url.search, 'http://localhost');
+    nextUrl.searchParams.set('cursor', next);
+    Object.assign(headers, { 'next-cursor': next, link: `<${nextUrl.pathname}${nextUrl.search}>; rel="next"` });
+  }
+  res.writeHead(200, headers);
+  if (format === 'csv') res.end(csvHeader(source.shape, csv) + renderBatch('csv', source.shape, rows, true, csv));
+  else res.end(rows.length === 0 ? '[]\n' : `[${renderBatch('json', source.shape, rows, true)}\n]\n`);
 }
 
-function startReport(res: ServerResponse, format: ReportFormat, name: string): void {
-  res.writeHead(200, {
-    'content-type': format === 'csv' ? 'text/csv; charset=utf-8' : 'application/json; charset=utf-8',
-    ...(format === 'csv' ? { 'content-disposition': `attachment; filename="${name}.csv"` } : {}),
-  });
-}
+type Guarded = (req: IncomingMessage, res: ServerResponse, url: URL, who: Operator) => Promise<void>;
 
 export function operatorRoutes(deps: { config: Config; database: Database; log: Logger }): Route[] {
   const { config, database, log } = deps;
+  const tokens = operatorMatcher(config);
+  /** Authorised, with 400/403 for bad filters. */
+  const guarded = (handler: Guarded): Route['handler'] => async (req, res, url) => {
+    const who = authorise(req, res, tokens);
+    if (!who) return;
+    try {
+      await handler(req, res, url, who);
+    } catch (error) {
+      answerBadRequest(res, error);
+    }
+  };
   return [
     {
       method: 'GET',
       path: '/api/discrepancies',
-      handler: async (req, res, url) => {
-        if (!authorised(req, res, config.OPERATOR_TOKEN)) return;
-        let query;
-        try {
-          query = parseDiscrepancyQuery({
-            format: url.searchParams.get('format') ?? undefined,
-            status: url.searchParams.get('status') ?? undefined,
-            kind: url.searchParams.getAll('kind'),
-            since: url.searchParams.get('since') ?? undefined,
-            env: url.searchParams.get('env') ?? undefined,
-          });
-        } catch (error) {
-          if (error instanceof UsageError) return sendJson(res, 400, { error: error.message.replace(/--/g, '') });
-          throw error;
-        }
-        startReport(res, query.format, 'discrepancies');
-        await streamDiscrepancies(database, query.filters, query.format, res);
-        res.end();
-      },
+      handler: guarded(async (req, res, url) => {
+        const environment = environmentOf(url, config);
+        const { filters } = parseDiscrepancyQuery({
+          status: url.searchParams.get('status') ?? undefined,
+          kind: url.searchParams.getAll('kind').flatMap((k) => k.split(',')).filter((k) => k !== ''),
+          since: url.searchParams.get('since') ?? undefined,
+          search: url.searchParams.get('q') ?? url.searchParams.get('search') ?? undefined,
+        });
+        await answerReport(req, res, url, discrepancySource(database, { ...filters, environment }), `discrepancies-${environment}`);
+      }),
+    },
+    {
+      method: 'GET',
+      path: '/api/orders',
+      handler: guarded(async (req, res, url) => {
+        const environment = environmentOf(url, config);
+        await answerReport(req, res, url, ordersSource(database, { environment }), `orders-${environment}`);
+      }),
     },
     {
       method: 'GET',
       path: '/api/payouts',
-      handler: async (req, res, url) => {
-        if (!authorised(req, res, config.OPERATOR_TOKEN)) return;
-        const format = url.searchParams.get('format') ?? 'json';
-        if (format !== 'csv' && format !== 'json') return sendJson(res, 400, { error: `format must be csv or json, not '${format}'` });
-        const env = url.searchParams.get('env') ?? config.PROVIDER_ENV;
-        if (env !== 'sandbox' && env !== 'production') return sendJson(res, 400, { error: `env must be sandbox or production` });
-        startReport(res, format, 'payouts');
-        await streamPayoutsReport(database, { environment: env }, format, res);
-        res.end();
-      },
+      handler: guarded(async (req, res, url) => {
+        const environment = environmentOf(url, config);
+        await answerReport(req, res, url, payoutsSource(database, { environment }), `payouts-${environment}`);
+      }),
     },
     {
       method: 'POST',
       path: /^\/api\/discrepancies\/[^/]+\/ack$/,
-      handler: async (req, res, url) => {
-        if (!authorised(req, res, config.OPERATOR_TOKEN)) return;
-        const id = Number(url.pathname.split('/')[3]);
-        let note: unknown;
-        let actor: unknown;
+      handler: guarded(async (req, res, url, who) => {
+        const idText = url.pathname.split('/')[3] ?? '';
+        const id = /^[0-9]{1,15}$/.test(idText) ? Number(idText) : NaN;
+        let parsed: { note?: unknown; actor?: unknown };
         try {
-          const parsed = JSON.parse((await readBody(req, 64 * 1024)).toString('utf8')) as { note?: unknown; actor?: unknown };
-          note = parsed.note;
-          actor = parsed.actor;
+          parsed = JSON.parse((await readBody(req, 64 * 1024)).toString('utf8')) as typeof parsed;
         } catch (error) {
           return sendJson(res, error instanceof BodyTooLargeError ? 413 : 400, { error: 'body must be JSON: {"note": "..."}' });
         }
+        const note = parsed?.note;
         if (typeof note !== 'string' || note.trim() === '') return sendJson(res, 400, { error: 'note is required' });
-        const result = await acknowledgeDiscrepancy(database, id, note, typeof actor === 'string' && actor.trim() ? actor.trim() : 'api');
-        if (result.outcome === 'not_found') return sendJson(res, 404, { error: `no discrepancy ${url.pathname.split('/')[3]}` });
+        if (note.length > 4000) return sendJson(res, 400, { error: 'note must be at most 4,000 characters' });
+        // A named token is the person; only the shared token (which cannot tell people apart) may
+        // name someone in the body, as it always could.
+        const bodyActor = typeof parsed.actor === 'string' && parsed.actor.trim() ? parsed.actor.trim().slice(0, 64) : undefined;
+        const actor = who.shared ? (bodyActor ?? who.name) : who.name;
+        const result = await acknowledgeDiscrepancy(database, id, note, actor, config.PROVIDER_ENV);
+        if (result.outcome === 'not_found') return sendJson(res, 404, { error: `no discrepancy ${idText} in ${config.PROVIDER_ENV}` });
         if (result.outcome === 'resolved') return sendJson(res, 409, { error: `discrepancy ${id} is already resolved` });
         log.info({ id, actor: result.discrepancy.acknowledgedBy }, 'discrepancy acknowledged');
         sendJson(res, 200, result.discrepancy);
-      },
+      }),
     },
+    ...detailRoutes({ config, database, guarded }),
+    ...overviewRoutes({ config, database, guarded }),
   ];
 }
+
+export type { Guarded };

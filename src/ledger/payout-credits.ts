@@ -26,7 +26,7 @@ export function creditLines(sql: Sql | TransactionSql, environment: ProviderEnvi
       select distinct upper(sepa_instruction_id) as ref from payout_events
       where environment = ${environment} and sepa_instruction_id is not null
     )
-    select s.id, s.line_key, s.bank_reference, s.booking_date, s.amount_cents, s.counterparty_iban, s.counterparty_name,
+    select s.id, s.line_key, s.bank_reference, s.booking_date, s.amount_cents, s.currency, s.counterparty_iban, s.counterparty_name,
            s.sepa_reference, s.remittance,
            coalesce(m.ref, pat.ref, s.sepa_reference) as payout_reference,
            m.ref is not null as carries_payout,

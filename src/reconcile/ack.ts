@@ -30,13 +30,20 @@ export function operatorActor(name: string): string {
  * pass of the environment (its advisory lock, transaction-scoped here) so the pass's history never
  * misses a status change made under it. Acknowledging again replaces the note and adds history.
  */
-export async function acknowledgeDiscrepancy(database: Database, id: number, note: string, actor: string): Promise<AckResult> {
+export async function acknowledgeDiscrepancy(
+  database: Database,
+  id: number,
+  note: string,
+  actor: string,
+  /** When given, a discrepancy of another environment is 'not_found' (an operator acts on their own). */
+  environment?: ProviderEnvironment,
+): Promise<AckResult> {
   if (!Number.isSafeInteger(id) || id <= 0) return { outcome: 'not_found' };
   const trimmed = note.trim();
   if (trimmed === '') throw new TypeError('an acknowledgement needs a note');
   const by = operatorActor(actor);
   const [found] = await database.sql<{ environment: ProviderEnvironment }[]>`select environment from discrepancies where id = ${id}`;
-  if (!found) return { outcome: 'not_found' };
+  if (!found || (environment !== undefined && found.environment !== environment)) return { outcome: 'not_found' };
   return database.sql.begin(async (tx) => {
     await tx`set local lock_timeout = '60s'`;
     await tx`select pg_advisory_xact_lock(${reconcileLockKey(found.environment)}::bigint)`;

@@ -3,15 +3,25 @@ import { UsageError } from '../app/errors.js';
 import { environmentSchema, type ProviderEnvironment } from '../config/schema.js';
 import type { Database } from '../db/database.js';
 import { DISCREPANCY_KINDS, type DiscrepancyKind } from '../ledger/schema/index.js';
-import { ISO_FORMAT } from '../reconcile/found.js';
-import { REPORT_FORMATS, type Cell, type ReportFormat } from './format.js';
-import { streamReport, type StreamResult } from './writer.js';
+import { REPORT_FORMATS, type CsvOptions, type ReportFormat, type ReportShape } from './format.js';
+import { REPORT_TIME_FORMAT, streamSource, type ReportSource } from './source.js';
+import type { StreamResult } from './writer.js';
 
-/** CONTRACT.md, "Discrepancy report": these fields, in this order. */
+/**
+ * CONTRACT.md, "Discrepancy report": these fields, in this order, then the money at stake (cents,
+ * decimal amount, currency) and the acknowledgement (who, when, note).
+ */
 export const DISCREPANCY_COLUMNS = [
   'id', 'kind', 'status', 'environment', 'entity_type', 'entity_id', 'external_reference_id', 'sepa_reference',
   'expected', 'observed', 'details', 'first_detected_at', 'last_checked_at', 'resolved_at',
+  'amount_cents', 'amount', 'currency', 'acknowledged_by', 'acknowledged_at', 'ack_note',
 ] as const;
+
+export const DISCREPANCY_SHAPE: ReportShape = {
+  columns: DISCREPANCY_COLUMNS,
+  numeric: new Set(['id', 'amount_cents', 'amount']),
+  timestamps: new Set(['first_detected_at', 'last_checked_at', 'resolved_at', 'acknowledged_at']),
+};
 
 export const STATUS_FILTERS = ['open', 'resolved', 'acknowledged', 'all'] as const;
 export type StatusFilter = (typeof STATUS_FILTERS)[number];
@@ -24,6 +34,8 @@ export interface DiscrepancyFilters {
   kinds?: DiscrepancyKind[];
   /** Only discrepancies first detected at or after this instant. */
   since?: Date;
+  /** Only those whose entity id, external reference or SEPA reference contains this (any case). */
+  search?: string;
 }
 
 export interface DiscrepancyQueryInput {
@@ -32,6 +44,7 @@ export interface DiscrepancyQueryInput {
   kind?: string | readonly string[] | undefined;
   since?: string | undefined;
   env?: string | undefined;
+  search?: string | undefined;
 }
 
 /**
@@ -64,43 +77,86 @@ export function parseDiscrepancyQuery(input: DiscrepancyQueryInput): { filters: 
     if (!env.success) throw new UsageError(`--env must be sandbox or production, not '${input.env}'`);
     filters.environment = env.data;
   }
+  if (input.search !== undefined && input.search.trim() !== '') {
+    if (input.search.length > 200) throw new UsageError('--search must be at most 200 characters');
+    filters.search = input.search.trim();
+  }
   return { filters, format: format as ReportFormat };
 }
 
+/** A LIKE pattern that matches `text` literally anywhere. */
+export function containsPattern(text: string): string {
+  return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
 /**
- * Streams the discrepancy report with a postgres.js cursor (1,000 rows a batch) in id order. The
- * database formats the timestamps (ISO 8601 UTC with microseconds), so rows are never turned into
- * Date objects on the way. The writable is not ended (see streamReport).
+ * The discrepancy report in id order (numeric: ids are bigints, so 2 comes before 10). Timestamps
+ * are formatted by the database, so rows never become Date objects on the way.
+ *
+ * Money at stake (amount_cents) comes from the payout kinds' own expected/observed cents:
+ * the difference for payout_amount_mismatch, the payout for payout_not_on_statement, the credit for
+ * payout_cancelled_but_credited and statement_credit_without_payout; the order kinds carry no
+ * amount (the provider's order webhooks and API list none). Its currency is the bank line's when the
+ * finding is about one, else EUR: payouts are SEPA credit transfers, which are euro-only (EPC SCT
+ * rulebook), and the provider's payout events name no currency. Amounts assume two minor digits.
  */
-export async function streamDiscrepancies(
-  database: Database,
-  filters: DiscrepancyFilters,
-  format: ReportFormat,
-  writable: Writable,
-): Promise<StreamResult> {
+export function discrepancySource(database: Database, filters: DiscrepancyFilters): ReportSource {
   const { sql } = database;
   const conditions = [
     filters.environment ? sql`environment = ${filters.environment}` : sql`true`,
     filters.status === 'all' ? sql`true` : sql`status = ${filters.status}`,
     filters.kinds && filters.kinds.length > 0 ? sql`kind::text in ${sql(filters.kinds)}` : sql`true`,
     filters.since ? sql`first_detected_at >= ${filters.since.toISOString()}::timestamptz` : sql`true`,
+    filters.search
+      ? sql`(entity_id ilike ${containsPattern(filters.search)} or external_reference_id ilike ${containsPattern(filters.search)}
+             or sepa_reference ilike ${containsPattern(filters.search)})`
+      : sql`true`,
   ];
-  const cursor = sql<Record<string, Cell>[]>`
-    select id::text as id, kind::text as kind, status::text as status, environment::text as environment,
-           entity_type::text as entity_type, entity_id, external_reference_id, sepa_reference, expected, observed, details,
-           to_char(first_detected_at at time zone 'UTC', ${ISO_FORMAT}) as first_detected_at,
-           to_char(last_checked_at at time zone 'UTC', ${ISO_FORMAT}) as last_checked_at,
-           to_char(resolved_at at time zone 'UTC', ${ISO_FORMAT}) as resolved_at
-    from discrepancies
-    where ${conditions[0]!} and ${conditions[1]!} and ${conditions[2]!} and ${conditions[3]!}
-    order by id`.cursor(1000);
-  return streamReport(numericIds(cursor), DISCREPANCY_COLUMNS, format, writable);
+  const cents = (column: 'expected' | 'observed') => sql`case when ${sql(column)} ~ '^-?[0-9]{1,18}$' then ${sql(column)}::bigint end`;
+  return {
+    shape: DISCREPANCY_SHAPE,
+    key: 'id',
+    map: (row) => {
+      row.id = Number(row.id);
+    },
+    query: (after, limit) => sql`
+      with d as (
+        select *,
+               case kind
+                 when 'payout_amount_mismatch' then abs(${cents('expected')} - ${cents('observed')})
+                 when 'payout_not_on_statement' then ${cents('expected')}
+                 when 'payout_cancelled_but_credited' then ${cents('observed')}
+                 when 'statement_credit_without_payout' then ${cents('observed')}
+               end as stake
+        from discrepancies
+        where ${conditions[0]!} and ${conditions[1]!} and ${conditions[2]!} and ${conditions[3]!} and ${conditions[4]!}
+          and id > ${after === undefined ? 0 : Number(after)}
+        order by id
+        ${limit === undefined ? sql`` : sql`limit ${limit}`}
+      )
+      select d.id::text as id, kind::text as kind, status::text as status, environment::text as environment,
+             entity_type::text as entity_type, entity_id, external_reference_id, sepa_reference, expected, observed, details,
+             to_char(first_detected_at at time zone 'UTC', ${REPORT_TIME_FORMAT}) as first_detected_at,
+             to_char(last_checked_at at time zone 'UTC', ${REPORT_TIME_FORMAT}) as last_checked_at,
+             to_char(resolved_at at time zone 'UTC', ${REPORT_TIME_FORMAT}) as resolved_at,
+             stake::text as amount_cents, round(stake::numeric / 100, 2)::text as amount,
+             case when stake is not null then coalesce(
+               (select l.currency from statement_lines l
+                where d.evidence->>'statement_line_id' ~ '^[0-9]{1,18}$' and l.id = (d.evidence->>'statement_line_id')::bigint),
+               'EUR') end as currency,
+             acknowledged_by, to_char(acknowledged_at at time zone 'UTC', ${REPORT_TIME_FORMAT}) as acknowledged_at, ack_note
+      from d
+      order by d.id`,
+  };
 }
 
-/** ids leave Postgres as text (int8); below 2^53 they are exact JSON numbers. */
-async function* numericIds(batches: AsyncIterable<Record<string, Cell>[]>): AsyncGenerator<Record<string, Cell>[]> {
-  for await (const batch of batches) {
-    for (const row of batch) row.id = Number(row.id);
-    yield batch;
-  }
+/** The whole report to a writable (the command line, or an HTTP response without paging). */
+export function streamDiscrepancies(
+  database: Database,
+  filters: DiscrepancyFilters,
+  format: ReportFormat,
+  writable: Writable,
+  csv?: CsvOptions,
+): Promise<StreamResult> {
+  return streamSource(discrepancySource(database, filters), format, writable, csv);
 }

@@ -1,4 +1,4 @@
-/** Report output formats (CONTRACT.md: `--format csv|json`, csv by default). */
+/** Report output formats (CONTRACT.md: `--format csv|json`, csv by default on the command line). */
 export const REPORT_FORMATS = ['csv', 'json'] as const;
 export type ReportFormat = (typeof REPORT_FORMATS)[number];
 
@@ -10,29 +10,85 @@ export function contentTypeFor(format: ReportFormat): string {
 export type Cell = string | number | null | undefined;
 
 /**
- * One RFC 4180 field: quoted when it holds a comma, a double quote, CR or LF, with inner quotes
- * doubled; null and undefined are empty fields. Values are written as they are (no spreadsheet
- * formula escaping), because the report is for machines as much as people and must round-trip.
+ * What a report's columns hold, beyond text: `numeric` columns carry numbers our own SQL wrote (cents
+ * as integer text, amounts as decimal text), `timestamps` ISO 8601 UTC instants. Everything else is
+ * text that may come from outside (webhooks, bank statements) and is neutralised for spreadsheets.
  */
-export function csvField(value: Cell): string {
+export interface ReportShape {
+  columns: readonly string[];
+  numeric?: ReadonlySet<string>;
+  timestamps?: ReadonlySet<string>;
+}
+
+export const CSV_DELIMITERS = [',', ';', '\t'] as const;
+export type CsvDelimiter = (typeof CSV_DELIMITERS)[number];
+
+export interface CsvOptions {
+  delimiter: CsvDelimiter;
+  /** A UTF-8 byte-order mark first, so spreadsheets' default import reads UTF-8 (not Windows-1252). */
+  bom: boolean;
+}
+
+export const DEFAULT_CSV: CsvOptions = { delimiter: ',', bom: false };
+
+/** Names a delimiter may be given by on a command line or in a URL, besides the character itself. */
+export function parseDelimiter(value: string | undefined): CsvDelimiter | undefined {
+  if (value === undefined) return ',';
+  const named: Record<string, CsvDelimiter> = { ',': ',', comma: ',', ';': ';', semicolon: ';', '\t': '\t', tab: '\t' };
+  return named[value];
+}
+
+// OWASP "CSV Injection": a cell starting with one of these is read as a formula by spreadsheets
+// (https://owasp.org/www-community/attacks/CSV_Injection). References come from webhooks and bank
+// statements, so a text cell starting with one is prefixed with a single quote and shown as text.
+const FORMULA_START = /^[=+\-@\t\r]/;
+const NUMBER_TEXT = /^-?\d+(\.\d+)?$/;
+
+/** The OWASP rule for a text cell: a leading ' when it starts with = + - @ tab or CR. */
+export function neutralise(text: string): string {
+  return FORMULA_START.test(text) ? `'${text}` : text;
+}
+
+/**
+ * A cell's text as a spreadsheet should see it: numbers we wrote pass as they are (a negative amount
+ * stays a number); anything else is neutralised.
+ */
+export function spreadsheetText(value: string, numeric: boolean): string {
+  return numeric && NUMBER_TEXT.test(value) ? value : neutralise(value);
+}
+
+/**
+ * One RFC 4180 field: quoted when it holds the delimiter, a double quote, CR or LF, with inner
+ * quotes doubled; null and undefined are empty fields.
+ */
+export function csvField(value: Cell, delimiter: CsvDelimiter = ',', numeric = typeof value === 'number'): string {
   if (value === null || value === undefined) return '';
-  const text = String(value);
-  return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
+  const text = spreadsheetText(String(value), numeric);
+  return text.includes(delimiter) || /["\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
 }
 
 /** One record, CRLF-terminated as RFC 4180 asks. */
-export function csvRecord(values: readonly Cell[]): string {
-  return `${values.map(csvField).join(',')}\r\n`;
+export function csvRecord(values: readonly Cell[], delimiter: CsvDelimiter = ',', numeric: readonly boolean[] = []): string {
+  return `${values.map((v, i) => csvField(v, delimiter, numeric[i] ?? typeof v === 'number')).join(delimiter)}\r\n`;
 }
 
 /**
  * Renders a batch of rows. JSON is one array written in pieces: '[' before the first batch, ',' between
- * objects, ']' at the end (see ReportWriter), so a million rows never exist as one string.
+ * objects, ']' at the end (see streamReport), so a million rows never exist as one string. JSON keeps
+ * values as they are (it is for programs); only CSV neutralises.
  */
-export function renderBatch(format: ReportFormat, columns: readonly string[], rows: readonly Record<string, Cell>[], first: boolean): string {
+export function renderBatch(
+  format: ReportFormat,
+  shape: ReportShape | readonly string[],
+  rows: readonly Record<string, Cell>[],
+  first: boolean,
+  csv: CsvOptions = DEFAULT_CSV,
+): string {
+  const { columns, numeric } = 'columns' in shape ? shape : { columns: shape, numeric: undefined };
   if (format === 'csv') {
+    const numericAt = columns.map((c) => numeric?.has(c) ?? false);
     let out = '';
-    for (const row of rows) out += csvRecord(columns.map((c) => row[c]));
+    for (const row of rows) out += csvRecord(columns.map((c) => row[c]), csv.delimiter, numericAt);
     return out;
   }
   let out = '';
@@ -42,4 +98,9 @@ export function renderBatch(format: ReportFormat, columns: readonly string[], ro
     out += `${first && i === 0 ? '\n' : ',\n'}${JSON.stringify(ordered)}`;
   });
   return out;
+}
+
+/** The header (and BOM) a CSV report starts with. */
+export function csvHeader(shape: ReportShape, csv: CsvOptions): string {
+  return `${csv.bom ? '\uFEFF' : ''}${csvRecord(shape.columns, csv.delimiter)}`;
 }

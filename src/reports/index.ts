@@ -1,8 +1,13 @@
-export { REPORT_FORMATS, contentTypeFor, csvField, csvRecord, type ReportFormat } from './format.js';
-export { streamReport, type StreamResult } from './writer.js';
 export {
-  DISCREPANCY_COLUMNS, STATUS_FILTERS, parseDiscrepancyQuery, streamDiscrepancies,
+  CSV_DELIMITERS, REPORT_FORMATS, contentTypeFor, csvField, csvHeader, csvRecord, neutralise, parseDelimiter, renderBatch,
+  type CsvDelimiter, type CsvOptions, type ReportFormat, type ReportShape,
+} from './format.js';
+export { streamReport, type StreamResult } from './writer.js';
+export { decodeCursor, encodeCursor, fetchAll, fetchPage, streamSource, type ReportRow, type ReportSource } from './source.js';
+export {
+  DISCREPANCY_COLUMNS, DISCREPANCY_SHAPE, STATUS_FILTERS, discrepancySource, parseDiscrepancyQuery, streamDiscrepancies,
   type DiscrepancyFilters, type DiscrepancyQueryInput, type StatusFilter,
 } from './discrepancies.js';
-export { ORDER_COLUMNS, streamOrdersReport, type OrdersReportFilters } from './orders.js';
-export { PAYOUT_COLUMNS, streamPayoutsReport } from './payouts.js';
+export { ORDER_COLUMNS, ordersSource, streamOrdersReport, type OrdersReportFilters } from './orders.js';
+export { PAYOUT_COLUMNS, payoutsSource, streamPayoutsReport } from './payouts.js';
+export { renderXlsx, XLSX_MAX_ROWS } from './xlsx.js';

@@ -1,13 +1,16 @@
 import type { Writable } from 'node:stream';
 import type { ProviderEnvironment } from '../config/schema.js';
 import type { Database } from '../db/database.js';
-import type { Cell, ReportFormat } from './format.js';
-import { streamReport, type StreamResult } from './writer.js';
+import type { CsvOptions, ReportFormat, ReportShape } from './format.js';
+import { streamSource, type ReportSource } from './source.js';
+import type { StreamResult } from './writer.js';
 
 /** CONTRACT.md, `report orders`: these columns, in this order. */
 export const ORDER_COLUMNS = [
   'uuid', 'external_reference_id', 'api_state', 'webhook_state', 'last_event_time', 'deliveries', 'open_discrepancies',
 ] as const;
+
+export const ORDER_SHAPE: ReportShape = { columns: ORDER_COLUMNS, numeric: new Set(['deliveries', 'open_discrepancies']) };
 
 export interface OrdersReportFilters {
   environment: ProviderEnvironment;
@@ -21,21 +24,24 @@ export interface OrdersReportFilters {
  *  - deliveries: every stored delivery naming the order, retries included;
  *  - open_discrepancies: discrepancies about the order with status open.
  * Aggregates are hashed by Postgres before the first row; the cursor streams the result in uuid
- * order, so Node holds one batch at a time.
+ * order, so Node holds one batch at a time. A page (after, limit) is keyed on the uuid.
  */
-export async function streamOrdersReport(
-  database: Database,
-  filters: OrdersReportFilters,
-  format: ReportFormat,
-  writable: Writable,
-): Promise<StreamResult> {
+export function ordersSource(database: Database, filters: OrdersReportFilters): ReportSource {
   const { sql } = database;
   const env = filters.environment;
-  const cursor = sql<Record<string, Cell>[]>`
+  return {
+    shape: ORDER_SHAPE,
+    key: 'uuid',
+    query: (after, limit) => sql`
     with orders as (
-      select order_uuid from order_snapshots where environment = ${env}
-      union
-      select order_uuid from order_events where environment = ${env}
+      select order_uuid from (
+        select order_uuid from order_snapshots where environment = ${env}
+        union
+        select order_uuid from order_events where environment = ${env}
+      ) u
+      where ${after === undefined ? sql`true` : sql`order_uuid > ${after}::uuid`}
+      order by order_uuid
+      ${limit === undefined ? sql`` : sql`limit ${limit}`}
     ),
     latest as (
       select distinct on (order_uuid) order_uuid, order_state, event_time, external_reference_id
@@ -59,6 +65,16 @@ export async function streamOrdersReport(
     left join latest l on l.order_uuid = o.order_uuid
     left join deliveries d on d.entity_id = o.order_uuid::text
     left join open x on x.entity_id = o.order_uuid::text
-    order by o.order_uuid`.cursor(1000);
-  return streamReport(cursor, ORDER_COLUMNS, format, writable);
+    order by o.order_uuid`,
+  };
+}
+
+export function streamOrdersReport(
+  database: Database,
+  filters: OrdersReportFilters,
+  format: ReportFormat,
+  writable: Writable,
+  csv?: CsvOptions,
+): Promise<StreamResult> {
+  return streamSource(ordersSource(database, filters), format, writable, csv);
 }

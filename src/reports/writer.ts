@@ -1,5 +1,5 @@
 import type { Writable } from 'node:stream';
-import { csvRecord, renderBatch, type Cell, type ReportFormat } from './format.js';
+import { csvHeader, DEFAULT_CSV, renderBatch, type Cell, type CsvOptions, type ReportFormat, type ReportShape } from './format.js';
 
 export interface StreamResult {
   rows: number;
@@ -38,15 +38,17 @@ async function write(out: Writable, chunk: string): Promise<boolean> {
  */
 export async function streamReport(
   batches: AsyncIterable<readonly Record<string, Cell>[]>,
-  columns: readonly string[],
+  shape: ReportShape | readonly string[],
   format: ReportFormat,
   out: Writable,
+  csv: CsvOptions = DEFAULT_CSV,
 ): Promise<StreamResult> {
+  const resolved: ReportShape = 'columns' in shape ? shape : { columns: shape };
   let rows = 0;
-  if (!(await write(out, format === 'csv' ? csvRecord(columns) : '['))) return { rows, aborted: true };
+  if (!(await write(out, format === 'csv' ? csvHeader(resolved, csv) : '['))) return { rows, aborted: true };
   for await (const batch of batches) {
     if (batch.length === 0) continue;
-    if (!(await write(out, renderBatch(format, columns, batch, rows === 0)))) return { rows, aborted: true };
+    if (!(await write(out, renderBatch(format, resolved, batch, rows === 0, csv)))) return { rows, aborted: true };
     rows += batch.length;
   }
   if (format === 'json' && !(await write(out, rows === 0 ? ']\n' : '\n]\n'))) return { rows, aborted: true };

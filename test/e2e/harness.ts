@@ -58,6 +58,8 @@ export interface StackOptions {
   ordersPerDay: number;
   graceSeconds: number;
   sim?: Partial<SimulatorOptions>;
+  /** Settings on top of daemonEnv's (e.g. OPERATOR_TOKENS). */
+  env?: Record<string, string>;
 }
 
 /** Simulator + in-process daemon on a test database, the receiver registered for every topic. */
@@ -65,7 +67,7 @@ export async function startStack(o: StackOptions): Promise<Stack> {
   // The clock stays paused: the tests move it with advance() and drain(), so simulated time is exact.
   const sim = await startSimulator({ seed: o.seed, faults: o.faults, business: { ordersPerDay: o.ordersPerDay }, ...o.sim });
   let daemon: Daemon;
-  const config = daemonConfig({ sim, databaseUrl: o.db.url, graceSeconds: o.graceSeconds });
+  const config = daemonConfig({ sim, databaseUrl: o.db.url, graceSeconds: o.graceSeconds, ...(o.env ? { extra: o.env } : {}) });
   try {
     daemon = await startDaemon(config, silentLogger());
   } catch (error) {

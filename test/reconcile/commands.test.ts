@@ -65,9 +65,14 @@ describe('reconcile, report and discrepancy commands', () => {
 
     const acked = await cli(db, ['report', 'discrepancies', '--status', 'acknowledged', '--kind', 'missed_webhook']);
     expect(acked.stdout.split('\r\n')[0]).toBe(
-      'id,kind,status,environment,entity_type,entity_id,external_reference_id,sepa_reference,expected,observed,details,first_detected_at,last_checked_at,resolved_at',
+      'id,kind,status,environment,entity_type,entity_id,external_reference_id,sepa_reference,expected,observed,details,first_detected_at,last_checked_at,resolved_at,amount_cents,amount,currency,acknowledged_by,acknowledged_at,ack_note',
     );
     expect(acked.stdout.split('\r\n')).toHaveLength(3);
+    const spreadsheet = await cli(db, ['report', 'discrepancies', '--status', 'all', '--bom', '--delimiter', ';', '--search', 'no-such-reference']);
+    expect(spreadsheet.code).toBe(0);
+    expect(spreadsheet.stdout).toBe(`\uFEFF${acked.stdout.split('\r\n')[0]!.replaceAll(',', ';')}\r\n`);
+    expect((await cli(db, ['report', 'orders', '--delimiter', '|'])).code).toBe(2);
+    expect((await cli(db, ['report', 'orders', '--search', 'x'])).code).toBe(2);
 
     const orders = await cli(db, ['report', 'orders']);
     expect(orders.code).toBe(0);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { csvField, csvRecord, renderBatch } from '../../src/reports/format.js';
+import { csvField, csvHeader, csvRecord, neutralise, parseDelimiter, renderBatch } from '../../src/reports/format.js';
 import { parseCsv } from './csv-reader.js';
 
 describe('CSV (RFC 4180)', () => {
@@ -26,5 +26,28 @@ describe('CSV (RFC 4180)', () => {
     const parsed = JSON.parse(text) as Record<string, unknown>[];
     expect(parsed).toEqual([{ b: 'x"\n', a: 1 }, { b: null, a: null }]);
     expect(Object.keys(parsed[0]!)).toEqual(['b', 'a']);
+  });
+
+  it('neutralises text cells starting with = + - @ tab or CR (OWASP), but not numbers we wrote', () => {
+    for (const start of ['=', '+', '-', '@', '\t', '\r']) expect(neutralise(`${start}1+1`)).toBe(`'${start}1+1`);
+    expect(neutralise('a=1')).toBe('a=1');
+    expect(csvField('=1+1')).toBe("'=1+1");
+    expect(csvField('=HYPERLINK("x")')).toBe(`"'=HYPERLINK(""x"")"`);
+    expect(csvField('-12.50', ',', true)).toBe('-12.50');
+    expect(csvField('-12.50', ',', false)).toBe("'-12.50");
+    // A numeric column holding something that is not a plain number is treated as text.
+    expect(csvField('-1+2', ',', true)).toBe("'-1+2");
+    expect(csvField(-3)).toBe('-3');
+  });
+
+  it('quotes by the chosen delimiter and starts with a BOM on request', () => {
+    expect(csvRecord(['a;b', 'c,d'], ';')).toBe('"a;b";c,d\r\n');
+    expect(csvRecord(['a\tb', 'c'], '\t')).toBe('"a\tb"\tc\r\n');
+    expect(csvHeader({ columns: ['x', 'y'] }, { delimiter: ';', bom: true })).toBe('\uFEFFx;y\r\n');
+    expect(parseDelimiter('semicolon')).toBe(';');
+    expect(parseDelimiter('tab')).toBe('\t');
+    expect(parseDelimiter(undefined)).toBe(',');
+    expect(parseDelimiter('|')).toBeUndefined();
+    expect(renderBatch('csv', { columns: ['n', 't'], numeric: new Set(['n']) }, [{ n: '-5', t: '-5' }], true)).toBe("-5,'-5\r\n");
   });
 });

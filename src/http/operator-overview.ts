@@ -1,0 +1,117 @@
+import type { Config } from '../config/schema.js';
+import type { Database } from '../db/database.js';
+import { REPORT_TIME_FORMAT } from '../reports/source.js';
+import type { Guarded } from './operator-api.js';
+import { sendJson, type Route } from './server.js';
+
+const SERIES_POINTS = 30;
+
+/**
+ * The morning view, for the daemon's environment, in a handful of set-based statements:
+ *  - open discrepancies by kind and age (first detected today, in the last 7 days, older; UTC days);
+ *  - money at stake per kind and currency (the report's amount_cents of open findings);
+ *  - open discrepancies over time, from discrepancy_history: each status change into 'open' adds one,
+ *    each out of it removes one; summed per bucket and accumulated (30 points from the first change);
+ *  - completed payouts per ISO week (of receipt): matched (credits with its reference sum to its
+ *    amount) or not;
+ *  - freshness: the last complete poll, the last finished pass (and its status), the last import.
+ */
+async function overview(database: Database, env: Config['PROVIDER_ENV']): Promise<Record<string, unknown>> {
+  const { sql } = database;
+  const byKind = await sql`
+    select kind::text as kind,
+           count(*) filter (where first_detected_at >= date_trunc('day', now() at time zone 'UTC') at time zone 'UTC')::int as today,
+           count(*) filter (where first_detected_at < date_trunc('day', now() at time zone 'UTC') at time zone 'UTC'
+                              and first_detected_at >= now() - interval '7 days')::int as week,
+           count(*) filter (where first_detected_at < now() - interval '7 days')::int as older,
+           count(*)::int as open
+    from discrepancies where environment = ${env} and status = 'open'
+    group by kind order by kind`;
+  const stake = await sql`
+    with d as (
+      select kind, evidence,
+             case when expected ~ '^-?[0-9]{1,18}$' then expected::bigint end as e,
+             case when observed ~ '^-?[0-9]{1,18}$' then observed::bigint end as o
+      from discrepancies where environment = ${env} and status = 'open'
+    ),
+    s as (
+      select kind, case kind when 'payout_amount_mismatch' then abs(e - o) when 'payout_not_on_statement' then e
+                             when 'payout_cancelled_but_credited' then o when 'statement_credit_without_payout' then o end as cents,
+             coalesce((select l.currency from statement_lines l
+                       where d.evidence->>'statement_line_id' ~ '^[0-9]{1,18}$' and l.id = (d.evidence->>'statement_line_id')::bigint), 'EUR') as currency
+      from d
+    )
+    select kind::text as kind, currency, sum(cents)::text as amount_cents, round(sum(cents)::numeric / 100, 2)::text as amount, count(*)::int as findings
+    from s where cents is not null group by kind, currency order by kind, currency`;
+  const series = await sql`
+    with ev as (
+      select h.at, (case when h.to_status = 'open' then 1 else 0 end) - (case when h.from_status = 'open' then 1 else 0 end) as delta
+      from discrepancy_history h join discrepancies d on d.id = h.discrepancy_id
+      where d.environment = ${env}
+    ),
+    b as (select min(at) as lo, greatest(now(), max(at)) as hi from ev),
+    step as (select lo, greatest((hi - lo) / ${SERIES_POINTS}, interval '1 second') as w from b where lo is not null),
+    ticks as (select i, lo + w * i as t from step, generate_series(1, ${SERIES_POINTS}) as i),
+    per as (
+      select least(${SERIES_POINTS}, greatest(1, ceil(extract(epoch from ev.at - step.lo) / extract(epoch from step.w))::int)) as i, sum(delta) as n
+      from ev, step group by 1
+    )
+    select to_char(t at time zone 'UTC', ${REPORT_TIME_FORMAT}) as at,
+           (sum(coalesce(per.n, 0)) over (order by ticks.i))::int as open
+    from ticks left join per using (i) order by ticks.i`;
+  const payouts = await sql`
+    with latest as (
+      select distinct on (payout_uuid) payout_uuid, status, amount_cents, sepa_instruction_id, received_at
+      from payout_events where environment = ${env}
+      order by payout_uuid, event_time_sortable desc nulls last, received_at desc, event_key desc
+    )
+    select to_char(date_trunc('week', p.received_at at time zone 'UTC'), 'IYYY-"W"IW') as week,
+           count(*) filter (where c.cents = p.amount_cents)::int as matched,
+           count(*) filter (where c.cents is distinct from p.amount_cents)::int as unmatched
+    from latest p
+    left join lateral (
+      select sum(l.amount_cents) as cents from statement_lines l
+      where l.environment = ${env} and l.direction = 'credit' and l.sepa_reference = upper(p.sepa_instruction_id)
+    ) c on true
+    where p.status = 'complete'
+    group by 1 order by 1`;
+  const [fresh] = await sql`
+    select
+      (select to_char(max(finished_at) at time zone 'UTC', ${REPORT_TIME_FORMAT}) from poll_runs where environment = ${env} and status = 'complete') as last_poll,
+      (select to_char(finished_at at time zone 'UTC', ${REPORT_TIME_FORMAT}) || ' ' || status from reconcile_runs
+        where environment = ${env} and finished_at is not null order by finished_at desc limit 1) as last_pass,
+      (select to_char(max(imported_at) at time zone 'UTC', ${REPORT_TIME_FORMAT}) from bank_statements where environment = ${env}) as last_statement_import,
+      to_char(now() at time zone 'UTC', ${REPORT_TIME_FORMAT}) as now`;
+  const lastPass = typeof fresh?.last_pass === 'string' ? (fresh.last_pass as string).split(' ') : [];
+  return {
+    environment: env,
+    open_by_kind: byKind,
+    at_stake: stake,
+    open_over_time: series,
+    payouts_by_week: payouts,
+    freshness: {
+      now: fresh?.now ?? null,
+      last_poll: fresh?.last_poll ?? null,
+      last_pass: lastPass[0] ?? null,
+      last_pass_status: lastPass[1] ?? null,
+      last_statement_import: fresh?.last_statement_import ?? null,
+    },
+  };
+}
+
+export function overviewRoutes(deps: { config: Config; database: Database; guarded: (h: Guarded) => Route['handler'] }): Route[] {
+  const { config, database, guarded } = deps;
+  return [
+    {
+      method: 'GET',
+      path: '/api/session',
+      // Who the token belongs to and which environment this daemon serves: the page's sign-in check.
+      handler: guarded(async (_req, res, _url, who) => sendJson(res, 200, { operator: who.name, environment: config.PROVIDER_ENV })),
+    },
+    {
+      method: 'GET',
+      path: '/api/overview',
+      handler: guarded(async (_req, res) => sendJson(res, 200, await overview(database, config.PROVIDER_ENV))),
+    },
+  ];
+}

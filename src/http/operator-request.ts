@@ -1,0 +1,103 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { UsageError } from '../app/errors.js';
+import type { Config } from '../config/schema.js';
+import { parseDelimiter, type CsvOptions } from '../reports/index.js';
+import { tokenMatcher, type TokenMatcher } from './operator-tokens.js';
+import { sendJson } from './server.js';
+
+export interface Operator {
+  /** The token's name ('api' for the shared OPERATOR_TOKEN). */
+  name: string;
+  shared: boolean;
+}
+
+export function operatorMatcher(config: Config): TokenMatcher {
+  return tokenMatcher(config.OPERATOR_TOKEN, config.OPERATOR_TOKENS);
+}
+
+/**
+ * Bearer token (OPERATOR_TOKEN or one of OPERATOR_TOKENS). With none configured the operator
+ * endpoints are refused outright (403): reports hold business data. Answers the refusal itself and
+ * returns undefined, or returns who is calling.
+ */
+export function authorise(req: IncomingMessage, res: ServerResponse, tokens: TokenMatcher): Operator | undefined {
+  if (tokens.disabled) {
+    sendJson(res, 403, { error: 'operator API disabled: set OPERATOR_TOKEN or OPERATOR_TOKENS' });
+    return undefined;
+  }
+  const header = req.headers.authorization ?? '';
+  const given = /^Bearer /i.test(header) ? header.slice(7).trim() : '';
+  const who = given === '' ? undefined : tokens.identify(given);
+  if (!who) {
+    res.setHeader('www-authenticate', 'Bearer');
+    sendJson(res, 401, { error: 'missing or wrong bearer token' });
+    return undefined;
+  }
+  return who;
+}
+
+export const API_FORMATS = ['json', 'csv', 'xlsx'] as const;
+export type ApiFormat = (typeof API_FORMATS)[number];
+export const XLSX_TYPE = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet';
+
+/** ?format= wins; else an Accept naming text/csv or the XLSX type; else JSON. */
+export function negotiateFormat(url: URL, req: IncomingMessage): ApiFormat {
+  const asked = url.searchParams.get('format');
+  if (asked !== null) {
+    if (!(API_FORMATS as readonly string[]).includes(asked)) throw new UsageError(`format must be json, csv or xlsx, not '${asked}'`);
+    return asked as ApiFormat;
+  }
+  const accept = (req.headers.accept ?? '').toLowerCase();
+  if (accept.includes('text/csv')) return 'csv';
+  if (accept.includes(XLSX_TYPE)) return 'xlsx';
+  return 'json';
+}
+
+const booleanParam = (name: string, value: string | null): boolean => {
+  if (value === null) return false;
+  if (['1', 'true', 'yes', ''].includes(value)) return true;
+  if (['0', 'false', 'no'].includes(value)) return false;
+  throw new UsageError(`${name} must be true or false, not '${value}'`);
+};
+
+export function csvOptions(url: URL): CsvOptions {
+  const raw = url.searchParams.get('delimiter') ?? undefined;
+  const delimiter = parseDelimiter(raw);
+  if (!delimiter) throw new UsageError(`delimiter must be ',', ';' or tab, not '${raw}'`);
+  return { delimiter, bom: booleanParam('bom', url.searchParams.get('bom')) };
+}
+
+export const MAX_PAGE = 10_000;
+
+/** ?limit=N&cursor=C: a page; neither: the whole report, streamed. */
+export function pageOf(url: URL): { limit?: number; cursor?: string } {
+  const limitText = url.searchParams.get('limit');
+  const cursor = url.searchParams.get('cursor') ?? undefined;
+  if (limitText === null) return cursor === undefined ? {} : { limit: 1000, cursor };
+  const limit = Number(limitText);
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE) throw new UsageError(`limit must be an integer from 1 to ${MAX_PAGE}`);
+  return cursor === undefined ? { limit } : { limit, cursor };
+}
+
+/**
+ * One daemon answers for its own PROVIDER_ENV only: a sandbox daemon's token must not read or act
+ * on production rows, even when both share one database. `env` may repeat it, nothing else.
+ */
+export function environmentOf(url: URL, config: Config): Config['PROVIDER_ENV'] {
+  const env = url.searchParams.get('env');
+  if (env !== null && env !== config.PROVIDER_ENV) {
+    throw new ForbiddenEnvironment(`this daemon serves ${config.PROVIDER_ENV}; ask the ${env} daemon`);
+  }
+  return config.PROVIDER_ENV;
+}
+
+export class ForbiddenEnvironment extends Error {
+  override readonly name = 'ForbiddenEnvironment';
+}
+
+/** Turns validation errors into 400 / 403 answers; anything else goes on to the router's 500. */
+export function answerBadRequest(res: ServerResponse, error: unknown): void {
+  if (error instanceof UsageError) return sendJson(res, 400, { error: error.message.replace(/--/g, '') });
+  if (error instanceof ForbiddenEnvironment) return sendJson(res, 403, { error: error.message });
+  throw error;
+}

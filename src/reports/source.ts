@@ -1,0 +1,62 @@
+import type { Writable } from 'node:stream';
+import type { PendingQuery } from 'postgres';
+import { UsageError } from '../app/errors.js';
+import type { Cell, CsvOptions, ReportFormat, ReportShape } from './format.js';
+import { streamReport, type StreamResult } from './writer.js';
+
+export type ReportRow = Record<string, Cell>;
+
+/**
+ * A report as the command line and the API both read it: its columns, the column its rows are
+ * ordered by (unique, so a cursor after a key is exact), and the query of the rows after a key.
+ */
+export interface ReportSource {
+  shape: ReportShape;
+  key: string;
+  /** Rows with key > after (all when unset), in key order, at most `limit` when given. */
+  query(after: string | undefined, limit: number | undefined): PendingQuery<ReportRow[]>;
+  /** Per-row fix-ups after the database (e.g. ids as JSON numbers). */
+  map?: (row: ReportRow) => void;
+}
+
+/** ISO 8601 UTC to the second: what spreadsheets parse, without the microseconds Postgres keeps. */
+export const REPORT_TIME_FORMAT = 'YYYY-MM-DD"T"HH24:MI:SS"Z"';
+
+// A cursor is the last key of a page, base64url-wrapped so clients treat it as opaque.
+export function encodeCursor(key: string): string {
+  return Buffer.from(key, 'utf8').toString('base64url');
+}
+
+export function decodeCursor(cursor: string, valid: RegExp): string {
+  const key = Buffer.from(cursor, 'base64url').toString('utf8');
+  if (!valid.test(key)) throw new UsageError(`cursor '${cursor}' is not one this report gave`);
+  return key;
+}
+
+async function* mapped(source: ReportSource, batches: AsyncIterable<ReportRow[]>): AsyncGenerator<ReportRow[]> {
+  for await (const batch of batches) {
+    if (source.map) batch.forEach(source.map);
+    yield batch;
+  }
+}
+
+/** The whole report (from `after`), streamed with a cursor of 1,000 rows: constant memory. */
+export function streamSource(source: ReportSource, format: ReportFormat, out: Writable, csv?: CsvOptions, after?: string): Promise<StreamResult> {
+  return streamReport(mapped(source, source.query(after, undefined).cursor(1000)), source.shape, format, out, csv);
+}
+
+/** One page of at most `limit` rows, and the cursor of the next when there are more. */
+export async function fetchPage(source: ReportSource, after: string | undefined, limit: number): Promise<{ rows: ReportRow[]; next?: string }> {
+  const rows = [...(await source.query(after, limit + 1))];
+  const more = rows.length > limit;
+  if (more) rows.length = limit;
+  if (source.map) rows.forEach(source.map);
+  const last = rows[rows.length - 1];
+  return more && last ? { rows, next: encodeCursor(String(last[source.key])) } : { rows };
+}
+
+/** Every row of a bounded report in memory (XLSX, built whole), or undefined past `max`. */
+export async function fetchAll(source: ReportSource, after: string | undefined, max: number): Promise<ReportRow[] | undefined> {
+  const page = await fetchPage(source, after, max);
+  return page.next === undefined ? page.rows : undefined;
+}

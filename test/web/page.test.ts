@@ -1,0 +1,304 @@
+import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { request } from 'undici';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_FAULT_RATES } from '../../src/sim/index.js';
+import { sign } from '../../src/sim/signing.js';
+import { importStatement, importStatementFile } from '../../src/statements/import.js';
+import { DISCREPANCY_COLUMNS } from '../../src/reports/index.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { sleep, startStack, waitFor, type Stack } from '../e2e/harness.js';
+import { convertToFods, readFods } from './libreoffice.js';
+
+/**
+ * The accountants' page in headless Chromium (Debian's, driven by playwright-core) against a daemon
+ * fed by the simulator with faults on, plus two order webhooks the provider never knew of: one whose
+ * reference is a spreadsheet formula, one with an umlaut. Then the downloads opened in LibreOffice.
+ * Screenshots and downloads are kept under test-results/page/.
+ */
+const TOKEN = 'ada-token-0123456789abcdef';
+const HOSTILE = '=HYPERLINK("http://evil.invalid/steal","Open invoice")';
+const UMLAUT = 'Müller-Bürobedarf-4711';
+const ARTEFACTS = path.resolve('test-results/page');
+const DAY_MS = 86_400_000;
+const CHROMIUM = '/usr/bin/chromium';
+const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const axeSource = await readFile(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+let db: TestDatabase;
+let stack: Stack;
+let context: BrowserContext;
+let page: Page;
+let profile: string;
+let passed = false;
+const requested: string[] = [];
+const consoleErrors: string[] = [];
+const downloads: Record<'csv' | 'xlsx', string> = { csv: '', xlsx: '' };
+
+async function orphanWebhook(reference: string): Promise<void> {
+  const body = Buffer.from(JSON.stringify({
+    topic: 'order/confirmed', order_uuid: randomUUID(), order_state: 'confirmed', external_reference_id: reference,
+    event_time: new Date().toISOString(),
+    buyer: { uuid: randomUUID(), name: 'Müller GmbH' },
+  }));
+  const response = await request(`${stack.daemon.url}/webhooks`, {
+    method: 'POST', body, headers: { 'content-type': 'application/json', [stack.sim.signatureHeader]: sign(body, stack.sim.secrets.sandbox) },
+  });
+  expect(response.statusCode, await response.body.text()).toBe(200);
+}
+
+async function shot(name: string): Promise<void> {
+  await page.screenshot({ path: path.join(ARTEFACTS, `${name}.png`), fullPage: true });
+}
+
+/** axe-core in the page (evaluated over CDP, so the page's CSP stays on); serious and critical violations. */
+async function axe(scope: string): Promise<{ id: string; impact: string; help: string; targets: string[] }[]> {
+  if (!(await page.evaluate('typeof window.axe !== "undefined"'))) await page.evaluate(axeSource);
+  const found = (await page.evaluate(`axe.run(${JSON.stringify(scope)}, { resultTypes: ['violations'] })
+    .then((r) => r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, targets: v.nodes.map((n) => n.target.join(' ')) })))`)) as {
+    id: string; impact: string; help: string; targets: string[];
+  }[];
+  return found.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+}
+
+beforeAll(async () => {
+  await mkdir(ARTEFACTS, { recursive: true });
+  db = await createTestDatabase('web_page', { poolMax: 3 });
+  stack = await startStack({
+    db, seed: 14, faults: DEFAULT_FAULT_RATES, ordersPerDay: 60, graceSeconds: 2,
+    env: { OPERATOR_TOKENS: `ada:${TOKEN}`, PAYOUT_REFERENCE_PATTERN: '^PO[0-9]{16}$' },
+  });
+  const { sim, daemon } = stack;
+  await orphanWebhook(HOSTILE);
+  await orphanWebhook(UMLAUT);
+  await sim.advance(2 * DAY_MS);
+  await sim.drain();
+  const dir = await mkdtemp(path.join(tmpdir(), 'page-statements-'));
+  const camt = (await sim.writeStatements(dir)).find((f) => path.basename(f).startsWith('sandbox') && f.endsWith('.xml'));
+  if (camt) await importStatementFile(daemon.ctx.database, 'sandbox', camt);
+  await rm(dir, { recursive: true, force: true });
+  // A bank credit from the provider's account that no payout explains, its entry reference hostile.
+  const statement = [
+    'entry_reference,booking_date,value_date,amount,currency,credit_debit,counterparty_name,counterparty_iban,end_to_end_reference,remittance_information,account_iban',
+    `"+1-555-CALL",2026-03-04,2026-03-04,1234.56,EUR,CRDT,Müller Zahlungsdienste,${sim.bank.sandbox.providerIban},PO9999999999999999,Auszahlung,${sim.bank.sandbox.merchantIban}`,
+  ].join('\r\n');
+  await importStatement(daemon.ctx.database, 'sandbox', Buffer.from(`${statement}\r\n`), 'hostile.csv');
+  await sleep(2600);
+  await daemon.pollNow();
+  await sleep(2600);
+  await daemon.pollNow();
+  await daemon.reconcileNow();
+  await waitFor('the hostile orphan finding', async () => {
+    const [row] = await db.sql`select id from discrepancies where external_reference_id = ${HOSTILE} and kind = 'orphan_webhook'`;
+    return row;
+  }, 20_000);
+
+  profile = await mkdtemp(path.join(tmpdir(), 'chromium-profile-'));
+  context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM, args: ARGS, headless: true, acceptDownloads: true, viewport: { width: 1280, height: 900 },
+  });
+  page = context.pages()[0] ?? (await context.newPage());
+  page.on('request', (r) => requested.push(r.url()));
+  page.on('console', (m) => {
+    if (m.type() === 'error') consoleErrors.push(m.text());
+  });
+}, 240_000);
+
+afterAll(async () => {
+  await context?.close();
+  if (profile) await rm(profile, { recursive: true, force: true });
+  await stack?.stop();
+  if (passed) await db?.drop();
+  else await db?.close();
+});
+
+describe.skipIf(!existsSync(CHROMIUM))('the page in Chromium', () => {
+  it('signs in with the keyboard, keeps the token for the session only, and shows the environment unmistakably', async () => {
+    passed = false;
+    await page.goto(stack.daemon.url);
+    const fcp = await page.evaluate(`new Promise((done) => setTimeout(() => done(performance.getEntriesByName('first-contentful-paint')[0]?.startTime ?? null), 200))`);
+    await writeFile(path.join(ARTEFACTS, 'first-contentful-paint-ms.txt'), `${String(fcp)}\n`);
+    await shot('1-sign-in');
+    expect(await axe('body')).toEqual([]);
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate('document.activeElement.className')).toBe('skip');
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate('document.activeElement.id')).toBe('token');
+    await page.keyboard.type('wrong-token-0123456789');
+    await page.keyboard.press('Enter');
+    await expectText('#sign-in-error', 'not known');
+    await page.fill('#token', TOKEN);
+    await page.keyboard.press('Enter');
+    await expectText('#who', 'Signed in as ada');
+    await expectText('#env-banner', 'SANDBOX');
+    expect(await page.title()).toBe('[SANDBOX] bnpl-recon');
+    expect(page.url()).not.toContain(TOKEN);
+    expect(await page.evaluate('JSON.stringify(localStorage)')).toBe('{}');
+    expect(await page.evaluate(`sessionStorage.getItem('bnpl-recon-token')`)).toBe(TOKEN);
+    passed = true;
+  });
+
+  it('shows the overview: open by kind and age, money at stake, open over time, payouts per week, freshness', async () => {
+    passed = false;
+    await page.waitForSelector('#h-open');
+    const [open] = await db.sql<{ n: number }[]>`select count(*)::int as n from discrepancies where status = 'open'`;
+    await expectText('#h-open', `Open discrepancies: ${open!.n}`);
+    expect(open!.n).toBeGreaterThan(2);
+    await expectText('#view-overview', 'orphan webhook');
+    await expectText('#view-overview', 'Last complete poll');
+    expect(await page.locator('svg.chart').count()).toBeGreaterThanOrEqual(1);
+    await shot('2-overview');
+    expect(await axe('main')).toEqual([]);
+    passed = true;
+  });
+
+  it('filters and sorts the discrepancies, opens the evidence and acknowledges with a note', async () => {
+    passed = false;
+    await page.click('a[data-view="discrepancies"]');
+    await page.waitForSelector('#disc tbody tr');
+    await page.selectOption('#f-kind', 'orphan_webhook');
+    await page.click('#filters button[type="submit"]');
+    await waitFor('the orphan filter', async () => ((await page.locator('#disc tbody tr').allInnerTexts()).every((t) => t.includes('orphan webhook')) ? true : undefined), 10_000);
+    await expectText('#disc', HOSTILE);
+    await page.fill('#f-q', 'müller-bür');
+    await page.click('#filters button[type="submit"]');
+    await waitFor('one row for the search', async () => ((await page.locator('#disc tbody tr').count()) === 1 ? true : undefined), 10_000);
+    await expectText('#disc', UMLAUT);
+    await page.fill('#f-q', '');
+    await page.selectOption('#f-kind', '');
+    await page.click('#filters button[type="submit"]');
+    await page.waitForSelector('#disc tbody tr:nth-child(3)');
+    // The rows come in id order; sorting by id again reverses them.
+    expect(await page.getAttribute('#disc th:nth-child(1)', 'aria-sort')).toBe('ascending');
+    await page.click('#disc th:nth-child(1) button');
+    expect(await page.getAttribute('#disc th:nth-child(1)', 'aria-sort')).toBe('descending');
+    const shown = (await page.locator('#disc tbody tr td:first-child').allInnerTexts()).map(Number);
+    expect(shown).toEqual([...shown].sort((a, b) => b - a));
+    await shot('3-discrepancies');
+    expect(await axe('main')).toEqual([]);
+
+    const [finding] = await db.sql<{ id: string }[]>`select id::text from discrepancies where external_reference_id = ${UMLAUT}`;
+    const openButton = page.getByRole('button', { name: `Open evidence of discrepancy ${finding!.id}` });
+    await openButton.focus();
+    await page.keyboard.press('Enter');
+    await page.waitForSelector('dialog#evidence[open]');
+    await expectText('#evidence-body', 'Webhook deliveries (1)');
+    await page.click('#evidence-body details summary');
+    await expectText('#evidence-body pre', `"external_reference_id":"${UMLAUT}"`);
+    await page.getByLabel('Note (why this is acknowledged)').fill('Test order from the provider onboarding, not ours.');
+    await page.getByRole('button', { name: 'Acknowledge', exact: true }).click();
+    await expectText('#ack-result', 'Acknowledged by ada');
+    await expectText('#evidence-body', 'operator:ada');
+    await shot('4-evidence');
+    expect(await axe('#evidence')).toEqual([]);
+    const history = await db.sql`select actor, reason from discrepancy_history where discrepancy_id = ${finding!.id} and to_status = 'acknowledged'`;
+    expect(history).toEqual([{ actor: 'operator:ada', reason: 'Test order from the provider onboarding, not ours.' }]);
+    await page.keyboard.press('Escape');
+    expect(await page.locator('dialog#evidence[open]').count()).toBe(0);
+    passed = true;
+  });
+
+  it('downloads the current filter as CSV (with BOM) and XLSX', async () => {
+    passed = false;
+    await page.selectOption('#f-status', 'all');
+    await page.click('#filters button[type="submit"]');
+    await page.waitForSelector('#disc tbody tr');
+    for (const format of ['csv', 'xlsx'] as const) {
+      const [download] = await Promise.all([page.waitForEvent('download'), page.click(`#dl-${format}`)]);
+      expect(download.suggestedFilename()).toMatch(new RegExp(`^discrepancies-sandbox-\\d{4}-\\d{2}-\\d{2}\\.${format}$`));
+      downloads[format] = path.join(ARTEFACTS, `discrepancies.${format}`);
+      await download.saveAs(downloads[format]);
+    }
+    const csv = await readFile(downloads.csv);
+    expect([...csv.subarray(0, 3)]).toEqual([0xef, 0xbb, 0xbf]);
+    expect(csv.toString('utf8')).toContain(`"'${HOSTILE.replaceAll('"', '""')}"`);
+    expect((await readFile(downloads.xlsx)).subarray(0, 2).toString('latin1')).toBe('PK');
+    await expectText('#dl-status', 'Downloaded discrepancies-sandbox-');
+    passed = true;
+  });
+
+  it('shows the payouts with their bank lines, invoices and differences', async () => {
+    passed = false;
+    await page.click('a[data-view="payouts"]');
+    await page.waitForSelector('#payouts tbody tr');
+    const [n] = await db.sql<{ n: number }[]>`select count(distinct payout_uuid)::int as n from payout_events where environment = 'sandbox'`;
+    expect(n!.n).toBeGreaterThan(0);
+    expect(await page.locator('#payouts tbody tr').count()).toBe(n!.n);
+    await expectText('#payouts', 'EUR');
+    await shot('5-payouts');
+    expect(await axe('main')).toEqual([]);
+    passed = true;
+  });
+
+  it('stays readable at 200 % zoom (640 CSS px wide), loads nothing from elsewhere and breaks no CSP rule', async () => {
+    passed = false;
+    await page.setViewportSize({ width: 640, height: 450 });
+    for (const view of ['overview', 'discrepancies', 'payouts']) {
+      await page.click(`a[data-view="${view}"]`);
+      await page.waitForTimeout(300);
+      // The page itself never scrolls sideways; wide tables scroll inside their own box.
+      expect(await page.evaluate('document.documentElement.scrollWidth <= window.innerWidth + 1'), view).toBe(true);
+      await shot(`6-zoom-200-${view}`);
+    }
+    const origin = new URL(stack.daemon.url).origin;
+    expect(requested.filter((u) => !u.startsWith(origin) && !u.startsWith('blob:') && !u.startsWith('data:'))).toEqual([]);
+    expect(consoleErrors.filter((e) => /Content Security Policy|Refused/i.test(e))).toEqual([]);
+    passed = true;
+  });
+});
+
+describe.skipIf(!existsSync('/usr/bin/soffice'))('the downloads in LibreOffice Calc', () => {
+  it('opens the CSV as UTF-8 (the BOM\'s charset): every row, amounts as numbers, Müller intact, the formula as text', async () => {
+    passed = false;
+    // LibreOffice 7.4's headless import without options reads CSV as Windows-1252 whatever the BOM
+    // (ï»¿ and MÃ¼ller, seen with this Debian build); its import dialog and Excel take the charset
+    // from the BOM. So the CSV is opened with the options that dialog shows for it: comma, double
+    // quote, UTF-8 (76), from line 1, and otherwise Calc's defaults (number detection on).
+    const rows = await readFods(await convertToFods(downloads.csv, ARTEFACTS, 'CSV:44,34,76,1'));
+    await checkSheet(rows);
+    passed = true;
+  }, 180_000);
+
+  it('opens the XLSX with the default import the same way', async () => {
+    passed = false;
+    const out = path.join(ARTEFACTS, 'xlsx');
+    await mkdir(out, { recursive: true });
+    const rows = await readFods(await convertToFods(downloads.xlsx, out));
+    await checkSheet(rows);
+    passed = true;
+  }, 180_000);
+});
+
+async function checkSheet(rows: Awaited<ReturnType<typeof readFods>>): Promise<void> {
+  const [count] = await db.sql<{ n: number }[]>`select count(*)::int as n from discrepancies where environment = 'sandbox'`;
+  expect(rows.map((r) => r[0]?.text)[0]).toBe('id');
+  expect(rows.length).toBe(count!.n + 1);
+  const col = (name: string) => DISCREPANCY_COLUMNS.indexOf(name as (typeof DISCREPANCY_COLUMNS)[number]);
+  const data = rows.slice(1);
+  expect(data.every((r) => r[col('id')]?.type === 'float')).toBe(true);
+  const ids = data.map((r) => Number(r[col('id')]?.value));
+  expect(ids).toEqual([...ids].sort((a, b) => a - b));
+  const refs = data.map((r) => r[col('external_reference_id')]!);
+  expect(refs.find((c) => c.text === UMLAUT), 'Müller intact').toBeDefined();
+  const hostile = refs.find((c) => c.text.includes('HYPERLINK'))!;
+  expect(hostile).toMatchObject({ type: 'string', formula: undefined, text: `'${HOSTILE}` });
+  expect(data.flat().some((c) => c.formula !== undefined)).toBe(false);
+  const amounts = data.map((r) => r[col('amount')]!).filter((c) => c && c.text !== '');
+  expect(amounts.length).toBeGreaterThan(0);
+  for (const a of amounts) expect(a.type, a.text).toBe('float');
+  const [stake] = await db.sql<{ cents: string }[]>`
+    select coalesce(sum(case kind when 'payout_amount_mismatch' then abs(expected::bigint - observed::bigint)
+      when 'payout_not_on_statement' then expected::bigint else observed::bigint end), 0)::text as cents
+    from discrepancies where environment = 'sandbox' and kind in ('payout_amount_mismatch', 'payout_not_on_statement', 'payout_cancelled_but_credited', 'statement_credit_without_payout')`;
+  const sum = amounts.reduce((n, a) => n + Math.round(Number(a.value) * 100), 0);
+  expect(sum).toBe(Number(stake!.cents));
+}
+
+async function expectText(selector: string, text: string): Promise<void> {
+  await waitFor(`'${text}' in ${selector}`, async () => ((await page.locator(selector).first().innerText()).includes(text) ? true : undefined), 10_000);
+}

@@ -1,0 +1,58 @@
+// Talks to the operator API with the token kept in sessionStorage: it lasts as long as the tab, is
+// never in a URL, and is sent as a bearer header like any other API client's.
+const KEY = 'bnpl-recon-token';
+
+export const token = {
+  get: () => sessionStorage.getItem(KEY),
+  set: (value) => sessionStorage.setItem(KEY, value),
+  clear: () => sessionStorage.removeItem(KEY),
+};
+
+export class ApiError extends Error {
+  constructor(status, message) {
+    super(message);
+    this.status = status;
+  }
+}
+
+export async function api(path, options = {}) {
+  const headers = { authorization: `Bearer ${options.token ?? token.get() ?? ''}`, ...(options.headers ?? {}) };
+  if (options.body !== undefined) headers['content-type'] = 'application/json';
+  const response = await fetch(path, { method: options.method ?? 'GET', headers, body: options.body, cache: 'no-store' });
+  if (!response.ok) {
+    let message = `${response.status} ${response.statusText}`;
+    try {
+      message = (await response.json()).error ?? message;
+    } catch {
+      // not JSON: keep the status line
+    }
+    if (response.status === 401) window.dispatchEvent(new CustomEvent('signed-out'));
+    throw new ApiError(response.status, message);
+  }
+  return response;
+}
+
+export const getJson = async (path) => (await api(path)).json();
+
+/** A report page: its rows and the cursor of the next one (Next-Cursor header), if any. */
+export async function getPage(path) {
+  const response = await api(path);
+  return { rows: await response.json(), next: response.headers.get('next-cursor') };
+}
+
+/** Fetches a report file with the bearer header and hands it to the browser as a download. */
+export async function download(path, fallbackName) {
+  const response = await api(path);
+  const disposition = response.headers.get('content-disposition') ?? '';
+  const name = /filename="([^"]+)"/.exec(disposition)?.[1] ?? fallbackName;
+  const blob = await response.blob();
+  const url = URL.createObjectURL(blob);
+  const a = document.createElement('a');
+  a.href = url;
+  a.download = name;
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 10_000);
+  return name;
+}

@@ -1,0 +1,77 @@
+import { ApiError, api, token } from './api.js';
+import { $ } from './dom.js';
+import { loadDiscrepancies, setUpDiscrepancies } from './discrepancies.js';
+import { showOverview } from './overview.js';
+import { loadPayouts, setUpPayouts } from './payouts.js';
+
+const VIEWS = { overview: showOverview, discrepancies: loadDiscrepancies, payouts: loadPayouts };
+
+function showEnvironment(environment, operator) {
+  const banner = $('env-banner');
+  banner.hidden = false;
+  banner.className = `env env-${environment}`;
+  banner.textContent = environment === 'production' ? 'PRODUCTION: real money' : 'SANDBOX: test data, not real money';
+  document.body.dataset.env = environment;
+  document.title = `[${environment.toUpperCase()}] bnpl-recon`;
+  $('who').hidden = false;
+  $('who').textContent = `Signed in as ${operator}`;
+  $('sign-out').hidden = false;
+}
+
+async function route() {
+  const name = (location.hash.slice(1) || 'overview');
+  const view = VIEWS[name] ? name : 'overview';
+  for (const v of Object.keys(VIEWS)) $(`view-${v}`).hidden = v !== view;
+  for (const a of document.querySelectorAll('#nav a')) {
+    if (a.dataset.view === view) a.setAttribute('aria-current', 'page');
+    else a.removeAttribute('aria-current');
+  }
+  try {
+    await VIEWS[view]();
+  } catch (error) {
+    if (!(error instanceof ApiError && error.status === 401)) $(`view-${view}`).append(Object.assign(document.createElement('p'), { className: 'error', role: 'alert', textContent: `Could not load: ${error.message}` }));
+  }
+}
+
+async function signIn(candidate) {
+  const response = await api('/api/session', { token: candidate });
+  const session = await response.json();
+  token.set(candidate);
+  $('sign-in').hidden = true;
+  $('nav').hidden = false;
+  showEnvironment(session.environment, session.operator);
+  await route();
+  $('main').focus();
+}
+
+function signOut() {
+  token.clear();
+  location.hash = '';
+  location.reload();
+}
+
+window.addEventListener('signed-out', () => {
+  token.clear();
+  $('sign-in').hidden = false;
+  $('nav').hidden = true;
+  for (const v of Object.keys(VIEWS)) $(`view-${v}`).hidden = true;
+  $('sign-in-error').textContent = 'The token was not accepted. Sign in again.';
+});
+
+$('sign-in-form').addEventListener('submit', async (ev) => {
+  ev.preventDefault();
+  $('sign-in-error').textContent = '';
+  const input = $('token');
+  try {
+    await signIn(input.value.trim());
+    input.value = '';
+  } catch (error) {
+    $('sign-in-error').textContent = error instanceof ApiError && error.status === 401 ? 'That token is not known here.' : `Sign-in failed: ${error.message}`;
+  }
+});
+$('sign-out').addEventListener('click', signOut);
+window.addEventListener('hashchange', () => void route());
+setUpDiscrepancies();
+setUpPayouts();
+const saved = token.get();
+if (saved) signIn(saved).catch(() => token.clear());

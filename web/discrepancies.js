@@ -1,0 +1,150 @@
+import { api, download, getJson, getPage } from './api.js';
+import { $, el, label, money, table } from './dom.js';
+
+export const KINDS = [
+  'missed_webhook', 'state_mismatch', 'orphan_webhook', 'duplicate_event', 'duplicate_delivery', 'payout_not_on_statement',
+  'statement_credit_without_payout', 'payout_amount_mismatch', 'payout_cancelled_but_credited', 'payout_unknown_invoice',
+];
+const COLUMNS = [
+  ['id', 'Id', 'num'], ['kind', 'Kind'], ['status', 'Status'], ['external_reference_id', 'Reference'], ['sepa_reference', 'SEPA reference'],
+  ['amount', 'Amount', 'num'], ['first_detected_at', 'First detected (UTC)'], ['acknowledged_by', 'Acknowledged by'],
+];
+const PAGE = 500;
+const state = { rows: [], next: null, sort: 'id', dir: 1 };
+
+/** The filter form as API query parameters (the same the CLI takes). */
+function filterQuery() {
+  const form = new FormData($('filters'));
+  const q = new URLSearchParams();
+  for (const [k, v] of form) if (String(v).trim() !== '') q.set(k, String(v).trim());
+  return q;
+}
+
+function sorted() {
+  const { sort, dir } = state;
+  const numeric = COLUMNS.find((c) => c[0] === sort)?.[2] === 'num';
+  return [...state.rows].sort((a, b) => {
+    const x = a[sort], y = b[sort];
+    if (x === y) return a.id - b.id;
+    if (x === null || x === undefined || x === '') return 1;
+    if (y === null || y === undefined || y === '') return -1;
+    return (numeric ? Number(x) - Number(y) : String(x).localeCompare(String(y))) * dir;
+  });
+}
+
+function render() {
+  const head = el('tr', {}, COLUMNS.map(([key, title]) => {
+    const active = state.sort === key;
+    return el('th', { scope: 'col', 'aria-sort': active ? (state.dir === 1 ? 'ascending' : 'descending') : 'none' },
+      el('button', { type: 'button', class: 'sort', onclick: () => { state.dir = active ? -state.dir : 1; state.sort = key; render(); } },
+        title, el('span', { 'aria-hidden': 'true', text: active ? (state.dir === 1 ? ' ▲' : ' ▼') : '' })));
+  }), el('th', { scope: 'col', text: 'Evidence' }));
+  const rows = sorted().map((r) => el('tr', {},
+    el('td', { class: 'num', text: r.id }), el('td', { text: label(r.kind) }), el('td', {}, el('span', { class: `badge s-${r.status}`, text: r.status })),
+    el('td', { class: 'ref', text: r.external_reference_id ?? (r.entity_type === 'statement_line' ? r.entity_id : '') }), el('td', { class: 'ref', text: r.sepa_reference ?? '' }),
+    el('td', { class: 'num', text: money(r.amount, r.currency) }), el('td', { text: (r.first_detected_at ?? '').replace('T', ' ').replace('Z', '') }),
+    el('td', { text: (r.acknowledged_by ?? '').replace(/^operator:/, '') }),
+    el('td', {}, el('button', { type: 'button', class: 'open', 'aria-label': `Open evidence of discrepancy ${r.id}`, onclick: () => openEvidence(r.id) }, 'Open'))));
+  $('disc-table').replaceChildren(el('table', { id: 'disc' },
+    el('caption', { text: 'Discrepancies matching the filters; column headings sort the loaded rows' }),
+    el('thead', {}, head),
+    el('tbody', {}, rows.length ? rows : el('tr', {}, el('td', { colspan: COLUMNS.length + 1, text: 'No discrepancy matches these filters.' })))));
+  $('disc-count').textContent = `${state.rows.length} discrepanc${state.rows.length === 1 ? 'y' : 'ies'} shown${state.next ? ', more to load' : ''}.`;
+  $('disc-more').hidden = !state.next;
+}
+
+export async function loadDiscrepancies() {
+  const q = filterQuery();
+  q.set('limit', String(PAGE));
+  const page = await getPage(`/api/discrepancies?${q}`);
+  state.rows = page.rows;
+  state.next = page.next;
+  render();
+}
+
+async function loadMore() {
+  const q = filterQuery();
+  q.set('limit', String(PAGE));
+  q.set('cursor', state.next);
+  const page = await getPage(`/api/discrepancies?${q}`);
+  state.rows.push(...page.rows);
+  state.next = page.next;
+  render();
+}
+
+function evidenceSection(title, content) {
+  return el('section', { class: 'ev' }, el('h3', { text: title }), content);
+}
+
+async function openEvidence(id, focusNote = false) {
+  const dialog = $('evidence');
+  const body = $('evidence-body');
+  const e = await getJson(`/api/discrepancies/${id}`);
+  const d = e.discrepancy;
+  $('evidence-title').textContent = `Discrepancy ${d.id}: ${label(d.kind)}`;
+  const note = el('textarea', { id: 'ack-note', name: 'note', required: true, maxlength: 4000, rows: 3 });
+  const result = el('p', { class: 'status', role: 'status', id: 'ack-result' });
+  const ackForm = el('form', { class: 'ack', onsubmit: async (ev) => {
+    ev.preventDefault();
+    try {
+      const res = await api(`/api/discrepancies/${d.id}/ack`, { method: 'POST', body: JSON.stringify({ note: note.value }) });
+      const done = await res.json();
+      result.textContent = `Acknowledged by ${done.acknowledgedBy.replace(/^operator:/, '')} at ${done.acknowledgedAt.slice(0, 19).replace('T', ' ')} UTC.`;
+      await loadDiscrepancies();
+      await openEvidence(d.id);
+      $('ack-result').textContent = result.textContent;
+    } catch (error) {
+      result.textContent = `Not acknowledged: ${error.message}`;
+    }
+  } }, el('label', { for: 'ack-note', text: 'Note (why this is acknowledged)' }), note,
+    el('button', { type: 'submit', disabled: d.status === 'resolved' }, 'Acknowledge'), result);
+  body.replaceChildren(
+    el('dl', { class: 'facts' }, ...[
+      ['Status', d.status], ['Environment', d.environment], ['Entity', `${d.entity_type} ${d.entity_id}`], ['Reference', d.external_reference_id],
+      ['SEPA reference', d.sepa_reference], ['Expected', d.expected], ['Observed', d.observed], ['Amount at stake', money(d.amount, d.currency)],
+      ['Details', d.details], ['First detected (UTC)', d.first_detected_at], ['Acknowledged', d.acknowledged_by ? `${d.acknowledged_by} at ${d.acknowledged_at}: ${d.ack_note}` : ''],
+    ].filter(([, v]) => v).flatMap(([k, v]) => [el('dt', { text: k }), el('dd', { text: v })])),
+    d.status === 'resolved' ? el('p', { text: 'Resolved by the reconciler: nothing to acknowledge.' }) : ackForm,
+    evidenceSection('History of status changes and notes', table('Status changes, oldest first', ['When (UTC)', 'From', 'To', 'Who', 'Why'],
+      e.history.map((h) => [h.at, h.from_status ?? '', h.to_status, h.actor, h.reason]))),
+    evidenceSection(`Webhook deliveries (${e.deliveries.length})`, e.deliveries.length === 0 ? el('p', { text: 'No delivery names this entity.' })
+      : el('ul', { class: 'deliveries' }, e.deliveries.map((w) => el('li', {},
+        el('details', {}, el('summary', { text: `#${w.id} ${w.topic ?? '(no topic)'} received ${w.received_at}${w.applied ? ', applied' : ', retry'}${w.signature_valid ? '' : ', bad signature'}` }),
+          el('pre', { tabindex: 0, 'aria-label': `Raw body of delivery ${w.id}`, text: w.raw_body })))))),
+    evidenceSection('States the poller saw', e.polled_state || e.polled.length
+      ? table('Polled states, newest first', ['Observed (UTC)', 'State', 'Previous'], [
+        ...(e.polled_state ? [[`${e.polled_state.last_seen_at} (latest)`, e.polled_state.state, '']] : []),
+        ...e.polled.map((p) => [p.observed_at, p.state, p.previous_state ?? ''])])
+      : el('p', { text: 'Not an order the poller tracks.' })),
+    evidenceSection('Bank statement lines', table('Bank lines with this SEPA reference', ['Booked', 'Amount', 'Direction', 'Bank reference', 'SEPA reference', 'Counterparty'],
+      e.bank_lines.map((l) => [l.booking_date, money(l.amount, l.currency), l.direction, l.bank_reference ?? '', l.sepa_reference ?? '', l.counterparty_name ?? '']),
+      { empty: 'No bank line.' })),
+    evidenceSection('Evidence recorded by the rule', el('pre', { tabindex: 0, 'aria-label': 'Evidence as recorded', text: JSON.stringify(d.evidence, null, 2) })));
+  if (!dialog.open) dialog.showModal();
+  if (focusNote) note.focus();
+}
+
+async function downloadAs(format) {
+  const q = filterQuery();
+  q.set('format', format);
+  if (format === 'csv') q.set('bom', '1');
+  $('dl-status').textContent = 'Preparing download…';
+  try {
+    const name = await download(`/api/discrepancies?${q}`, `discrepancies.${format}`);
+    $('dl-status').textContent = `Downloaded ${name}.`;
+  } catch (error) {
+    $('dl-status').textContent = `Download failed: ${error.message}`;
+  }
+}
+
+export function setUpDiscrepancies() {
+  $('f-kind').append(...KINDS.map((k) => el('option', { value: k, text: label(k) })));
+  $('filters').addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    void loadDiscrepancies();
+  });
+  $('disc-more').addEventListener('click', () => void loadMore());
+  $('dl-csv').addEventListener('click', () => void downloadAs('csv'));
+  $('dl-xlsx').addEventListener('click', () => void downloadAs('xlsx'));
+  $('evidence-close').addEventListener('click', () => $('evidence').close());
+}
