@@ -1,7 +1,7 @@
 import type { Registry } from 'prom-client';
 import type { Config } from '../config/schema.js';
 import { openDatabase, type Database, type LedgerAccess } from '../db/database.js';
-import { applyMigrations } from '../ledger/migrate.js';
+import { applyMigrations, migrationsAreCurrent } from '../ledger/migrate.js';
 import type { Logger } from '../log/logger.js';
 import { createRegistry } from '../metrics/registry.js';
 import { Shutdown } from '../lifecycle/shutdown.js';
@@ -37,7 +37,14 @@ export async function openContext(config: Config, log: Logger, options: OpenCont
   // Registered first so it closes last.
   shutdown.register('database', () => database.close());
   if (config.DATABASE_URL !== undefined) await probeDatabase(database, config.DATABASE_URL, shutdown);
-  if (options.migrate ?? true) await applyMigrations(database, log);
+  if (options.access === 'reader') {
+    // Read commands never change the schema (a read-only database role must work): they refuse
+    // when it is behind rather than read tables that may not be what this version expects.
+    if (!(await migrationsAreCurrent(database))) {
+      await shutdown.run('schema behind');
+      throw new Error("the ledger's schema is behind this version of bnpl-recon: run 'bnpl-recon migrate' (or start the daemon) first; read commands never apply migrations");
+    }
+  } else if (options.migrate ?? true) await applyMigrations(database, log);
   const registry = createRegistry({ defaultMetrics: options.defaultMetrics ?? false });
   return { config, log, database, registry, shutdown };
 }
