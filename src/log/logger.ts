@@ -28,6 +28,8 @@ export function createLogger(level: string, destination: 'stdout' | 'stderr' = '
           }
         : {}),
       base: { service: 'bnpl-recon' },
+      // The number for machines that filter on it (pino's convention), the name for people.
+      formatters: { level: (label: string, number: number) => ({ level: number, level_name: label }) },
       timestamp: pino.stdTimeFunctions.isoTime,
       redact: {
         paths: [
