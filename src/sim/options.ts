@@ -111,6 +111,12 @@ export interface SimulatorOptions {
   rateLimitNow?: () => number;
   /** Real milliseconds a receiver has to answer (the spec: 5 s). */
   deliveryTimeoutMs?: number;
+  /**
+   * Simulated days (0 = the day startTime falls in) on which GET /api/v1/orders answers 503 from the
+   * day's start until an hour into the next, while webhooks go on: the poller's last picture grows
+   * older than the webhooks (a provider API outage). It injects no finding.
+   */
+  apiOutageDays?: readonly number[];
   maxRetries?: number;
   /** First retry delay in simulated ms; doubles each retry (60 s gives 1, 2, 4, 8, 16 min). */
   retryBaseMs?: number;

@@ -9,6 +9,8 @@ export interface ApiBackend {
   listOrders(env: Env, offset: number, limit: number): { uuid: string; state: string; external_reference_id: string }[];
   register(env: Env, topic: string, address: string): { registration: Registration; created: boolean };
   secret(env: Env): string;
+  /** False during a simulated API outage: the orders API answers 503. */
+  ordersAvailable?(): boolean;
 }
 
 export interface ApiServerOptions {
@@ -92,6 +94,7 @@ export function createApiServer(options: ApiServerOptions): Server {
     const path = url.pathname.replace(/\/+$/, '') || '/';
     if (path === '/api/v1/orders') {
       if (req.method !== 'GET') return methodNotAllowed(req, res, 'GET');
+      if (backend.ordersAvailable?.() === false) return fail(res, 503, [{ name: 'service', details: 'the orders API is temporarily unavailable' }]);
       const errors: ApiError[] = [];
       const page = positiveInt(url.searchParams.get('page'), 'page', 1, errors);
       const perPage = Math.min(positiveInt(url.searchParams.get('per_page'), 'per_page', options.defaultPerPage, errors), options.maxPerPage);

@@ -14,7 +14,7 @@ import type { Registration } from './registrations.js';
 import { createApiServer } from './server.js';
 import { writeStatementFiles } from './statements/index.js';
 export type { Simulator, SimulatorStats } from './simulator-api.js';
-import { SimClock, isoSeconds, HOUR_MS, MINUTE_MS, SECOND_MS } from './time.js';
+import { SimClock, isoSeconds, DAY_MS, HOUR_MS, MINUTE_MS, SECOND_MS } from './time.js';
 
 const DEFAULT_START = '2026-01-05T00:00:00Z';
 // Bodies average ~400 bytes: the log stays under ~25 MB in a long `sim` run.
@@ -45,6 +45,9 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   }
 
   const clock = new SimClock(start, timeScale);
+  const firstDay = Math.floor(start / DAY_MS) * DAY_MS;
+  const outages = (options.apiOutageDays ?? []).map((day) => ({ from: firstDay + day * DAY_MS, to: firstDay + (day + 1) * DAY_MS + HOUR_MS }));
+  const inApiOutage = (at: number) => outages.some((o) => at >= o.from && at < o.to);
   const registrations: Record<Env, Registration[]> = { sandbox: [], production: [] };
   const registrationRng = new Prng(`${seed}/registrations`);
   const planned: PlannedDelivery[] = [];
@@ -123,6 +126,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       },
       register,
       secret: (env) => secrets[env],
+      ordersAvailable: () => !inApiOutage(clock.now()),
     },
     limiter: new SlidingWindowLimiter(options.rateLimitPerSecond ?? 500, options.rateLimitNow),
     defaultPerPage: options.defaultPerPage ?? 25,

@@ -19,6 +19,8 @@ export interface WeekOptions {
    * flagged before its webhook arrives on a later day and resolved after.
    */
   lateWindows?: boolean;
+  /** Simulated days on which the provider's orders API is down while webhooks go on (SimulatorOptions.apiOutageDays). */
+  apiOutageDays?: number[];
 }
 
 export interface WeekOutcome {
@@ -45,7 +47,10 @@ export async function runWeek(o: WeekOptions): Promise<WeekOutcome> {
   const db = await createTestDatabase(o.label, { poolMax: 3 });
   const stack = await startStack({
     db, seed: o.seed, faults: o.faults, ordersPerDay: o.ordersPerDay, graceSeconds: o.graceSeconds,
-    ...(o.lateWindows ? { sim: { graceMs: DAY_MS + 2 * HOUR_MS } } : {}),
+    sim: {
+      ...(o.lateWindows ? { graceMs: DAY_MS + 2 * HOUR_MS } : {}),
+      ...(o.apiOutageDays ? { apiOutageDays: o.apiOutageDays } : {}),
+    },
   });
   try {
     const { sim, daemon } = stack;
