@@ -140,7 +140,9 @@ export class Dispatcher {
       record.status = res.statusCode;
       await res.body.dump();
     } catch (error) {
-      record.error = (error as Error).name === 'TimeoutError' || (error as { code?: string }).code?.includes('TIMEOUT') ? 'timeout' : (error as Error).message;
+      // Not every error's code is a string (some carry a number), so it is checked before use.
+      const code: unknown = (error as { code?: unknown }).code;
+      record.error = (error as Error).name === 'TimeoutError' || (typeof code === 'string' && code.includes('TIMEOUT')) ? 'timeout' : (error as Error).message;
     } finally {
       this.inFlight -= 1;
     }
