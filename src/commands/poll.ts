@@ -8,6 +8,7 @@ import { createLogger } from '../log/logger.js';
 import { createProviderClient } from '../provider/client.js';
 import { tryAcquirePollLock } from '../poller/lock.js';
 import { runPoll } from '../poller/run.js';
+import { startProgress } from '../lifecycle/progress.js';
 import { abandonStalePollRuns } from '../poller/runs.js';
 
 export const command: Command = {
@@ -44,7 +45,8 @@ Exit status: 0 the run is complete; 1 it failed or was interrupted (see the summ
       }
       try {
         await abandonStalePollRuns(ctx.database.sql, config.PROVIDER_ENV);
-        const summary = await runPoll(ctx, client, AbortSignal.any([ctx.shutdown.signal, lock.lost]));
+        const progress = startProgress({ label: `poll ${config.PROVIDER_ENV}`, unit: 'pages', log });
+        const summary = await runPoll(ctx, client, AbortSignal.any([ctx.shutdown.signal, lock.lost]), { onPage: (pages) => progress.update(pages) }).finally(() => progress.finish());
         process.stdout.write(`${JSON.stringify(summary)}\n`);
         if (summary.status !== 'complete') process.stderr.write(`bnpl-recon poll: run ${summary.runId} ${summary.status}: ${summary.error ?? 'unknown error'}\n`);
         return summary.status === 'complete' ? 0 : 1;

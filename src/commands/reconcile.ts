@@ -1,6 +1,7 @@
 import type { Command } from '../cli.js';
 import { UsageError } from '../app/errors.js';
 import { openContext } from '../app/context.js';
+import { startProgress } from '../lifecycle/progress.js';
 import { loadConfig } from '../config/load.js';
 import { createLogger } from '../log/logger.js';
 import { runReconcilePass } from '../reconcile/pass.js';
@@ -19,7 +20,8 @@ skipped (summary "skipped": true, exit 0).`,
     const log = createLogger(config.LOG_LEVEL, 'stderr');
     const ctx = await openContext(config, log, { migrate: config.MIGRATE_ON_START });
     try {
-      const summary = await runReconcilePass(ctx);
+      const progress = startProgress({ label: `reconcile ${config.PROVIDER_ENV}`, unit: 'steps', log });
+      const summary = await runReconcilePass(ctx, new Date(), { onStep: (steps) => progress.update(steps) }).finally(() => progress.finish());
       process.stdout.write(`${JSON.stringify(summary)}\n`);
       return 0;
     } finally {

@@ -49,7 +49,12 @@ const WRITE_STATEMENTS = 2;
  * lock (scheduler.ts, commands/poll.ts). Does not throw for provider or paging failures: they end
  * the run as `failed` (or `aborted` when `signal` fired) and the summary says why.
  */
-export async function runPoll(ctx: PollContext, client: ProviderClient, signal?: AbortSignal): Promise<PollRunSummary> {
+export interface PollRunOptions {
+  /** Called after each page is written, with the pages handed over so far. */
+  onPage?: (pages: number) => void;
+}
+
+export async function runPoll(ctx: PollContext, client: ProviderClient, signal?: AbortSignal, options: PollRunOptions = {}): Promise<PollRunSummary> {
   const { config, log, database } = ctx;
   const environment = config.PROVIDER_ENV;
   const metrics = ctx.registry ? createPollerMetrics(ctx.registry) : undefined;
@@ -73,6 +78,7 @@ export async function runPoll(ctx: PollContext, client: ProviderClient, signal?:
       onPage: async (orders, _page, receivedAt) => {
         const newInRun = await batcher.add({ orders, observedAt: receivedAt });
         metrics?.pages.inc();
+        options.onPage?.(progress.pages);
         return newInRun;
       },
       perPage: config.POLL_PAGE_SIZE,

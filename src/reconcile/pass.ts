@@ -44,7 +44,7 @@ export interface ReconcileContext {
 export async function runReconcilePass(
   ctx: ReconcileContext,
   now: Date = new Date(),
-  options: { full?: boolean } = {},
+  options: { full?: boolean; onStep?: (stepsDone: number) => void } = {},
 ): Promise<PassSummary> {
   const environment = ctx.config.PROVIDER_ENV;
   const started = performance.now();
@@ -83,7 +83,7 @@ export async function runReconcilePass(
           sourceIbans: ctx.config.PAYOUT_SOURCE_IBANS ?? [],
           referencePattern: ctx.config.PAYOUT_REFERENCE_PATTERN ?? null,
         };
-        await runRules(ctx, { environment, now, graceSeconds: ctx.config.WEBHOOK_GRACE_SECONDS, scoped: false, payout }, summary, options.full ?? false);
+        await runRules(ctx, { environment, now, graceSeconds: ctx.config.WEBHOOK_GRACE_SECONDS, scoped: false, payout }, summary, options.full ?? false, options.onStep);
       } catch (error) {
         await ctx.database.sql`
           update reconcile_runs set status = 'failed', finished_at = now(), error = ${String((error as Error).message ?? error)}
@@ -125,11 +125,12 @@ async function tuneForPass(tx: TransactionSql): Promise<void> {
   await tx`set local max_parallel_workers_per_gather = 2`;
 }
 
-async function runRules(ctx: ReconcileContext, base: RuleParams, summary: PassSummary, forceFull: boolean): Promise<void> {
+async function runRules(ctx: ReconcileContext, base: RuleParams, summary: PassSummary, forceFull: boolean, onStep?: (stepsDone: number) => void): Promise<void> {
   const timed = async <T>(step: string, fn: () => Promise<T>): Promise<T> => {
     const t0 = performance.now();
     const result = await fn();
     summary.stepMs[step] = Math.round(performance.now() - t0);
+    onStep?.(Object.keys(summary.stepMs).length);
     return result;
   };
   // Duplicate deliveries are recorded in a transaction of their own, alongside the order rules:
