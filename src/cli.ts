@@ -5,12 +5,7 @@ import { ConfigError } from './config/load.js';
 import { UsageError } from './app/errors.js';
 import { packageVersion } from './app/version.js';
 
-/** A command module: its help text and what it runs; returns the exit status. */
-export interface Command {
-  summary: string;
-  help: string;
-  run(argv: string[]): Promise<number>;
-}
+import type { Command } from './commands/command.js';
 
 const COMMANDS: Record<string, () => Promise<{ command: Command }>> = {
   start: () => import('./commands/start.js'),

@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import type { Command } from '../cli.js';
+import type { Command } from './command.js';
 import { UsageError } from '../app/errors.js';
 import { loadConfig } from '../config/load.js';
 import { startDaemon, type Daemon } from '../daemon.js';

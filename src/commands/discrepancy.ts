@@ -1,10 +1,7 @@
 import { userInfo } from 'node:os';
 import { parseArgs } from 'node:util';
-import type { Command } from '../cli.js';
+import { withContext, type Command } from './command.js';
 import { UsageError } from '../app/errors.js';
-import { openContext } from '../app/context.js';
-import { loadConfig } from '../config/load.js';
-import { createLogger } from '../log/logger.js';
 import { acknowledgeDiscrepancy } from '../reconcile/ack.js';
 
 const HELP = `Usage: bnpl-recon discrepancy ack ID --note TEXT [--by NAME]
@@ -32,10 +29,7 @@ export const command: Command = {
     const note = values.note?.trim();
     if (!note) throw new UsageError('--note TEXT is required');
     const by = values.by?.trim() || safeUserName();
-    const config = loadConfig();
-    const log = createLogger(config.LOG_LEVEL, 'stderr');
-    const ctx = await openContext(config, log, { migrate: config.MIGRATE_ON_START, access: 'reader' });
-    try {
+    return withContext('discrepancy ack', { access: 'reader' }, async (ctx) => {
       const result = await acknowledgeDiscrepancy(ctx.database, Number(idText), note, by);
       if (result.outcome === 'not_found') {
         process.stderr.write(`bnpl-recon discrepancy: no discrepancy with id ${idText}\n`);
@@ -47,9 +41,7 @@ export const command: Command = {
       }
       process.stdout.write(`${JSON.stringify(result.discrepancy)}\n`);
       return 0;
-    } finally {
-      await ctx.shutdown.run('discrepancy ack done');
-    }
+    });
   },
 };
 

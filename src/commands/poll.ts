@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import type { Command } from '../cli.js';
+import type { Command } from './command.js';
 import { openContext } from '../app/context.js';
 import { UsageError } from '../app/errors.js';
 import { loadConfig, requireSettings } from '../config/load.js';

@@ -1,9 +1,6 @@
-import type { Command } from '../cli.js';
+import { withContext, type Command } from './command.js';
 import { UsageError } from '../app/errors.js';
-import { openContext } from '../app/context.js';
 import { startProgress } from '../lifecycle/progress.js';
-import { loadConfig } from '../config/load.js';
-import { createLogger } from '../log/logger.js';
 import { runReconcilePass } from '../reconcile/pass.js';
 
 export const command: Command = {
@@ -16,16 +13,11 @@ summary as JSON on stdout; logs go to stderr. If another replica is running a pa
 skipped (summary "skipped": true, exit 0).`,
   async run(argv) {
     if (argv.length > 0) throw new UsageError(`unexpected argument '${argv[0]}'`);
-    const config = loadConfig();
-    const log = createLogger(config.LOG_LEVEL, 'stderr');
-    const ctx = await openContext(config, log, { migrate: config.MIGRATE_ON_START });
-    try {
-      const progress = startProgress({ label: `reconcile ${config.PROVIDER_ENV}`, unit: 'steps', log });
+    return withContext('reconcile', {}, async (ctx) => {
+      const progress = startProgress({ label: `reconcile ${ctx.config.PROVIDER_ENV}`, unit: 'steps', log: ctx.log });
       const summary = await runReconcilePass(ctx, new Date(), { onStep: (steps) => progress.update(steps) }).finally(() => progress.finish());
       process.stdout.write(`${JSON.stringify(summary)}\n`);
       return 0;
-    } finally {
-      await ctx.shutdown.run('reconcile done');
-    }
+    });
   },
 };

@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import type { Command } from '../cli.js';
+import { withContext, type Command } from './command.js';
 import { UsageError } from '../app/errors.js';
 import { openContext } from '../app/context.js';
 import { loadConfig } from '../config/load.js';
@@ -89,23 +89,21 @@ export const command: Command = {
     const delimiter = parseDelimiter(values.delimiter);
     if (!delimiter) throw new UsageError(`--delimiter must be ',', ';' or tab, not '${values.delimiter}'`);
     const csv: CsvOptions = { delimiter, bom: values.bom === true };
-    const config = loadConfig();
     // Validate everything before opening the database, so bad usage exits 2 at once.
     const query = which === 'discrepancies' ? parseDiscrepancyQuery({ format: values.format, status: values.status, kind: values.kind, since: values.since, env: values.env, search: values.search }) : undefined;
     const format = formatOf(values.format);
-    const env = envOf(values.env, config.PROVIDER_ENV);
-    const log = createLogger(config.LOG_LEVEL, 'stderr');
-    const ctx = await openContext(config, log, { migrate: config.MIGRATE_ON_START, access: 'reader' });
+    envOf(values.env, 'sandbox');
     // A closed pipe (`| head`) ends the report quietly instead of crashing on EPIPE.
     const ignore = (): void => {};
     process.stdout.on('error', ignore);
     try {
-      const result = await write(ctx.database, which, query, format, env, csv);
-      log.debug({ report: which, rows: result.rows, aborted: result.aborted }, 'report written');
-      return 0;
+      return await withContext('report', { access: 'reader' }, async (ctx) => {
+        const result = await write(ctx.database, which, query, format, envOf(values.env, ctx.config.PROVIDER_ENV), csv);
+        ctx.log.debug({ report: which, rows: result.rows, aborted: result.aborted }, 'report written');
+        return 0;
+      });
     } finally {
       process.stdout.off('error', ignore);
-      await ctx.shutdown.run('report done');
     }
   },
 };

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import type { Command } from '../cli.js';
+import type { Command } from './command.js';
 import { UsageError } from '../app/errors.js';
 import { createLogger } from '../log/logger.js';
 import { Shutdown, installSignalHandlers } from '../lifecycle/shutdown.js';

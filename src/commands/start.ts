@@ -1,4 +1,4 @@
-import type { Command } from '../cli.js';
+import type { Command } from './command.js';
 import { UsageError } from '../app/errors.js';
 import { ConfigError, loadConfig, requireSettings } from '../config/load.js';
 import { startDaemon } from '../daemon.js';

@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import type { Command } from '../cli.js';
+import type { Command } from './command.js';
 import { UsageError } from '../app/errors.js';
 import { openContext } from '../app/context.js';
 import { loadConfig } from '../config/load.js';

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import type { Command } from '../cli.js';
+import type { Command } from './command.js';
 import { UsageError } from '../app/errors.js';
 import { loadConfig, requireSettings } from '../config/load.js';
 import { createLogger } from '../log/logger.js';

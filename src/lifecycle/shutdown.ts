@@ -64,7 +64,7 @@ export class Shutdown {
  * completed is a success, which is also what systemd expects); a second signal exits at once
  * with 128 + the signal number, as a shell would report it.
  */
-export function installSignalHandlers(shutdown: Shutdown, log: Logger): void {
+export function installSignalHandlers(shutdown: Shutdown, log: Logger): () => void {
   let received = 0;
   const onSignal = (signal: NodeJS.Signals) => {
     received += 1;
@@ -76,4 +76,8 @@ export function installSignalHandlers(shutdown: Shutdown, log: Logger): void {
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
+  return () => {
+    process.off('SIGTERM', onSignal);
+    process.off('SIGINT', onSignal);
+  };
 }
