@@ -59,7 +59,11 @@ export function instantOf(value: string | null, endOfDay: boolean): string | nul
     return Number.isNaN(d.getTime()) ? null : d.toISOString();
   }
   const zoned = /(Z|[+-]\d{2}:?\d{2})$/.test(value) ? value : `${value}Z`;
-  const d = new Date(zoned);
+  // A period ending 23:59:59 ends with its day: the next statement starting at midnight then
+  // continues it without a one-second gap in the coverage payout_not_on_statement relies on.
+  const endsDay = endOfDay && value.slice(11, 19) === '23:59:59';
+  const d = new Date(endsDay ? zoned.replace(/T23:59:59(\.\d+)?/, 'T00:00:00') : zoned);
+  if (endsDay) d.setUTCDate(d.getUTCDate() + 1);
   return Number.isNaN(d.getTime()) ? null : d.toISOString();
 }
 

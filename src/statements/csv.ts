@@ -6,7 +6,7 @@ import { addTotal } from './totals.js';
 import { StatementFormatError, type ParsedStatement, type StatementLine, type StatementSection } from './types.js';
 
 /**
- * Accepted columns (header names compared case-insensitively, ignoring spaces, '-' and '_'):
+ * Accepted columns (header names compared case-insensitively, ignoring spaces, '-', '_', '/' and '.'):
  *
  * | field | header names | required |
  * |---|---|---|
@@ -44,7 +44,7 @@ const COLUMNS = {
 } as const;
 type Column = keyof typeof COLUMNS;
 
-const canonical = (h: string): string => h.trim().toLowerCase().replace(/[\s_\-]/g, '');
+const canonical = (h: string): string => h.trim().toLowerCase().replace(/[\s_\-/.]/g, '');
 
 /** RFC 4180 rows: quoted fields may hold the delimiter, "" and line breaks; CRLF or LF. */
 export function csvRows(text: string, delimiter: string): string[][] {

@@ -128,9 +128,10 @@ function statementLine(value: string, currency: string, account: string | null, 
   const customerRef = present(cut >= 0 ? rest.slice(0, cut) : rest);
   const bankReference = present(cut >= 0 ? rest.slice(cut + 2) : null);
   const d = mt940Details(info);
-  // The customer reference is the account owner's own (often 'NONREF', or a 16-character fragment
-  // of an EREF+/KREF+ keyword some banks copy there): a SEPA reference only when it is neither.
-  const instructionId = customerRef && !/^NONREF$/i.test(customerRef) && !/^[A-Z]{4}\+/.test(customerRef) ? customerRef : null;
+  // The customer reference is the account owner's own: often 'NONREF', a keyword's name (ING writes
+  // 'EREF' there to say the end-to-end reference is in :86:), or a 16-character fragment of an
+  // EREF+/KREF+ keyword that German banks copy there. A SEPA reference only when it is none of these.
+  const instructionId = customerRef && !/^(NONREF|EREF|KREF|MREF|PREF|IREF|CREF)$/i.test(customerRef) && !/^[A-Z]{4}\+/i.test(customerRef) ? customerRef : null;
   return {
     accountIban: account,
     bookingDate: bookingDateFrom(valueDate, m[2]),
