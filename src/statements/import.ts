@@ -51,6 +51,18 @@ export async function importStatement(
 ): Promise<ImportResult> {
   const parsed = parseStatement(bytes);
   const sha256 = createHash('sha256').update(bytes).digest('hex');
+  return importParsed(database, environment, parsed, sha256, fileName, options);
+}
+
+/** importStatement after parsing: for a parsed statement whose file has the given hash. */
+export async function importParsed(
+  database: Database,
+  environment: ProviderEnvironment,
+  parsed: ParsedStatement,
+  sha256: string,
+  fileName: string,
+  options: ImportOptions = {},
+): Promise<ImportResult> {
   const bookings = bookingKeys(parsed);
   const positions = parsed.lines.map((l) => positionKey(parsed.sections[l.section]!, l));
   return database.sql.begin(async (tx) => {
