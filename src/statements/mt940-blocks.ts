@@ -4,6 +4,15 @@ export interface Field {
   value: string;
 }
 
+export interface Message {
+  fields: Field[];
+  /** the sending bank's BIC (8 characters) when the envelope or a header line names it */
+  bic: string | null;
+}
+
+// Header lines naming the bank: 'ABNANL2A' (ABN AMRO), '0000 01INGBNL2AXXXX00001' (ING).
+const SENDER = /^(?:\d{4} \d{2})?([A-Z]{4}NL[A-Z0-9]{2})(?:[A-Z0-9]{3,4})?(?:\d{5})?$/;
+
 // Fields that may run over several lines: :61: (its second line is the supplementary details) and
 // :86:. Every other field is one line, so a stray line after it (a bank's header line for the next
 // message, a trailer) is not glued onto it.
@@ -24,11 +33,12 @@ const BLOCK = /^\{[1235S]:(?:[^{}]|\{[^{}]*\})*\}/;
  * A message starts with :20: (or with the first field after a separator, for exports without :20:);
  * a line outside a message, or after a one-line field, is not a field and is skipped.
  */
-export function mt940Messages(text: string): Field[][] {
-  const out: Field[][] = [];
+export function mt940Messages(text: string): Message[] {
+  const out: Message[] = [];
   let current: Field[] | null = null;
+  let bic: string | null = null;
   const end = (): void => {
-    if (current && current.length > 0) out.push(current);
+    if (current && current.length > 0) out.push({ fields: current, bic });
     current = null;
   };
   const lines = text.replace(/\r\n?/g, '\n').replace(/[\x01\x03\x1a]/g, '\n-\n').split('\n');
@@ -38,7 +48,10 @@ export function mt940Messages(text: string): Field[][] {
     for (;;) {
       const block = BLOCK.exec(line);
       if (block) {
-        if (line.startsWith('{1:')) end();
+        if (line.startsWith('{1:')) {
+          end();
+          bic = /^\{1:F\d{2}([A-Z]{6}[A-Z0-9]{2})/.exec(line)?.[1] ?? bic;
+        }
         line = line.slice(block[0].length);
       } else if (line.startsWith('{4:')) {
         end();
@@ -64,6 +77,7 @@ export function mt940Messages(text: string): Field[][] {
     }
     const last = current?.[current.length - 1];
     if (last && MULTI_LINE.has(last.tag.slice(0, 2))) last.value += `\n${line}`;
+    else if (!current) bic = SENDER.exec(line.trim())?.[1] ?? bic;
   }
   end();
   return out;

@@ -72,13 +72,13 @@ interface Open {
  */
 export function parseMt940(text: string): ParsedStatement {
   const messages = mt940Messages(text);
-  if (!messages.some((m) => m.some((f) => f.tag === '61' || f.tag.startsWith('60')))) throw new StatementFormatError('MT940 without :60: or :61: fields');
+  if (!messages.some((m) => m.fields.some((f) => f.tag === '61' || f.tag.startsWith('60')))) throw new StatementFormatError('MT940 without :60: or :61: fields');
   const lines: StatementLine[] = [];
   const sections: StatementSection[] = [];
   let open: Open | null = null;
-  messages.forEach((fields, messageIndex) => {
+  messages.forEach(({ fields, bic }, messageIndex) => {
     const where = `MT940 message ${messageIndex + 1}`;
-    const account = accountId(fields.find((f) => f.tag === '25')?.value.split('\n')[0]);
+    const account = accountId(fields.find((f) => f.tag === '25')?.value.split('\n')[0], bic);
     const number = fields.find((f) => f.tag === '28C' || f.tag === '28')?.value.trim() ?? '';
     const openingField = fields.find((f) => f.tag === '60F' || f.tag === '60M');
     const closingField = fields.find((f) => f.tag === '62F' || f.tag === '62M');

@@ -18,9 +18,9 @@ function expectLines(p: ParsedStatement, rows: Row[]): void {
 }
 
 describe('MT940 as banks send it', () => {
-  it('ABN AMRO: ABNANL2A/940 header lines, bare account number, :28:, unstructured GIRO and /TRTP/ layouts', () => {
+  it('ABN AMRO: ABNANL2A/940 header lines, a bare account number made the IBAN with the BIC, :28:, unstructured GIRO and /TRTP/ layouts', () => {
     const p = parseStatement(file('abnamro.sta'));
-    expect(p).toMatchObject({ format: 'mt940', accountIban: '517852257', periodFrom: '2011-05-22T00:00:00.000Z', periodTo: '2011-05-26T00:00:00.000Z' });
+    expect(p).toMatchObject({ format: 'mt940', accountIban: 'NL20ABNA0517852257', periodFrom: '2011-05-22T00:00:00.000Z', periodTo: '2011-05-26T00:00:00.000Z' });
     expect(p.sections).toHaveLength(2);
     expectLines(p, [
       ['2011-05-24', '2011-05-24', 900n, 'debit', 'EUR', null, null, null,
@@ -33,6 +33,7 @@ describe('MT940 as banks send it', () => {
   it("ING: '0000 01INGBNL2A' headers, IBAN+currency account, /EREF/ /CNTP/ /REMI/USTD//, the customer reference 'EREF' never a SEPA reference", () => {
     const p = parseStatement(file('ing.sta'));
     expect(p.accountIban).toBe('NL69INGB0123456789');
+    expect(parseStatement(file('ing.sta').toString('latin1').replace('NL69INGB0123456789EUR', '123456789')).accountIban).toBe('NL69INGB0123456789');
     expectLines(p, [
       ['2014-02-20', '2014-02-20', 156n, 'credit', 'EUR', 'EV12341REP1231456T1234', 'NL32INGB0000012345', 'ING BANK NV INZAKE WEB', 'EV10001REP1000000T1000', '00000000001005', 'EV12341REP1231456T1234'],
       ['2014-02-20', '2014-02-20', 157n, 'debit', 'EUR', 'EV123R1231231T2', 'NL32INGB0000012345', 'ING BANK NV', 'EV123R1231231T2', '00000000001006', 'EV123R1231231T2'],
@@ -190,6 +191,8 @@ describe('account identity', () => {
     expect(accountId('50010517/5407324931')).toBe('DE44500105175407324931');
     expect(accountId('76026000/12345678EUR')).toBe('DE38760260000012345678');
     expect(accountId('517852257')).toBe('517852257');
+    expect(accountId('517852257', 'ABNANL2A')).toBe('NL20ABNA0517852257');
+    expect(accountId('517852257', 'DEUTDEFF')).toBe('517852257');
     // an IBAN with a wrong check digit is not mistaken for one with a currency code
     expect(accountId('NL70INGB0123456789EUR')).toBe('NL70INGB0123456789EUR');
     expect(accountId('  ')).toBeNull();
