@@ -1,5 +1,6 @@
 -- Lines imported before this migration have no known position: each keeps its old key as its
 -- position (unique, as line_key was) and index 0; new imports compute both identities (src/statements/line-key.ts).
+ALTER TABLE "bank_statements" ADD COLUMN "statement_count" integer;--> statement-breakpoint
 ALTER TABLE "statement_lines" ADD COLUMN "position_key" text;--> statement-breakpoint
 ALTER TABLE "statement_lines" ADD COLUMN "entry_index" integer;--> statement-breakpoint
 ALTER TABLE "statement_lines" ADD COLUMN "tx_index" integer;--> statement-breakpoint

@@ -1,10 +1,10 @@
-import { readFile } from 'node:fs/promises';
+import { open } from 'node:fs/promises';
 import type { Command } from '../cli.js';
 import { UsageError } from '../app/errors.js';
 import { openContext } from '../app/context.js';
 import { loadConfig } from '../config/load.js';
 import { createLogger } from '../log/logger.js';
-import { importStatement, type ImportResult } from '../statements/import.js';
+import { importStatementFile, type ImportResult } from '../statements/import.js';
 import { StatementFormatError } from '../statements/types.js';
 
 const HELP = `Usage: bnpl-recon statement import FILE...
@@ -40,14 +40,17 @@ export const command: Command = {
     try {
       for (const file of files) {
         try {
-          const bytes = await readFile(file).catch((error: unknown) => {
-            throw new StatementFormatError(`unreadable: ${(error as Error).message}`);
-          });
+          await open(file).then(
+            (handle) => handle.close(),
+            (error: unknown) => {
+              throw new StatementFormatError(`unreadable: ${(error as Error).message}`);
+            },
+          );
           const progress = process.stderr.isTTY ? progressPrinter(file) : undefined;
-          const r = await importStatement(ctx.database, config.PROVIDER_ENV, bytes, file, { onProgress: progress?.update }).finally(() => progress?.clear());
+          const r = await importStatementFile(ctx.database, config.PROVIDER_ENV, file, { onProgress: progress?.update }).finally(() => progress?.clear());
           done.push(r);
           process.stdout.write(
-            `${file}: format ${r.format}, statements ${r.statements}, lines read ${r.linesRead}, lines new ${r.linesNew}${r.alreadyImported ? ' (file already imported)' : ''}\n`,
+            `${file}: format ${r.format}, statements ${r.statements ?? '?'}, lines read ${r.linesRead}, lines new ${r.linesNew}${r.alreadyImported ? ' (file already imported)' : ''}\n`,
           );
         } catch (error) {
           failed += 1;
@@ -67,19 +70,19 @@ export const command: Command = {
   },
 };
 
-/** One self-overwriting stderr line: lines written so far and the rate, at most four times a second. */
-function progressPrinter(file: string): { update: (done: number, total: number) => void; clear: () => void } {
+/** One self-overwriting stderr line: lines read so far and the rate, at most four times a second. */
+function progressPrinter(file: string): { update: (linesRead: number) => void; clear: () => void } {
   const started = performance.now();
   let last = 0;
   let shown = false;
   return {
-    update(done, total) {
+    update(linesRead) {
       const now = performance.now();
-      if (now - last < 250 && done < total) return;
+      if (now - last < 250) return;
       last = now;
       shown = true;
-      const rate = Math.round(done / Math.max((now - started) / 1000, 0.001));
-      process.stderr.write(`\r${file}: ${done}/${total} lines, ${rate}/s\u001b[K`);
+      const rate = Math.round(linesRead / Math.max((now - started) / 1000, 0.001));
+      process.stderr.write(`\r${file}: ${linesRead} lines read, ${rate}/s\u001b[K`);
     },
     clear() {
       if (shown) process.stderr.write('\r\u001b[K');

@@ -1,20 +1,6 @@
-import { XMLParser } from 'fast-xml-parser';
 import { decimalToCents } from './money.js';
 
 export type Node = Record<string, unknown>;
-
-// parseTagValue false: every value stays the text the bank wrote ('0012.50' must not become 12.5,
-// nor an IBAN of digits a number). Namespace prefixes go, so 001.02 and 001.08 read alike.
-export const camtParser = new XMLParser({
-  ignoreAttributes: false,
-  attributeNamePrefix: '@_',
-  removeNSPrefix: true,
-  parseTagValue: false,
-  parseAttributeValue: false,
-  trimValues: true,
-  processEntities: true,
-  isArray: (name) => ['Stmt', 'Ntry', 'NtryDtls', 'TxDtls', 'Ustrd', 'Bal'].includes(name),
-});
 
 export const node = (v: unknown): Node => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Node) : {});
 export const list = (v: unknown): Node[] => (Array.isArray(v) ? v.map(node) : v === undefined ? [] : [node(v)]);

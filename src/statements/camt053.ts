@@ -1,8 +1,18 @@
 import { accountId } from './account.js';
-import { amountOf, at, camtParser, dateOf, instantOf, list, node, partyName, text, type Node } from './camt-xml.js';
+import { xmlTreeReader } from './camt-sax.js';
+import { amountOf, at, dateOf, instantOf, list, node, partyName, text, type Node } from './camt-xml.js';
+import { collect } from './collect.js';
 import { normalizeIban, present, sepaReferenceOf } from './reference.js';
 import { addTotal, checkBalances, type Balance } from './totals.js';
-import { StatementFormatError, type Direction, type ParsedStatement, type StatementLine, type StatementSection } from './types.js';
+import {
+  StatementFormatError,
+  type Direction,
+  type ParsedStatement,
+  type SectionSink,
+  type StatementLine,
+  type StatementReader,
+  type StatementSection,
+} from './types.js';
 
 // The other BkToCstmr messages of ISO 20022 cash management: reports and notifications, not statements.
 const NOT_STATEMENTS: Record<string, string> = {
@@ -10,74 +20,112 @@ const NOT_STATEMENTS: Record<string, string> = {
   BkToCstmrDbtCdtNtfctn: 'camt.054 (BkToCstmrDbtCdtNtfctn) is a debit/credit notification, not a statement: import the camt.053 of that day',
 };
 
-/** Why an XML document is not a camt.053 statement, or null when it is one. */
-export function notCamt053(doc: unknown): string | null {
-  const document = node(at(doc, 'Document'));
-  for (const [element, reason] of Object.entries(NOT_STATEMENTS)) if (element in document) return reason;
-  if (!('BkToCstmrStmt' in document)) return 'XML without Document/BkToCstmrStmt: not a camt.053 statement';
-  if (list(at(document, 'BkToCstmrStmt', 'Stmt')).length === 0) return 'camt.053 without a <Stmt>: the file holds no statement';
-  return null;
+interface Open {
+  lines: StatementLine[];
+  booked: StatementSection['booked'];
+  entries: number;
+  firstDay: string | null;
+  lastDay: string | null;
 }
 
 /**
  * ISO 20022 camt.053 (001.02 as German banks send it, and the later versions' shapes of Sts and
- * parties). One line per booked entry (Sts BOOK; pending and information-only entries are not
- * bookings). A batch entry is split into one line per transaction only when the transactions'
+ * parties), read as a stream: each <Ntry> becomes lines when it closes, each <Stmt> is emitted
+ * when it closes. One line per booked entry (Sts BOOK; pending and information-only entries are
+ * not bookings). A batch entry is split into one line per transaction only when the transactions'
  * amounts add up to the entry's: banks send details for part of a batch, and a split then would
  * lose the rest. Otherwise the entry stays one line, with the one transaction's references if it
  * has exactly one.
  */
-export function parseCamt053(xml: string): ParsedStatement {
-  let doc: unknown;
-  try {
-    doc = camtParser.parse(xml, true);
-  } catch (error) {
-    throw new StatementFormatError(`not well-formed XML: ${(error as Error).message}`);
-  }
-  const refusal = notCamt053(doc);
-  if (refusal) throw new StatementFormatError(refusal);
-  const lines: StatementLine[] = [];
-  const sections: StatementSection[] = [];
-  list(at(doc, 'Document', 'BkToCstmrStmt', 'Stmt')).forEach((stmt, s) => {
-    const account = accountId(text(at(stmt, 'Acct', 'Id', 'IBAN')) ?? text(at(stmt, 'Acct', 'Id', 'Othr', 'Id')));
-    const accountCurrency = text(at(stmt, 'Acct', 'Ccy'));
-    const id = text(stmt['Id']) ?? '';
-    const where = `camt.053 statement ${id || s + 1}`;
-    const statementDate = text(at(stmt, 'FrToDt', 'ToDtTm'))?.slice(0, 10) ?? text(at(stmt, 'FrToDt', 'ToDt')) ?? text(stmt['CreDtTm'])?.slice(0, 10) ?? null;
-    const section: StatementSection = {
-      identity: '',
-      accountIban: account,
-      ...wholeDays(at(stmt, 'FrToDt')),
-      periodFrom: instantOf(text(at(stmt, 'FrToDt', 'FrDtTm')) ?? text(at(stmt, 'FrToDt', 'FrDt')), false),
-      periodTo: instantOf(text(at(stmt, 'FrToDt', 'ToDtTm')) ?? text(at(stmt, 'FrToDt', 'ToDt')), true),
-      booked: new Map(),
-    };
-    const sectionLines: StatementLine[] = [];
-    list(stmt['Ntry']).forEach((entry, entryIndex) => {
-      for (const line of entryLines(entry, account, accountCurrency, statementDate, where)) {
-        sectionLines.push({ ...line, section: s, entryIndex });
+export function camt053Reader(emit: SectionSink): StatementReader {
+  let sections = 0;
+  let open: Open | null = null;
+  let sawStatementRoot = false;
+  const xml = xmlTreeReader({
+    open(name, path) {
+      if (path.length === 1 && path[0] === 'Document') {
+        const refusal = NOT_STATEMENTS[name];
+        if (refusal) throw new StatementFormatError(refusal);
+        if (name === 'BkToCstmrStmt') sawStatementRoot = true;
       }
-    });
-    for (const l of sectionLines) lines.push(l);
-    for (const entry of list(stmt['Ntry'])) {
-      const booked = bookedAmount(entry, accountCurrency);
-      if (booked) addTotal(section.booked, booked.currency, booked.direction, booked.cents);
-    }
-    // No FrToDt: the statement covers whole days from its first to its last booking.
-    const days = sectionLines.map((l) => l.bookingDate).sort();
-    section.periodFrom ??= instantOf(days[0] ?? null, false);
-    section.periodTo ??= instantOf(days.at(-1) ?? null, true);
-    const opening = balance(stmt, ['OPBD', 'PRCD']);
-    const closing = balance(stmt, ['CLBD']);
-    checkBalances(where, opening, closing, section.booked);
-    const page = text(at(stmt, 'StmtPgntn', 'PgNb')) ?? '';
-    const sequence = text(stmt['ElctrncSeqNb']) ?? text(stmt['LglSeqNb']) ?? '';
-    section.identity = ['camt053', account ?? '', id, sequence, page, section.periodFrom ?? '', section.periodTo ?? '', opening?.cents ?? '', closing?.cents ?? ''].join('|');
-    sections.push(section);
+      if (name === 'Stmt' && path.at(-1) === 'BkToCstmrStmt') open = { lines: [], booked: new Map(), entries: 0, firstDay: null, lastDay: null };
+    },
+    close(name, value, path, parent) {
+      if (name === 'Ntry' && path.at(-1) === 'Stmt' && open && parent) {
+        // The statement's own elements (Id, FrToDt, Acct, Bal) precede its entries in the schema.
+        addEntry(open, parent, node(value), sections);
+        return true;
+      }
+      if (name === 'Stmt' && path.at(-1) === 'BkToCstmrStmt' && open) {
+        const done = open;
+        open = null;
+        emit(finishStatement(node(value), done, sections), done.lines);
+        sections += 1;
+        return true;
+      }
+      return false;
+    },
   });
-  const from = sections.map((s) => s.periodFrom).filter((p): p is string => p !== null).sort()[0] ?? null;
-  const to = sections.map((s) => s.periodTo).filter((p): p is string => p !== null).sort().at(-1) ?? null;
-  return { format: 'camt053', accountIban: sections[0]?.accountIban ?? null, periodFrom: from, periodTo: to, sections, lines };
+  return {
+    format: 'camt053',
+    write(text) {
+      xml.write(text);
+    },
+    end() {
+      xml.end();
+      if (!sawStatementRoot) throw new StatementFormatError('XML without Document/BkToCstmrStmt: not a camt.053 statement');
+      if (sections === 0) throw new StatementFormatError('camt.053 without a <Stmt>: the file holds no statement');
+    },
+  };
+}
+/** The whole document at once: the reader over one string. */
+export function parseCamt053(xml: string): ParsedStatement {
+  return collect(camt053Reader, xml);
+}
+
+function context(stmt: Node, index: number) {
+  const id = text(stmt['Id']) ?? '';
+  return {
+    id,
+    account: accountId(text(at(stmt, 'Acct', 'Id', 'IBAN')) ?? text(at(stmt, 'Acct', 'Id', 'Othr', 'Id'))),
+    accountCurrency: text(at(stmt, 'Acct', 'Ccy')),
+    where: `camt.053 statement ${id || index + 1}`,
+    statementDate: text(at(stmt, 'FrToDt', 'ToDtTm'))?.slice(0, 10) ?? text(at(stmt, 'FrToDt', 'ToDt')) ?? text(stmt['CreDtTm'])?.slice(0, 10) ?? null,
+  };
+}
+
+function addEntry(open: Open, stmt: Node, entry: Node, section: number): void {
+  const c = context(stmt, section);
+  const entryIndex = open.entries++;
+  for (const line of entryLines(entry, c.account, c.accountCurrency, c.statementDate, c.where)) {
+    open.lines.push({ ...line, section, entryIndex });
+    if (!open.firstDay || line.bookingDate < open.firstDay) open.firstDay = line.bookingDate;
+    if (!open.lastDay || line.bookingDate > open.lastDay) open.lastDay = line.bookingDate;
+  }
+  const booked = bookedAmount(entry, c.accountCurrency);
+  if (booked) addTotal(open.booked, booked.currency, booked.direction, booked.cents);
+}
+
+function finishStatement(stmt: Node, open: Open, index: number): StatementSection {
+  const c = context(stmt, index);
+  const section: StatementSection = {
+    identity: '',
+    accountIban: c.account,
+    ...wholeDays(at(stmt, 'FrToDt')),
+    periodFrom: instantOf(text(at(stmt, 'FrToDt', 'FrDtTm')) ?? text(at(stmt, 'FrToDt', 'FrDt')), false),
+    periodTo: instantOf(text(at(stmt, 'FrToDt', 'ToDtTm')) ?? text(at(stmt, 'FrToDt', 'ToDt')), true),
+    booked: open.booked,
+  };
+  // No FrToDt: the statement covers whole days from its first to its last booking.
+  section.periodFrom ??= instantOf(open.firstDay, false);
+  section.periodTo ??= instantOf(open.lastDay, true);
+  const opening = balance(stmt, ['OPBD', 'PRCD']);
+  const closing = balance(stmt, ['CLBD']);
+  checkBalances(c.where, opening, closing, section.booked);
+  const page = text(at(stmt, 'StmtPgntn', 'PgNb')) ?? '';
+  const sequence = text(stmt['ElctrncSeqNb']) ?? text(stmt['LglSeqNb']) ?? '';
+  section.identity = ['camt053', c.account ?? '', c.id, sequence, page, section.periodFrom ?? '', section.periodTo ?? '', opening?.cents ?? '', closing?.cents ?? ''].join('|');
+  return section;
 }
 
 /**

@@ -3,7 +3,7 @@ import { accountId } from './account.js';
 import { csvAmountToCents } from './money.js';
 import { normalizeIban, present, sepaReferenceOf } from './reference.js';
 import { addTotal } from './totals.js';
-import { StatementFormatError, type ParsedStatement, type StatementLine, type StatementSection } from './types.js';
+import { StatementFormatError, type ParsedStatement, type SectionSink, type StatementLine, type StatementReader, type StatementSection } from './types.js';
 
 /**
  * Accepted columns (header names compared case-insensitively, ignoring spaces, '-', '_', '/' and '.'):
@@ -172,4 +172,19 @@ export function parseCsv(text: string): ParsedStatement {
   }
   const identity = ['csv', accountIban ?? '', periodFrom ?? '', periodTo ?? '', digest.digest('hex')].join('|');
   return { format: 'csv', accountIban, periodFrom, periodTo, sections: [{ identity, accountIban, periodFrom, periodTo, firstWholeDay: null, lastWholeDay: null, booked }], lines };
+}
+
+/** CSV has no statements inside it to emit one by one: the reader keeps the text and parses it at the end. */
+export function csvReader(emit: SectionSink): StatementReader {
+  const parts: string[] = [];
+  return {
+    format: 'csv',
+    write(text) {
+      parts.push(text);
+    },
+    end() {
+      const parsed = parseCsv(parts.join(''));
+      if (parsed.sections[0]) emit(parsed.sections[0], parsed.lines);
+    },
+  };
 }

@@ -1,8 +1,9 @@
-import { parseCamt053 } from './camt053.js';
-import { csvHeader, parseCsv } from './csv.js';
+import { camt053Reader } from './camt053.js';
+import { collect } from './collect.js';
+import { csvHeader, csvReader } from './csv.js';
 import { decodeStatement } from './decode.js';
-import { parseMt940 } from './mt940.js';
-import { StatementFormatError, type ParsedStatement, type StatementFormat } from './types.js';
+import { mt940Reader } from './mt940.js';
+import { StatementFormatError, type ParsedStatement, type SectionSink, type StatementFormat, type StatementReader } from './types.js';
 
 /**
  * The format from the content, never the file name (inbox files arrive as "export(3).txt"):
@@ -21,18 +22,26 @@ export function detectFormat(text: string): StatementFormat | null {
   return null;
 }
 
-/** Decodes (encoding: decode.ts), detects and parses one file's bytes. */
-export function parseStatement(bytes: Buffer | string): ParsedStatement {
-  const text = decodeStatement(bytes);
-  if (text.includes('\u0000')) throw new StatementFormatError('binary content: not a bank statement');
+/** How much of a file's start decides its format (a bank's preamble included). */
+export const HEAD_CHARS = 64 * 1024;
+
+/** The reader for a file whose text starts with `head` (at least HEAD_CHARS of it, or all). */
+export function statementReader(head: string, emit: SectionSink): StatementReader {
+  if (head.includes('\u0000')) throw new StatementFormatError('binary content: not a bank statement');
   // Any XML goes to the camt.053 reader, which says why a document is not a statement it can import.
-  if (text.trimStart().startsWith('<')) return parseCamt053(text);
-  switch (detectFormat(text)) {
+  if (head.replace(/^\uFEFF/, '').trimStart().startsWith('<')) return camt053Reader(emit);
+  switch (detectFormat(head)) {
     case 'mt940':
-      return parseMt940(text);
+      return mt940Reader(emit);
     case 'csv':
-      return parseCsv(text);
+      return csvReader(emit);
     default:
       throw new StatementFormatError('unknown format: neither CAMT.053 XML, MT940 nor a CSV with booking date and amount columns');
   }
+}
+
+/** Decodes (decode.ts), detects and parses one whole file. */
+export function parseStatement(bytes: Buffer | string): ParsedStatement {
+  const text = decodeStatement(bytes);
+  return collect((emit) => statementReader(text.slice(0, HEAD_CHARS), emit), text);
 }

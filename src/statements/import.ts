@@ -1,13 +1,23 @@
 import { createHash } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
+import { createReadStream } from 'node:fs';
 import path from 'node:path';
 import type { TransactionSql } from 'postgres';
 import type { ProviderEnvironment } from '../config/schema.js';
 import type { Database } from '../db/database.js';
-import { parseStatement } from './detect.js';
-import { bookingKeys, positionKey } from './line-key.js';
+import { summarize } from './collect.js';
+import { encodingOf, streamDecoder, utf8Validator } from './decode.js';
+import { HEAD_CHARS, statementReader } from './detect.js';
+import { positionKey, sectionBookingKeys } from './line-key.js';
 import { addTotal, totalsDifference } from './totals.js';
-import { StatementFormatError, type ParsedStatement, type StatementFormat, type Totals } from './types.js';
+import {
+  StatementFormatError,
+  type ParsedStatement,
+  type StatementFormat,
+  type StatementLine,
+  type StatementReader,
+  type StatementSection,
+  type Totals,
+} from './types.js';
 
 export interface ImportResult {
   file: string;
@@ -16,69 +26,123 @@ export interface ImportResult {
   statementId: number;
   /** the file had been imported before (same bytes): nothing was written */
   alreadyImported: boolean;
-  /** statements in the file (CAMT <Stmt>, MT940 messages) */
-  statements: number;
+  /** statements in the file (CAMT <Stmt>, MT940 messages); null for a file imported before this was recorded */
+  statements: number | null;
   linesRead: number;
   /** lines no earlier statement had brought (line-key.ts) */
   linesNew: number;
 }
 
 export interface ImportOptions {
-  /** called as lines are written: lines done so far and the file's total */
-  onProgress?: (done: number, total: number) => void;
+  /** called as lines are staged: lines read so far */
+  onProgress?: (linesRead: number) => void;
 }
+
+/** A file's bytes, from the start, each time it is called. */
+export type ChunkSource = () => AsyncIterable<Uint8Array>;
 
 // Bounded statement size and parameter arrays for very long statements; one statement text serves every chunk.
 const CHUNK = 5000;
+const READ_CHUNK = 1 << 20;
 
 /**
- * Imports one statement file in one transaction: its bank_statements row (unique per environment
- * and content hash) and its lines, ON CONFLICT DO NOTHING on both line identities (line-key.ts).
- * Then, before committing, every statement in the file is checked against what is stored: each of
- * its lines must be found (by its position, else by its booking identity) with its own amount and
- * direction, and the distinct stored lines must add up, per currency and direction, to the file's
- * booked entries. A statement that lost or merged a booking on the way in is refused with the
- * difference, and nothing of the file is written. Two importers racing on one file both finish
- * and the database keeps one copy. A file that cannot be parsed, or whose balances do not add up,
- * throws StatementFormatError before anything is written.
+ * Imports one statement file in one transaction. The file is read twice as a stream, never held
+ * whole: once for its hash (a file imported before is a no-op) and encoding (decode.ts), once
+ * through its format's reader, which hands over each statement as it ends; its lines are staged
+ * in a temporary table. Then the bank_statements row (unique per environment and content hash)
+ * and the lines, ON CONFLICT DO NOTHING on both line identities (line-key.ts). Before committing,
+ * every statement is checked against what is stored: each of its lines must be found (by its
+ * position, else by its booking identity) with its own amount and direction, and the distinct
+ * stored lines must add up, per currency and direction, to the statement's booked entries. A
+ * statement that lost or merged a booking on the way in is refused with the difference, and
+ * nothing of the file is written; so is a file that cannot be read or whose balances do not add
+ * up (StatementFormatError). Two importers racing on one file both finish and the database keeps
+ * one copy. Memory is bounded by the file's largest statement.
  */
-export async function importStatement(
+export async function importStatementSource(
   database: Database,
   environment: ProviderEnvironment,
-  bytes: Buffer,
+  source: ChunkSource,
   fileName: string,
   options: ImportOptions = {},
 ): Promise<ImportResult> {
-  const parsed = parseStatement(bytes);
-  const sha256 = createHash('sha256').update(bytes).digest('hex');
-  return importParsed(database, environment, parsed, sha256, fileName, options);
+  const hash = createHash('sha256');
+  const validator = utf8Validator();
+  let head: Uint8Array | null = null;
+  for await (const chunk of source()) {
+    hash.update(chunk);
+    validator.write(chunk);
+    head ??= chunk;
+  }
+  const sha256 = hash.digest('hex');
+  const encoding = encodingOf(head ?? new Uint8Array(0), validator.valid());
+  // A file in no format we read is refused before the database is asked (an outage then does not keep it in the inbox).
+  statementReader(streamDecoder(encoding).write(head ?? new Uint8Array(0)).slice(0, HEAD_CHARS), () => undefined);
+  return importSections(database, environment, sha256, fileName, options, async (stage) => {
+    const decoder = streamDecoder(encoding);
+    const pending: [StatementSection, StatementLine[]][] = [];
+    const sink = (section: StatementSection, lines: StatementLine[]) => pending.push([section, lines]);
+    let reader: StatementReader | null = null;
+    let start = '';
+    const feed = async (text: string, last: boolean) => {
+      if (!reader) {
+        start += text;
+        if (start.length < HEAD_CHARS && !last) return;
+        reader = statementReader(start.slice(0, HEAD_CHARS), sink);
+        text = start;
+      }
+      reader.write(text);
+      if (last) reader.end();
+      for (let next = pending.shift(); next; next = pending.shift()) await stage(...next);
+    };
+    for await (const chunk of source()) await feed(decoder.write(chunk), false);
+    await feed(decoder.end(), true);
+    return reader!.format;
+  });
 }
 
-/** importStatement after parsing: for a parsed statement whose file has the given hash. */
-export async function importParsed(
+/** importStatementSource over bytes in memory. */
+export function importStatement(database: Database, environment: ProviderEnvironment, bytes: Buffer, fileName: string, options: ImportOptions = {}): Promise<ImportResult> {
+  return importStatementSource(database, environment, () => chunksOf(bytes), fileName, options);
+}
+
+/** A file read in 1 MiB chunks. */
+export const fileSource =
+  (file: string): ChunkSource =>
+  () =>
+    createReadStream(file, { highWaterMark: READ_CHUNK });
+
+/** importStatementSource over a file. */
+export function importStatementFile(database: Database, environment: ProviderEnvironment, file: string, options: ImportOptions = {}): Promise<ImportResult> {
+  return importStatementSource(database, environment, fileSource(file), file, options);
+}
+
+async function* chunksOf(bytes: Buffer): AsyncGenerator<Uint8Array> {
+  for (let i = 0; i < bytes.length; i += READ_CHUNK) yield bytes.subarray(i, i + READ_CHUNK);
+}
+
+/** The import of an already parsed file (for tests that hand-make what a parser produced). */
+export function importParsed(database: Database, environment: ProviderEnvironment, parsed: ParsedStatement, sha256: string, fileName: string): Promise<ImportResult> {
+  return importSections(database, environment, sha256, fileName, {}, async (stage) => {
+    for (const [i, section] of parsed.sections.entries()) await stage(section, parsed.lines.filter((l) => l.section === i));
+    return parsed.format;
+  });
+}
+
+type Stage = (section: StatementSection, lines: StatementLine[]) => Promise<void>;
+
+async function importSections(
   database: Database,
   environment: ProviderEnvironment,
-  parsed: ParsedStatement,
   sha256: string,
   fileName: string,
-  options: ImportOptions = {},
+  options: ImportOptions,
+  read: (stage: Stage) => Promise<StatementFormat>,
 ): Promise<ImportResult> {
-  const bookings = bookingKeys(parsed);
-  const positions = parsed.lines.map((l) => positionKey(parsed.sections[l.section]!, l));
   return database.sql.begin(async (tx) => {
-    const [inserted] = await tx<{ id: string }[]>`
-      insert into bank_statements (environment, file_sha256, file_name, format, account_iban, period_from, period_to, line_count)
-      values (${environment}, ${sha256}, ${path.basename(fileName)}, ${parsed.format}, ${parsed.accountIban},
-              ${parsed.periodFrom}::timestamptz, ${parsed.periodTo}::timestamptz, ${parsed.lines.length})
-      on conflict (environment, file_sha256) do nothing
-      returning id`;
-    const base = { file: fileName, format: parsed.format, sha256, statements: parsed.sections.length, linesRead: parsed.lines.length };
-    if (!inserted) {
-      const [existing] = await tx<{ id: string }[]>`
-        select id from bank_statements where environment = ${environment} and file_sha256 = ${sha256}`;
-      return { ...base, statementId: Number(existing?.id), alreadyImported: true, linesNew: 0 };
-    }
-    const statementId = Number(inserted.id);
+    const base = { file: fileName, sha256 };
+    const before = await alreadyImported(tx, environment, sha256);
+    if (before) return { ...base, ...before };
     await tx`
       create temporary table import_lines (
         n integer not null, section integer not null, position_key text not null, line_key text not null,
@@ -87,10 +151,28 @@ export async function importParsed(
         counterparty_iban text, counterparty_name text, end_to_end_id text, bank_reference text, remittance text,
         sepa_reference text
       ) on commit drop`;
-    for (let i = 0; i < parsed.lines.length; i += CHUNK) {
-      await stage(tx, parsed, positions, bookings, i);
-      options.onProgress?.(Math.min(i + CHUNK, parsed.lines.length), parsed.lines.length);
-    }
+    const sections: StatementSection[] = [];
+    let linesRead = 0;
+    const format = await read(async (section, lines) => {
+      sections.push(section);
+      const bookings = sectionBookingKeys(section, lines);
+      const positions = lines.map((l) => positionKey(section, l));
+      for (let i = 0; i < lines.length; i += CHUNK) {
+        await stage(tx, lines.slice(i, i + CHUNK), positions.slice(i, i + CHUNK), bookings.slice(i, i + CHUNK), linesRead + i);
+      }
+      linesRead += lines.length;
+      options.onProgress?.(linesRead);
+    });
+    const file = summarize(format, sections, []);
+    const [inserted] = await tx<{ id: string }[]>`
+      insert into bank_statements (environment, file_sha256, file_name, format, account_iban, period_from, period_to, line_count, statement_count)
+      values (${environment}, ${sha256}, ${path.basename(fileName)}, ${format}, ${file.accountIban},
+              ${file.periodFrom}::timestamptz, ${file.periodTo}::timestamptz, ${linesRead}, ${sections.length})
+      on conflict (environment, file_sha256) do nothing
+      returning id`;
+    // Another importer committed the same file meanwhile.
+    if (!inserted) return { ...base, ...(await alreadyImported(tx, environment, sha256))! };
+    const statementId = Number(inserted.id);
     const written = await tx`
       insert into statement_lines (environment, statement_id, line_key, position_key, entry_index, tx_index, account_iban,
                                    booking_date, value_date, amount_cents, currency, direction, counterparty_iban,
@@ -100,18 +182,20 @@ export async function importParsed(
              end_to_end_id, bank_reference, remittance, sepa_reference
       from import_lines order by n
       on conflict do nothing`;
-    await verifyStored(tx, environment, parsed);
-    return { ...base, statementId, alreadyImported: false, linesNew: written.count };
+    await verifyStored(tx, environment, sections);
+    return { ...base, format, statementId, alreadyImported: false, statements: sections.length, linesRead, linesNew: written.count };
   });
 }
 
-export async function importStatementFile(database: Database, environment: ProviderEnvironment, file: string, options: ImportOptions = {}): Promise<ImportResult> {
-  return importStatement(database, environment, await readFile(file), file, options);
+async function alreadyImported(tx: TransactionSql, environment: ProviderEnvironment, sha256: string) {
+  const [row] = await tx<{ id: string; format: StatementFormat; line_count: number; statement_count: number | null }[]>`
+    select id, format, line_count, statement_count from bank_statements where environment = ${environment} and file_sha256 = ${sha256}`;
+  if (!row) return null;
+  return { format: row.format, statementId: Number(row.id), alreadyImported: true, statements: row.statement_count, linesRead: row.line_count, linesNew: 0 };
 }
 
-async function stage(tx: TransactionSql, parsed: ParsedStatement, positions: string[], bookings: string[], from: number): Promise<void> {
-  const lines = parsed.lines.slice(from, from + CHUNK);
-  const col = <T>(f: (l: (typeof lines)[number], i: number) => T) => lines.map((l, i) => f(l, i));
+async function stage(tx: TransactionSql, lines: StatementLine[], positions: string[], bookings: string[], from: number): Promise<void> {
+  const col = <T>(f: (l: StatementLine, i: number) => T) => lines.map((l, i) => f(l, i));
   await tx`
     insert into import_lines (n, section, position_key, line_key, entry_index, tx_index, account_iban, booking_date, value_date,
                               amount_cents, currency, direction, counterparty_iban, counterparty_name, end_to_end_id,
@@ -120,8 +204,8 @@ async function stage(tx: TransactionSql, parsed: ParsedStatement, positions: str
            u.account_iban, u.booking_date::date, u.value_date::date, u.amount_cents::bigint, u.currency,
            u.direction::statement_direction, u.counterparty_iban, u.counterparty_name, u.end_to_end_id, u.bank_reference,
            u.remittance, u.sepa_reference
-    from unnest(${col((_, i) => String(from + i))}::text[], ${col((l) => String(l.section))}::text[], ${col((_, i) => positions[from + i]!)}::text[],
-                ${col((_, i) => bookings[from + i]!)}::text[], ${col((l) => String(l.entryIndex))}::text[], ${col((l) => String(l.txIndex))}::text[],
+    from unnest(${col((_, i) => String(from + i))}::text[], ${col((l) => String(l.section))}::text[], ${positions}::text[],
+                ${bookings}::text[], ${col((l) => String(l.entryIndex))}::text[], ${col((l) => String(l.txIndex))}::text[],
                 ${col((l) => l.accountIban)}::text[], ${col((l) => l.bookingDate)}::text[], ${col((l) => l.valueDate)}::text[],
                 ${col((l) => l.amountCents.toString())}::text[], ${col((l) => l.currency)}::text[], ${col((l) => l.direction)}::text[],
                 ${col((l) => l.counterpartyIban)}::text[], ${col((l) => l.counterpartyName)}::text[], ${col((l) => l.endToEndId)}::text[],
@@ -142,7 +226,7 @@ const MATCHED = `
   left join statement_lines k on k.environment = $1 and k.line_key = i.line_key and p.id is null
   left join bank_statements ks on ks.id = k.statement_id`;
 
-async function verifyStored(tx: TransactionSql, environment: ProviderEnvironment, parsed: ParsedStatement): Promise<void> {
+async function verifyStored(tx: TransactionSql, environment: ProviderEnvironment, sections: StatementSection[]): Promise<void> {
   const wrong = await tx.unsafe<{ section: number; entry_index: number; row_id: string | null; file_name: string | null }[]>(
     `select section, entry_index, row_id, file_name from (${MATCHED}) m
      where row_id is null or (amount_cents, currency, direction) is distinct from (want_cents, want_currency, want_direction)
@@ -170,7 +254,7 @@ async function verifyStored(tx: TransactionSql, environment: ProviderEnvironment
     stored.set(s.section, totals);
     addTotal(totals, s.currency, s.direction, BigInt(s.cents));
   }
-  parsed.sections.forEach((section, i) => {
+  sections.forEach((section, i) => {
     const difference = totalsDifference(section.booked, stored.get(i) ?? new Map());
     if (difference.length > 0) throw new StatementFormatError(`${name(i)}: the stored lines do not add up to the booked entries: ${difference.join('; ')}`);
   });

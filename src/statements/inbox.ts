@@ -1,8 +1,8 @@
-import { mkdir, readdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, rename, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { AppContext } from '../app/context.js';
 import { isTransientDatabaseError } from '../db/errors.js';
-import { importStatement, type ImportResult } from './import.js';
+import { fileSource, importStatementSource, type ImportResult } from './import.js';
 
 export interface InboxRunResult {
   imported: ImportResult[];
@@ -109,8 +109,7 @@ async function scan(
         result.deferred.push(entry.name);
         continue;
       }
-      const bytes = await readFile(file);
-      const imported = await importStatement(ctx.database, ctx.config.PROVIDER_ENV, bytes, entry.name);
+      const imported = await importStatementSource(ctx.database, ctx.config.PROVIDER_ENV, fileSource(file), entry.name);
       await moveAside(file, path.join(dir, 'imported'));
       result.imported.push(imported);
       log.info(

@@ -34,26 +34,26 @@ export function positionKey(section: StatementSection, line: StatementLine): str
  * Lines of one format that carry a reference and of another that carry none (a CSV without the
  * reference column) are different keys: such a pair of exports adds the period twice.
  */
-export function bookingKeys(parsed: ParsedStatement): string[] {
+export function sectionBookingKeys(section: StatementSection, lines: readonly StatementLine[]): string[] {
   const tuple = (l: StatementLine): string =>
     [l.accountIban ?? '', l.bookingDate, l.currency, l.amountCents.toString(), l.direction, l.bankReference ?? ''].join('\n');
-  const perSection = new Map<number, Map<string, number>>();
-  for (const l of parsed.lines) {
-    const counts = perSection.get(l.section) ?? new Map<string, number>();
-    perSection.set(l.section, counts);
-    counts.set(tuple(l), (counts.get(tuple(l)) ?? 0) + 1);
-  }
+  const counts = new Map<string, number>();
+  for (const l of lines) counts.set(tuple(l), (counts.get(tuple(l)) ?? 0) + 1);
   const occurrence = new Map<string, number>();
-  return parsed.lines.map((l) => {
-    const section = parsed.sections[l.section]!;
+  return lines.map((l) => {
     const t = tuple(l);
     const reference = l.bankReference && !/^NONREF$/i.test(l.bankReference) ? l.bankReference : null;
-    if (reference && perSection.get(l.section)?.get(t) === 1) return sha(['reference', t]);
+    if (reference && counts.get(t) === 1) return sha(['reference', t]);
     const whole = (section.firstWholeDay === null || l.bookingDate >= section.firstWholeDay) && (section.lastWholeDay === null || l.bookingDate <= section.lastWholeDay);
-    if (!whole) return sha(['position', section.identity, l.entryIndex, l.txIndex]);
+    if (!whole) return positionKey(section, l);
     const day = [t, (l.endToEndId ?? '').toUpperCase()].join('\n');
-    const n = (occurrence.get(`${l.section}\n${day}`) ?? 0) + 1;
-    occurrence.set(`${l.section}\n${day}`, n);
+    const n = (occurrence.get(day) ?? 0) + 1;
+    occurrence.set(day, n);
     return sha(['day', day, n]);
   });
+}
+
+/** sectionBookingKeys for every statement of a parsed file, in the order of its lines. */
+export function bookingKeys(parsed: ParsedStatement): string[] {
+  return parsed.sections.flatMap((section, i) => sectionBookingKeys(section, parsed.lines.filter((l) => l.section === i)));
 }

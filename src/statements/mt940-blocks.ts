@@ -33,16 +33,15 @@ const BLOCK = /^\{[1235S]:(?:[^{}]|\{[^{}]*\})*\}/;
  * A message starts with :20: (or with the first field after a separator, for exports without :20:);
  * a line outside a message, or after a one-line field, is not a field and is skipped.
  */
-export function mt940Messages(text: string): Message[] {
-  const out: Message[] = [];
+export function mt940MessageReader(onMessage: (message: Message) => void): { write(text: string): void; end(): void } {
   let current: Field[] | null = null;
   let bic: string | null = null;
+  let partial = '';
   const end = (): void => {
-    if (current && current.length > 0) out.push({ fields: current, bic });
+    if (current && current.length > 0) onMessage({ fields: current, bic });
     current = null;
   };
-  const lines = text.replace(/\r\n?/g, '\n').replace(/[\x01\x03\x1a]/g, '\n-\n').split('\n');
-  for (const raw of lines) {
+  const line = (raw: string): void => {
     let line = raw;
     // Envelope tokens at the start of a line, possibly several ('-}{5:{CHK:123}}{1:F01...}{2:...}{4:').
     for (;;) {
@@ -62,10 +61,10 @@ export function mt940Messages(text: string): Message[] {
         line = line.slice(2);
       } else break;
     }
-    if (line.trim() === '') continue;
+    if (line.trim() === '') return;
     if (line.trim() === '-') {
       end();
-      continue;
+      return;
     }
     const m = TAG.exec(line);
     if (m) {
@@ -73,12 +72,24 @@ export function mt940Messages(text: string): Message[] {
       if (tag === '20' && current && current.length > 0) end();
       current ??= [];
       current.push({ tag, value: m[2] ?? '' });
-      continue;
+      return;
     }
     const last = current?.[current.length - 1];
     if (last && MULTI_LINE.has(last.tag.slice(0, 2))) last.value += `\n${line}`;
     else if (!current) bic = SENDER.exec(line.trim())?.[1] ?? bic;
-  }
-  end();
-  return out;
+  };
+  return {
+    write(text) {
+      // SOH, ETX and the DOS end-of-file byte end a message; a '\r' that ends a chunk is a line end
+      // (the '\n' that may follow in the next chunk then makes an empty line, which is skipped).
+      const lines = (partial + text.replace(/[\x01\x03\x1a]/g, '\n-\n')).split(/\r\n|\r|\n/);
+      partial = lines.pop() ?? '';
+      for (const l of lines) line(l);
+    },
+    end() {
+      if (partial !== '') line(partial);
+      partial = '';
+      end();
+    },
+  };
 }

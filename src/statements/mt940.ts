@@ -1,10 +1,11 @@
 import { accountId } from './account.js';
 import { decimalToCents } from './money.js';
-import { mt940Messages, type Field } from './mt940-blocks.js';
+import { collect } from './collect.js';
+import { mt940MessageReader, type Field } from './mt940-blocks.js';
 import { mt940Details } from './mt940-details.js';
 import { present, sepaReferenceOf } from './reference.js';
 import { addTotal, checkBalances, type Balance } from './totals.js';
-import { StatementFormatError, type ParsedStatement, type StatementLine, type StatementSection } from './types.js';
+import { StatementFormatError, type ParsedStatement, type SectionSink, type StatementLine, type StatementReader, type StatementSection } from './types.js';
 
 /** A YYMMDD date; SWIFT years have two digits, 80-99 are the 1900s (no bank statement predates 1980). */
 function isoFromYymmdd(yymmdd: string, what: string): string {
@@ -70,35 +71,40 @@ interface Open {
  * :28C: number and its balances with their dates (the :20: is often the export's reference, not the
  * statement's, and 'STARTUMS' at many German banks for every statement).
  */
-export function parseMt940(text: string): ParsedStatement {
-  const messages = mt940Messages(text);
-  if (!messages.some((m) => m.fields.some((f) => f.tag === '61' || f.tag.startsWith('60')))) throw new StatementFormatError('MT940 without :60: or :61: fields');
-  const lines: StatementLine[] = [];
-  const sections: StatementSection[] = [];
-  let open: Open | null = null;
-  messages.forEach(({ fields, bic }, messageIndex) => {
-    const where = `MT940 message ${messageIndex + 1}`;
+export function mt940Reader(emit: SectionSink): StatementReader {
+  let sections = 0;
+  let messageIndex = 0;
+  let sawBalances = false;
+  let open: (Open & { lines: StatementLine[] }) | null = null;
+  const flush = (): void => {
+    if (!open) return;
+    emit(open.section, open.lines);
+    sections += 1;
+    open = null;
+  };
+  const messages = mt940MessageReader(({ fields, bic }) => {
+    const where = `MT940 message ${++messageIndex}`;
     const account = accountId(fields.find((f) => f.tag === '25')?.value.split('\n')[0], bic);
     const number = fields.find((f) => f.tag === '28C' || f.tag === '28')?.value.trim() ?? '';
     const openingField = fields.find((f) => f.tag === '60F' || f.tag === '60M');
     const closingField = fields.find((f) => f.tag === '62F' || f.tag === '62M');
     if (!openingField || !closingField) throw new StatementFormatError(`${where}: no opening (:60F:/:60M:) or closing (:62F:/:62M:) balance`);
+    sawBalances = true;
     const opening = balanceOf(openingField);
     const closing = balanceOf(closingField);
     // A :60M: continues the statement whose page ended with :62M:.
     if (!(openingField.tag === '60M' && open && open.section.accountIban === account)) {
+      flush();
       const section: StatementSection = { identity: '', accountIban: account, firstWholeDay: null, lastWholeDay: null, periodFrom: `${opening.date}T00:00:00.000Z`, periodTo: null, booked: new Map() };
-      sections.push(section);
-      open = { section, opening, number: number.split('/')[0] ?? '', entries: 0 };
+      open = { section, opening, number: number.split('/')[0] ?? '', entries: 0, lines: [] };
     }
-    const current: Open = open!;
-    const sectionIndex = sections.indexOf(current.section);
+    const current = open!;
     const messageBooked = new Map() as StatementSection['booked'];
     fields.forEach((f, i) => {
       if (f.tag !== '61') return;
       const next = fields[i + 1];
       const line = statementLine(f.value, opening.currency, account, next?.tag === '86' ? next.value : undefined, where);
-      lines.push({ ...line, section: sectionIndex, entryIndex: current.entries++, txIndex: 0 });
+      current.lines.push({ ...line, section: sections, entryIndex: current.entries++, txIndex: 0 });
       addTotal(current.section.booked, line.currency, line.direction, line.amountCents);
       addTotal(messageBooked, line.currency, line.direction, line.amountCents);
     });
@@ -106,11 +112,24 @@ export function parseMt940(text: string): ParsedStatement {
     // A closing balance is the end-of-day booked balance of its date: the statement covers that whole day.
     current.section.periodTo = nextDay(closing.date);
     current.section.identity = ['mt940', account ?? '', current.number, current.opening.date, current.opening.cents, closing.date, closing.cents, opening.currency].join('|');
-    if (closingField.tag === '62F') open = null;
+    if (closingField.tag === '62F') flush();
   });
-  const from = sections.map((s) => s.periodFrom!).sort()[0] ?? null;
-  const to = sections.map((s) => s.periodTo!).sort().at(-1) ?? null;
-  return { format: 'mt940', accountIban: sections[0]?.accountIban ?? null, periodFrom: from, periodTo: to, sections, lines };
+  return {
+    format: 'mt940',
+    write(text) {
+      messages.write(text);
+    },
+    end() {
+      messages.end();
+      flush();
+      if (!sawBalances) throw new StatementFormatError('MT940 without a message with :60: and :62: balances');
+    },
+  };
+}
+
+/** The whole file at once: the reader over one string. */
+export function parseMt940(text: string): ParsedStatement {
+  return collect(mt940Reader, text);
 }
 
 type Booked = Omit<StatementLine, 'section' | 'entryIndex' | 'txIndex'>;

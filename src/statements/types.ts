@@ -64,6 +64,20 @@ export interface ParsedStatement {
   lines: StatementLine[];
 }
 
+/** Receives each statement of a file as soon as it is complete, with its lines. */
+export type SectionSink = (section: StatementSection, lines: StatementLine[]) => void;
+
+/**
+ * A format's reader: text goes in as it is read, finished statements come out through the sink, so
+ * a file is never held whole (memory is bounded by its largest statement). Throws
+ * StatementFormatError from write() or end() on what it cannot read.
+ */
+export interface StatementReader {
+  readonly format: StatementFormat;
+  write(text: string): void;
+  end(): void;
+}
+
 /** A file that is not a statement we can read, or one that contradicts itself: exit 1 for the command, inbox/failed for the inbox. */
 export class StatementFormatError extends Error {
   override readonly name = 'StatementFormatError';

@@ -1,7 +1,11 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { readdirSync } from 'node:fs';
 import { accountId } from '../../src/statements/account.js';
+import { encodingOf, streamDecoder, utf8Validator } from '../../src/statements/decode.js';
+import { statementReader } from '../../src/statements/detect.js';
+import type { StatementLine, StatementSection } from '../../src/statements/types.js';
 import { bookingKeys, detectFormat, parseStatement, StatementFormatError, type ParsedStatement } from '../../src/statements/index.js';
 
 // Fixtures written for this project after the banks' published MT940 and CAMT.053 layouts
@@ -196,5 +200,30 @@ describe('account identity', () => {
     // an IBAN with a wrong check digit is not mistaken for one with a currency code
     expect(accountId('NL70INGB0123456789EUR')).toBe('NL70INGB0123456789EUR');
     expect(accountId('  ')).toBeNull();
+  });
+});
+
+describe('streaming', () => {
+  it('reads every fixture alike whole and in 5-byte pieces (characters, lines and XML split across pieces)', () => {
+    for (const name of readdirSync(path.join(import.meta.dirname, 'banks'))) {
+      const bytes = file(name);
+      const validator = utf8Validator();
+      for (let i = 0; i < bytes.length; i += 5) validator.write(bytes.subarray(i, i + 5));
+      const decoder = streamDecoder(encodingOf(bytes, validator.valid()));
+      const sections: StatementSection[] = [];
+      const lines: StatementLine[] = [];
+      let text = '';
+      for (let i = 0; i < bytes.length; i += 5) text += decoder.write(bytes.subarray(i, i + 5));
+      text += decoder.end();
+      const reader = statementReader(text, (s, l) => {
+        sections.push(s);
+        lines.push(...l);
+      });
+      for (let i = 0; i < text.length; i += 5) reader.write(text.slice(i, i + 5));
+      reader.end();
+      const whole = parseStatement(bytes);
+      expect(lines, name).toEqual(whole.lines);
+      expect(sections, name).toEqual(whole.sections);
+    }
   });
 });

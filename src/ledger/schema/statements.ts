@@ -24,6 +24,8 @@ export const bankStatements = pgTable(
     periodTo: timestamp('period_to', { withTimezone: true, precision: 6 }),
     importedAt: timestamp('imported_at', { withTimezone: true, precision: 6 }).notNull().defaultNow(),
     lineCount: integer('line_count').notNull(),
+    /** statements in the file (CAMT <Stmt>, MT940 messages); null for files imported before it was recorded */
+    statementCount: integer('statement_count'),
   },
   (t) => [uniqueIndex('bank_statements_file_uq').on(t.environment, t.fileSha256)],
 );
