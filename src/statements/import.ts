@@ -38,6 +38,11 @@ export interface ImportOptions {
   onProgress?: (linesRead: number) => void;
 }
 
+/** The file's bytes differed between the two reads (still being written): nothing was imported; try again later. */
+export class FileChangedError extends Error {
+  override readonly name = 'FileChangedError';
+}
+
 /** A file's bytes, from the start, each time it is called. */
 export type ChunkSource = () => AsyncIterable<Uint8Array>;
 
@@ -95,7 +100,12 @@ export async function importStatementSource(
       if (last) reader.end();
       for (let next = pending.shift(); next; next = pending.shift()) await stage(...next);
     };
-    for await (const chunk of source()) await feed(decoder.write(chunk), false);
+    const again = createHash('sha256');
+    for await (const chunk of source()) {
+      again.update(chunk);
+      await feed(decoder.write(chunk), false);
+    }
+    if (again.digest('hex') !== sha256) throw new FileChangedError(`${fileName} changed while it was read`);
     await feed(decoder.end(), true);
     return reader!.format;
   });

@@ -2,7 +2,7 @@ import { mkdir, readdir, rename, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { AppContext } from '../app/context.js';
 import { isTransientDatabaseError } from '../db/errors.js';
-import { fileSource, importStatementSource, type ImportResult } from './import.js';
+import { FileChangedError, fileSource, importStatementSource, type ImportResult } from './import.js';
 
 export interface InboxRunResult {
   imported: ImportResult[];
@@ -33,10 +33,11 @@ const IGNORED = /^\.|\.(tmp|part|partial|crdownload|swp)$|\.error$/i;
  * inbox/imported/, or to inbox/failed/ with a <name>.error beside it holding the reason when it
  * failed (not a statement, unbalanced, refused by the stored-totals check, or anything else): such
  * a file would fail the same way every minute. Only a failure to reach the database
- * (db/errors.ts isTransientDatabaseError) leaves the file where it is for the next scan; a file
- * that cannot even be moved aside is remembered (by name, size and time) and not tried again. Files modified in the last few
- * seconds are left alone (a copy in progress), as are dot files and .tmp/.part names (write there,
- * then rename). Scans never overlap; two replicas sharing the directory may both import one file
+ * (db/errors.ts isTransientDatabaseError), or a file that changed while it was read, leaves the
+ * file where it is for the next scan; a file that cannot even be moved aside is remembered (by
+ * name, size and time) and not tried again. Files modified in the last few seconds are left
+ * alone (a copy in progress), as are dot files and .tmp/.part names (write there, then rename).
+ * Scans never overlap; two replicas sharing the directory may both import one file
  * (the import is idempotent) and one of them finds it gone when moving it, which is fine.
  */
 export function startStatementInbox(ctx: Pick<AppContext, 'config' | 'log' | 'database' | 'shutdown'>, options: InboxOptions = {}): StatementInbox {
@@ -118,6 +119,11 @@ async function scan(
       );
     } catch (error) {
       if (isGone(error)) continue;
+      if (error instanceof FileChangedError) {
+        result.deferred.push(entry.name);
+        log.warn({ file: entry.name }, 'statement changed while it was read; retried at the next scan');
+        continue;
+      }
       if (isTransientDatabaseError(error)) {
         result.deferred.push(entry.name);
         log.error({ err: error, file: entry.name }, 'statement import failed: database unavailable; retried at the next scan');

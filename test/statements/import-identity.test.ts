@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { importParsed, importStatement } from '../../src/statements/import.js';
+import { FileChangedError, importParsed, importStatement, importStatementSource } from '../../src/statements/import.js';
 import { parseStatement } from '../../src/statements/index.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 
@@ -83,5 +83,16 @@ describe('line identity', () => {
     );
     expect((await stored('NL69INGB0123456789')).n).toBe(0);
     expect(await importStatement(db, 'sandbox', file('ing.sta'), 'ing.sta')).toMatchObject({ linesNew: 3 });
+  });
+
+  it('refuses a file that changes between its two reads (still being written), writing nothing', async () => {
+    let reads = 0;
+    const growing = async function* () {
+      reads += 1;
+      yield file('volksbank.sta');
+      if (reads > 1) yield Buffer.from('\r\n');
+    };
+    await expect(importStatementSource(db, 'sandbox', growing, 'growing.sta')).rejects.toBeInstanceOf(FileChangedError);
+    expect((await stored('DE38760260000012345678')).n).toBe(0);
   });
 });
