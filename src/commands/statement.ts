@@ -1,10 +1,8 @@
-import { readFile } from 'node:fs/promises';
-import type { Command } from './command.js';
+import { open } from 'node:fs/promises';
+import { withContext, type Command } from './command.js';
 import { UsageError } from '../app/errors.js';
-import { openContext } from '../app/context.js';
-import { loadConfig } from '../config/load.js';
-import { createLogger } from '../log/logger.js';
-import { importStatement } from '../statements/import.js';
+import { startProgress } from '../lifecycle/progress.js';
+import { importStatementFile, type ImportResult } from '../statements/import.js';
 import { StatementFormatError } from '../statements/types.js';
 
 const HELP = `Usage: bnpl-recon statement import FILE...
@@ -12,12 +10,16 @@ const HELP = `Usage: bnpl-recon statement import FILE...
 Imports bank statements of the merchant account into the ledger of PROVIDER_ENV. The format is
 detected from the content, not the file name: CAMT.053 XML, MT940, or CSV with a header row
 naming at least a booking date and an amount column (src/statements/csv.ts lists the accepted
-columns). Each file is imported in one transaction. Re-importing the same file, or another format
-or an overlapping export of the same bookings, adds nothing.
+columns). Each file is imported in one transaction, and only if its statements balance (opening
+balance + bookings = closing balance) and every booking was stored. Re-importing a statement, or
+an overlapping statement of the same account, adds nothing it already brought (README, "Bank
+statements").
 
-Prints one line per file: the file, its format, lines read and lines new. Exit status 2 when a file
-is unreadable or not a statement (the file is named on stderr; the other files are still
-imported), 1 on any other failure.`;
+Prints one result line per file on stdout, "FILE: format F, statements S, lines read N, lines new M"
+or "FILE: failed: REASON" (the reason also on stderr), then a summary line. One failing file does
+not stop the others. While a large file is written, progress (lines, lines per second) goes to
+stderr if it is a terminal. Exit status 0 when every file was imported (or had been before), 1
+when any failed, 2 for bad usage.`;
 
 export const command: Command = {
   summary: 'import bank statements (CAMT.053, MT940, CSV)',
@@ -28,34 +30,35 @@ export const command: Command = {
     if (files.length === 0) throw new UsageError('statement import needs at least one FILE');
     const unknownOption = files.find((f) => f.startsWith('-') && f !== '-');
     if (unknownOption) throw new UsageError(`unknown option '${unknownOption}'`);
-    const config = loadConfig();
-    const log = createLogger(config.LOG_LEVEL, 'stderr');
-    const ctx = await openContext(config, log, { migrate: config.MIGRATE_ON_START });
-    let bad = 0;
-    try {
+    return withContext('statement import', {}, async (ctx) => {
+      const done: ImportResult[] = [];
+      let failed = 0;
       for (const file of files) {
-        let bytes: Buffer;
         try {
-          bytes = await readFile(file);
-        } catch (error) {
-          bad += 1;
-          process.stderr.write(`bnpl-recon statement: ${file}: unreadable: ${(error as Error).message}\n`);
-          continue;
-        }
-        try {
-          const r = await importStatement(ctx.database, config.PROVIDER_ENV, bytes, file);
+          await open(file).then(
+            (handle) => handle.close(),
+            (error: unknown) => {
+              throw new StatementFormatError(`unreadable: ${(error as Error).message}`);
+            },
+          );
+          const progress = startProgress({ label: file, unit: 'lines', log: ctx.log });
+          const r = await importStatementFile(ctx.database, ctx.config.PROVIDER_ENV, file, { onProgress: (lines) => progress.update(lines) }).finally(() => progress.finish());
+          done.push(r);
           process.stdout.write(
-            `${file}: format ${r.format}, lines read ${r.linesRead}, lines new ${r.linesNew}${r.alreadyImported ? ' (file already imported)' : ''}\n`,
+            `${file}: format ${r.format}, statements ${r.statements ?? '?'}, lines read ${r.linesRead}, lines new ${r.linesNew}${r.alreadyImported ? ' (file already imported)' : ''}\n`,
           );
         } catch (error) {
-          if (!(error instanceof StatementFormatError)) throw error;
-          bad += 1;
-          process.stderr.write(`bnpl-recon statement: ${file}: ${error.message}\n`);
+          failed += 1;
+          const reason = error instanceof Error ? error.message : String(error);
+          process.stdout.write(`${file}: failed: ${reason}\n`);
+          process.stderr.write(`bnpl-recon statement: ${file}: ${reason}\n`);
+          if (!(error instanceof StatementFormatError)) ctx.log.error({ err: error, file }, 'statement import failed');
         }
       }
-      return bad > 0 ? 2 : 0;
-    } finally {
-      await ctx.shutdown.run('statement import done');
-    }
+      const read = done.reduce((n, r) => n + r.linesRead, 0);
+      const added = done.reduce((n, r) => n + r.linesNew, 0);
+      process.stdout.write(`files ${files.length}: imported ${done.length}, failed ${failed}; lines read ${read}, lines new ${added}\n`);
+      return failed > 0 ? 1 : 0;
+    });
   },
 };

@@ -1,128 +1,227 @@
-import { XMLParser } from 'fast-xml-parser';
-import { decimalToCents } from './money.js';
+import { accountId } from './account.js';
+import { xmlTreeReader } from './camt-sax.js';
+import { amountOf, at, dateOf, instantOf, list, node, partyName, text, type Node } from './camt-xml.js';
+import { collect } from './collect.js';
 import { normalizeIban, present, sepaReferenceOf } from './reference.js';
-import { StatementFormatError, type ParsedStatement, type StatementLine } from './types.js';
+import { addTotal, checkBalances, type Balance } from './totals.js';
+import {
+  StatementFormatError,
+  type Direction,
+  type ParsedStatement,
+  type SectionSink,
+  type StatementLine,
+  type StatementReader,
+  type StatementSection,
+} from './types.js';
 
-type Node = Record<string, unknown>;
+// The other BkToCstmr messages of ISO 20022 cash management: reports and notifications, not statements.
+const NOT_STATEMENTS: Record<string, string> = {
+  BkToCstmrAcctRpt: 'camt.052 (BkToCstmrAcctRpt) is an intraday account report, not a statement: import the camt.053 of that day',
+  BkToCstmrDbtCdtNtfctn: 'camt.054 (BkToCstmrDbtCdtNtfctn) is a debit/credit notification, not a statement: import the camt.053 of that day',
+};
 
-// parseTagValue false: every value stays the text the bank wrote ('0012.50' must not become 12.5,
-// nor an IBAN of digits a number). Namespace prefixes go, so 001.02 and 001.08 read alike.
-const parser = new XMLParser({
-  ignoreAttributes: false,
-  attributeNamePrefix: '@_',
-  removeNSPrefix: true,
-  parseTagValue: false,
-  parseAttributeValue: false,
-  trimValues: true,
-  processEntities: true,
-  isArray: (name) => ['Stmt', 'Ntry', 'NtryDtls', 'TxDtls', 'Ustrd', 'Bal'].includes(name),
-});
-
-const node = (v: unknown): Node => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Node) : {});
-const list = (v: unknown): Node[] => (Array.isArray(v) ? v.map(node) : v === undefined ? [] : [node(v)]);
-
-function text(v: unknown): string | null {
-  if (typeof v === 'string') return v === '' ? null : v;
-  if (v !== null && typeof v === 'object' && '#text' in v) return text((v as Node)['#text']);
-  return null;
-}
-
-function at(v: unknown, ...path: string[]): unknown {
-  let cur = v;
-  for (const key of path) cur = node(cur)[key];
-  return cur;
-}
-
-/** Dt (a date) or DtTm (a date-time) of a date choice element, as YYYY-MM-DD. */
-function dateOf(choice: unknown): string | null {
-  const value = text(at(choice, 'Dt')) ?? text(at(choice, 'DtTm'));
-  return value ? value.slice(0, 10) : null;
-}
-
-function amountOf(amt: unknown): { cents: bigint; currency: string | null } | null {
-  const value = text(amt);
-  if (value === null) return null;
-  return { cents: decimalToCents(value), currency: text(node(amt)['@_Ccy']) };
-}
-
-/** A party's name: <Nm> directly (001.02) or under <Pty> (001.08 and later). */
-function partyName(party: unknown): string | null {
-  return text(at(party, 'Nm')) ?? text(at(party, 'Pty', 'Nm'));
-}
-
-function instantOf(value: string | null, endOfDay: boolean): string | null {
-  if (!value) return null;
-  if (value.length === 10) {
-    const d = new Date(`${value}T00:00:00Z`);
-    if (endOfDay) d.setUTCDate(d.getUTCDate() + 1);
-    return d.toISOString();
-  }
-  const d = new Date(value);
-  return Number.isNaN(d.getTime()) ? null : d.toISOString();
+interface Open {
+  lines: StatementLine[];
+  booked: StatementSection['booked'];
+  entries: number;
+  firstDay: string | null;
+  lastDay: string | null;
 }
 
 /**
  * ISO 20022 camt.053 (001.02 as German banks send it, and the later versions' shapes of Sts and
- * parties). One line per booked entry (Sts BOOK; pending and information-only entries are not
- * bookings); a batch entry whose transaction details carry their own amounts becomes one line per
- * transaction, so a payout inside a collective booking can still be matched.
+ * parties), read as a stream: each <Ntry> becomes lines when it closes, each <Stmt> is emitted
+ * when it closes. One line per booked entry (Sts BOOK; pending and information-only entries are
+ * not bookings). A batch entry is split into one line per transaction only when the transactions'
+ * amounts add up to the entry's: banks send details for part of a batch, and a split then would
+ * lose the rest. Otherwise the entry stays one line, with the one transaction's references if it
+ * has exactly one.
  */
+export function camt053Reader(emit: SectionSink): StatementReader {
+  let sections = 0;
+  let open: Open | null = null;
+  let sawStatementRoot = false;
+  const xml = xmlTreeReader({
+    open(name, path) {
+      if (path.length === 1 && path[0] === 'Document') {
+        const refusal = NOT_STATEMENTS[name];
+        if (refusal) throw new StatementFormatError(refusal);
+        if (name === 'BkToCstmrStmt') sawStatementRoot = true;
+      }
+      if (name === 'Stmt' && path.at(-1) === 'BkToCstmrStmt') open = { lines: [], booked: new Map(), entries: 0, firstDay: null, lastDay: null };
+    },
+    close(name, value, path, parent) {
+      if (name === 'Ntry' && path.at(-1) === 'Stmt' && open && parent) {
+        // The statement's own elements (Id, FrToDt, Acct, Bal) precede its entries in the schema.
+        addEntry(open, parent, node(value), sections);
+        return true;
+      }
+      if (name === 'Stmt' && path.at(-1) === 'BkToCstmrStmt' && open) {
+        const done = open;
+        open = null;
+        emit(finishStatement(node(value), done, sections), done.lines);
+        sections += 1;
+        return true;
+      }
+      return false;
+    },
+  });
+  return {
+    format: 'camt053',
+    write(text) {
+      xml.write(text);
+    },
+    end() {
+      xml.end();
+      if (!sawStatementRoot) throw new StatementFormatError('XML without Document/BkToCstmrStmt: not a camt.053 statement');
+      if (sections === 0) throw new StatementFormatError('camt.053 without a <Stmt>: the file holds no statement');
+    },
+  };
+}
+/** The whole document at once: the reader over one string. */
 export function parseCamt053(xml: string): ParsedStatement {
-  let doc: unknown;
-  try {
-    doc = parser.parse(xml, true);
-  } catch (error) {
-    throw new StatementFormatError(`not well-formed XML: ${(error as Error).message}`);
-  }
-  const root = at(doc, 'Document', 'BkToCstmrStmt');
-  if (root === undefined || Object.keys(node(root)).length === 0) throw new StatementFormatError('XML without Document/BkToCstmrStmt: not a camt.053 statement');
-  const statements = list(node(root)['Stmt']);
-  const lines: StatementLine[] = [];
-  let accountIban: string | null = null;
-  let periodFrom: string | null = null;
-  let periodTo: string | null = null;
-  for (const stmt of statements) {
-    const account = normalizeIban(text(at(stmt, 'Acct', 'Id', 'IBAN')) ?? text(at(stmt, 'Acct', 'Id', 'Othr', 'Id')));
-    accountIban ??= account;
-    const accountCurrency = text(at(stmt, 'Acct', 'Ccy'));
-    const from = instantOf(text(at(stmt, 'FrToDt', 'FrDtTm')) ?? text(at(stmt, 'FrToDt', 'FrDt')), false);
-    const to = instantOf(text(at(stmt, 'FrToDt', 'ToDtTm')) ?? text(at(stmt, 'FrToDt', 'ToDt')), true);
-    if (from && (!periodFrom || from < periodFrom)) periodFrom = from;
-    if (to && (!periodTo || to > periodTo)) periodTo = to;
-    for (const entry of list(stmt['Ntry'])) lines.push(...entryLines(entry, account, accountCurrency));
-  }
-  return { format: 'camt053', accountIban, periodFrom, periodTo, lines };
+  return collect(camt053Reader, xml);
 }
 
-function entryLines(entry: Node, account: string | null, accountCurrency: string | null): StatementLine[] {
+function context(stmt: Node, index: number) {
+  const id = text(stmt['Id']) ?? '';
+  return {
+    id,
+    account: accountId(text(at(stmt, 'Acct', 'Id', 'IBAN')) ?? text(at(stmt, 'Acct', 'Id', 'Othr', 'Id'))),
+    accountCurrency: text(at(stmt, 'Acct', 'Ccy')),
+    where: `camt.053 statement ${id || index + 1}`,
+    statementDate: text(at(stmt, 'FrToDt', 'ToDtTm'))?.slice(0, 10) ?? text(at(stmt, 'FrToDt', 'ToDt')) ?? text(stmt['CreDtTm'])?.slice(0, 10) ?? null,
+  };
+}
+
+function addEntry(open: Open, stmt: Node, entry: Node, section: number): void {
+  const c = context(stmt, section);
+  const entryIndex = open.entries++;
+  for (const line of entryLines(entry, c.account, c.accountCurrency, c.statementDate, c.where)) {
+    open.lines.push({ ...line, section, entryIndex });
+    if (!open.firstDay || line.bookingDate < open.firstDay) open.firstDay = line.bookingDate;
+    if (!open.lastDay || line.bookingDate > open.lastDay) open.lastDay = line.bookingDate;
+  }
+  const booked = bookedAmount(entry, c.accountCurrency);
+  if (booked) addTotal(open.booked, booked.currency, booked.direction, booked.cents);
+}
+
+function finishStatement(stmt: Node, open: Open, index: number): StatementSection {
+  const c = context(stmt, index);
+  const section: StatementSection = {
+    identity: '',
+    accountIban: c.account,
+    ...wholeDays(at(stmt, 'FrToDt')),
+    periodFrom: instantOf(text(at(stmt, 'FrToDt', 'FrDtTm')) ?? text(at(stmt, 'FrToDt', 'FrDt')), false),
+    periodTo: instantOf(text(at(stmt, 'FrToDt', 'ToDtTm')) ?? text(at(stmt, 'FrToDt', 'ToDt')), true),
+    booked: open.booked,
+  };
+  // No FrToDt: the statement covers whole days from its first to its last booking.
+  section.periodFrom ??= instantOf(open.firstDay, false);
+  section.periodTo ??= instantOf(open.lastDay, true);
+  const opening = balance(stmt, ['OPBD', 'PRCD']);
+  const closing = balance(stmt, ['CLBD']);
+  checkBalances(c.where, opening, closing, section.booked);
+  const page = text(at(stmt, 'StmtPgntn', 'PgNb')) ?? '';
+  const sequence = text(stmt['ElctrncSeqNb']) ?? text(stmt['LglSeqNb']) ?? '';
+  section.identity = ['camt053', c.account ?? '', c.id, sequence, page, section.periodFrom ?? '', section.periodTo ?? '', opening?.cents ?? '', closing?.cents ?? ''].join('|');
+  return section;
+}
+
+/**
+ * The bank-local days a FrToDt covers wholly: a date-time at midnight starts its day, one at
+ * 23:59:59 (or midnight of the next day) ends it; a time inside a day leaves that day partial.
+ */
+function wholeDays(period: unknown): Pick<StatementSection, 'firstWholeDay' | 'lastWholeDay'> {
+  const shift = (day: string, by: number) => new Date(Date.parse(`${day}T00:00:00Z`) + by * 86_400_000).toISOString().slice(0, 10);
+  const timeOf = (v: string) => v.slice(11, 19);
+  const from = text(at(period, 'FrDtTm'));
+  const to = text(at(period, 'ToDtTm'));
+  return {
+    firstWholeDay: from ? (timeOf(from) === '00:00:00' ? from.slice(0, 10) : shift(from.slice(0, 10), 1)) : null,
+    lastWholeDay: to ? (timeOf(to) >= '23:59:59' ? to.slice(0, 10) : shift(to.slice(0, 10), -1)) : null,
+  };
+}
+
+function balance(stmt: Node, codes: string[]): Balance | null {
+  const bals = list(stmt['Bal']);
+  for (const code of codes) {
+    const bal = bals.find((b) => (text(at(b, 'Tp', 'CdOrPrtry', 'Cd')) ?? text(at(b, 'Tp', 'CdOrPrtry', 'Prtry'))) === code);
+    const amount = bal ? amountOf(bal['Amt']) : null;
+    if (bal && amount) return { cents: text(bal['CdtDbtInd']) === 'DBIT' ? -amount.cents : amount.cents, currency: amount.currency ?? text(at(stmt, 'Acct', 'Ccy')) ?? 'EUR' };
+  }
+  return null;
+}
+
+function isBooked(entry: Node): boolean {
   const status = text(entry['Sts']) ?? text(at(entry, 'Sts', 'Cd'));
-  if (status && status !== 'BOOK') return [];
+  return !status || status === 'BOOK';
+}
+
+function directionOf(indicator: string | null, where: string): Direction {
+  if (indicator !== 'CRDT' && indicator !== 'DBIT') throw new StatementFormatError(`${where}: entry with CdtDbtInd '${indicator ?? ''}'`);
+  return indicator === 'CRDT' ? 'credit' : 'debit';
+}
+
+/** The entry as booked (what the balances move by), independent of how its details split it. */
+function bookedAmount(entry: Node, accountCurrency: string | null): { cents: bigint; currency: string; direction: Direction } | null {
+  if (!isBooked(entry)) return null;
+  const amount = amountOf(entry['Amt'])!;
+  return { cents: amount.cents, currency: amount.currency ?? accountCurrency ?? 'EUR', direction: text(entry['CdtDbtInd']) === 'CRDT' ? 'credit' : 'debit' };
+}
+
+type EntryLine = Omit<StatementLine, 'section' | 'entryIndex'>;
+
+function entryLines(entry: Node, account: string | null, accountCurrency: string | null, statementDate: string | null, where: string): EntryLine[] {
+  if (!isBooked(entry)) return [];
   const amount = amountOf(entry['Amt']);
-  if (!amount) throw new StatementFormatError('camt.053 entry without Amt');
-  const indicator = text(entry['CdtDbtInd']);
-  if (indicator !== 'CRDT' && indicator !== 'DBIT') throw new StatementFormatError(`camt.053 entry with CdtDbtInd '${indicator ?? ''}'`);
-  const direction = indicator === 'CRDT' ? 'credit' : 'debit';
-  const bookingDate = dateOf(entry['BookgDt']) ?? dateOf(entry['ValDt']);
-  if (!bookingDate) throw new StatementFormatError('camt.053 entry without BookgDt');
+  if (!amount) throw new StatementFormatError(`${where}: entry without Amt`);
+  const currency = amount.currency ?? accountCurrency ?? 'EUR';
+  const direction = directionOf(text(entry['CdtDbtInd']), where);
+  // BookgDt is optional in the schema: an entry without it is dated by its value date, else by the statement.
+  const bookingDate = dateOf(entry['BookgDt']) ?? dateOf(entry['ValDt']) ?? statementDate;
+  if (!bookingDate) throw new StatementFormatError(`${where}: entry without BookgDt or ValDt in a statement without a date`);
   const entryRef = text(entry['AcctSvcrRef']) ?? text(entry['NtryRef']);
   const txs = list(entry['NtryDtls']).flatMap((d) => list(d['TxDtls']));
-  const split = txs.length > 1 && txs.every((tx) => amountOf(at(tx, 'AmtDtls', 'TxAmt', 'Amt')) ?? amountOf(tx['Amt']));
-  const base = { accountIban: account, bookingDate, valueDate: dateOf(entry['ValDt']), direction } as const;
-  if (!split) return [lineOf(base, amount.cents, amount.currency ?? accountCurrency, entryRef, txs[0] ?? {})];
-  return txs.map((tx, i) => {
-    const txAmount = amountOf(at(tx, 'AmtDtls', 'TxAmt', 'Amt')) ?? amountOf(tx['Amt']);
-    const ref = text(at(tx, 'Refs', 'AcctSvcrRef')) ?? (entryRef ? `${entryRef}/${i + 1}` : null);
-    return lineOf(base, txAmount?.cents ?? 0n, txAmount?.currency ?? amount.currency ?? accountCurrency, ref, tx);
-  });
+  const base = { accountIban: account, bookingDate, valueDate: dateOf(entry['ValDt']) } as const;
+  // TxDtls/Amt (001.03 and later) is in the account's currency; AmtDtls/TxAmt is what was instructed.
+  const txAmount = (tx: Node) => amountOf(tx['Amt']) ?? amountOf(at(tx, 'AmtDtls', 'TxAmt', 'Amt'));
+  const txDirection = (tx: Node): Direction => {
+    const ind = text(tx['CdtDbtInd']);
+    return ind === 'CRDT' ? 'credit' : ind === 'DBIT' ? 'debit' : direction;
+  };
+  const amounts = txs.map(txAmount);
+  // A batch with transactions of both directions is not split either: each line is booked in one direction.
+  const whole =
+    amounts.every((a, i) => a !== null && (a.currency ?? currency) === currency && txDirection(txs[i]!) === direction) &&
+    amounts.reduce((sum, a) => sum + a!.cents, 0n) === amount.cents;
+  if (txs.length > 1 && whole) {
+    return txs.map((tx, i) => {
+      const ref = text(at(tx, 'Refs', 'AcctSvcrRef')) ?? (entryRef ? `${entryRef}/${i + 1}` : null);
+      return lineOf({ ...base, direction }, amounts[i]!.cents, currency, ref, tx, i);
+    });
+  }
+  // One transaction that is the whole entry (or in another currency: an FX payment) lends the entry its references.
+  const only = txs.length === 1 && (whole || (amounts[0]?.currency ?? currency) !== currency || amounts[0] === null) ? txs[0]! : null;
+  const line = lineOf({ ...base, direction }, amount.cents, currency, entryRef, only ?? {}, 0);
+  const additional = text(entry['AddtlNtryInf']);
+  if (!only && txs.length > 0) {
+    // Details for part of a batch: kept as evidence in the remittance text, but no reference of one
+    // transaction is the whole entry's, so none becomes its SEPA reference.
+    const parts = txs.map((tx, i) => `${text(at(tx, 'Refs', 'EndToEndId')) ?? '?'} ${amounts[i] ? amounts[i].cents.toString() : '?'}`);
+    return [{ ...line, remittance: `${additional ? `${additional}; ` : ''}details of ${txs.length} transaction(s), not the whole entry: ${parts.join(', ')}`, sepaReference: null }];
+  }
+  return [{ ...line, remittance: line.remittance ?? present(additional) }];
 }
 
 function lineOf(
   base: Pick<StatementLine, 'accountIban' | 'bookingDate' | 'valueDate' | 'direction'>,
   cents: bigint,
-  currency: string | null,
+  currency: string,
   bankReference: string | null,
   tx: Node,
-): StatementLine {
+  txIndex: number,
+): EntryLine {
   const credit = base.direction === 'credit';
   const parties = tx['RltdPties'];
   const counterparty = credit ? 'Dbtr' : 'Cdtr';
@@ -136,7 +235,7 @@ function lineOf(
   return {
     ...base,
     amountCents: cents < 0n ? -cents : cents,
-    currency: currency ?? 'EUR',
+    currency,
     counterpartyIban: normalizeIban(text(at(parties, `${counterparty}Acct`, 'Id', 'IBAN'))),
     counterpartyName: partyName(at(parties, counterparty)),
     endToEndId,
@@ -144,5 +243,6 @@ function lineOf(
     bankReference,
     remittance,
     sepaReference: sepaReferenceOf({ endToEndId, instructionId, remittance }),
+    txIndex,
   };
 }

@@ -1,9 +1,12 @@
+import { createHash } from 'node:crypto';
+import { accountId } from './account.js';
 import { csvAmountToCents } from './money.js';
 import { normalizeIban, present, sepaReferenceOf } from './reference.js';
-import { StatementFormatError, type ParsedStatement, type StatementLine } from './types.js';
+import { addTotal } from './totals.js';
+import { StatementFormatError, type ParsedStatement, type SectionSink, type StatementLine, type StatementReader, type StatementSection } from './types.js';
 
 /**
- * Accepted columns (header names compared case-insensitively, ignoring spaces, '-' and '_'):
+ * Accepted columns (header names compared case-insensitively, ignoring spaces, '-', '_', '/' and '.'):
  *
  * | field | header names | required |
  * |---|---|---|
@@ -41,7 +44,7 @@ const COLUMNS = {
 } as const;
 type Column = keyof typeof COLUMNS;
 
-const canonical = (h: string): string => h.trim().toLowerCase().replace(/[\s_\-]/g, '');
+const canonical = (h: string): string => h.trim().toLowerCase().replace(/[\s_\-/.]/g, '');
 
 /** RFC 4180 rows: quoted fields may hold the delimiter, "" and line breaks; CRLF or LF. */
 export function csvRows(text: string, delimiter: string): string[][] {
@@ -134,7 +137,7 @@ export function parseCsv(text: string): ParsedStatement {
     const remittance = get('remittance');
     const valueDate = get('valueDate');
     lines.push({
-      accountIban: normalizeIban(get('accountIban')),
+      accountIban: accountId(get('accountIban')),
       bookingDate: isoDate(dateText),
       valueDate: valueDate ? isoDate(valueDate) : null,
       amountCents: signed < 0n ? -signed : signed,
@@ -147,18 +150,41 @@ export function parseCsv(text: string): ParsedStatement {
       bankReference: get('bankReference'),
       remittance,
       sepaReference: sepaReferenceOf({ endToEndId, instructionId, remittance }),
+      section: 0,
+      entryIndex: lines.length,
+      txIndex: 0,
     });
   });
   const dates = lines.map((l) => l.bookingDate).sort();
   const first = dates[0];
   const last = dates[dates.length - 1];
   const nextDay = (d: string) => new Date(Date.parse(`${d}T00:00:00Z`) + 86_400_000).toISOString();
+  const accountIban = lines.find((l) => l.accountIban)?.accountIban ?? null;
+  // A CSV export states no period: it is taken to cover whole days from its first to its last booking.
+  const periodFrom = first ? `${first}T00:00:00.000Z` : null;
+  const periodTo = last ? nextDay(last) : null;
+  // Nor does it name the statement: its identity is the account, the period and the bookings themselves.
+  const digest = createHash('sha256');
+  const booked: StatementSection['booked'] = new Map();
+  for (const l of lines) {
+    digest.update(`${l.bookingDate}|${l.amountCents}|${l.currency}|${l.direction}|${l.bankReference ?? ''}|${l.endToEndId ?? ''}\n`);
+    addTotal(booked, l.currency, l.direction, l.amountCents);
+  }
+  const identity = ['csv', accountIban ?? '', periodFrom ?? '', periodTo ?? '', digest.digest('hex')].join('|');
+  return { format: 'csv', accountIban, periodFrom, periodTo, sections: [{ identity, accountIban, periodFrom, periodTo, firstWholeDay: null, lastWholeDay: null, booked }], lines };
+}
+
+/** CSV has no statements inside it to emit one by one: the reader keeps the text and parses it at the end. */
+export function csvReader(emit: SectionSink): StatementReader {
+  const parts: string[] = [];
   return {
     format: 'csv',
-    accountIban: lines.find((l) => l.accountIban)?.accountIban ?? null,
-    // A CSV export states no period: it is taken to cover whole days from its first to its last booking.
-    periodFrom: first ? `${first}T00:00:00.000Z` : null,
-    periodTo: last ? nextDay(last) : null,
-    lines,
+    write(text) {
+      parts.push(text);
+    },
+    end() {
+      const parsed = parseCsv(parts.join(''));
+      if (parsed.sections[0]) emit(parsed.sections[0], parsed.lines);
+    },
   };
 }

@@ -1,37 +1,47 @@
-import { parseCamt053 } from './camt053.js';
-import { csvHeader, parseCsv } from './csv.js';
-import { parseMt940 } from './mt940.js';
-import { StatementFormatError, type ParsedStatement, type StatementFormat } from './types.js';
+import { camt053Reader } from './camt053.js';
+import { collect } from './collect.js';
+import { csvHeader, csvReader } from './csv.js';
+import { decodeStatement } from './decode.js';
+import { mt940Reader } from './mt940.js';
+import { StatementFormatError, type ParsedStatement, type SectionSink, type StatementFormat, type StatementReader } from './types.js';
 
 /**
  * The format from the content, never the file name (inbox files arrive as "export(3).txt"):
  *  - camt053: XML whose root holds BkToCstmrStmt (camt.052/054 are reports and notifications, not
- *    statements, and are refused);
- *  - mt940: SWIFT fields, a :20: and a :60x: or :61: line, optionally in a {1:…}{4: envelope;
+ *    statements, and are refused, saying so);
+ *  - mt940: SWIFT fields, a :20: or :25: and a :60x: or :61: line, wherever they start (banks put
+ *    header lines, a SWIFT envelope, SOH or '-' before the first field: mt940-blocks.ts);
  *  - csv: a row naming a booking date and an amount column (csv.ts lists the accepted names).
  */
 export function detectFormat(text: string): StatementFormat | null {
   const head = text.replace(/^\uFEFF/, '').trimStart();
   if (head.startsWith('<')) return /<(\w+:)?BkToCstmrStmt[\s>]/.test(text) ? 'camt053' : null;
-  if (/^(\{1:|:20:)/.test(head) && /^:6[01][FMC]?:/m.test(text)) return 'mt940';
+  if (/^(\{4:)?:(20|25):/m.test(text) && /^:6[01][FM]?:/m.test(text)) return 'mt940';
   const lines = head.split(/\r?\n/, 50);
   if (lines.some((l) => l.trim() !== '' && csvHeader(l) !== null)) return 'csv';
   return null;
 }
 
-/** Decodes (UTF-8, BOM tolerated), detects and parses one file's bytes. */
-export function parseStatement(bytes: Buffer | string): ParsedStatement {
-  const text = typeof bytes === 'string' ? bytes : bytes.toString('utf8');
-  if (text.includes('\u0000')) throw new StatementFormatError('binary content: not a bank statement');
-  const format = detectFormat(text);
-  switch (format) {
-    case 'camt053':
-      return parseCamt053(text);
+/** How much of a file's start decides its format (a bank's preamble included). */
+export const HEAD_CHARS = 64 * 1024;
+
+/** The reader for a file whose text starts with `head` (at least HEAD_CHARS of it, or all). */
+export function statementReader(head: string, emit: SectionSink): StatementReader {
+  if (head.includes('\u0000')) throw new StatementFormatError('binary content: not a bank statement');
+  // Any XML goes to the camt.053 reader, which says why a document is not a statement it can import.
+  if (head.replace(/^\uFEFF/, '').trimStart().startsWith('<')) return camt053Reader(emit);
+  switch (detectFormat(head)) {
     case 'mt940':
-      return parseMt940(text);
+      return mt940Reader(emit);
     case 'csv':
-      return parseCsv(text);
+      return csvReader(emit);
     default:
       throw new StatementFormatError('unknown format: neither CAMT.053 XML, MT940 nor a CSV with booking date and amount columns');
   }
+}
+
+/** Decodes (decode.ts), detects and parses one whole file. */
+export function parseStatement(bytes: Buffer | string): ParsedStatement {
+  const text = decodeStatement(bytes);
+  return collect((emit) => statementReader(text.slice(0, HEAD_CHARS), emit), text);
 }

@@ -1,8 +1,8 @@
-import { mkdir, readdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, rename, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { AppContext } from '../app/context.js';
-import { importStatement, type ImportResult } from './import.js';
-import { StatementFormatError } from './types.js';
+import { isTransientDatabaseError } from '../db/errors.js';
+import { FileChangedError, fileSource, importStatementSource, type ImportResult } from './import.js';
 
 export interface InboxRunResult {
   imported: ImportResult[];
@@ -30,10 +30,14 @@ const IGNORED = /^\.|\.(tmp|part|partial|crdownload|swp)$|\.error$/i;
 
 /**
  * The statement inbox: every minute, each file in RECON_DATA_DIR/inbox is imported and moved to
- * inbox/imported/, or to inbox/failed/ with a <name>.error beside it when it is not a statement. A
- * database failure leaves the file where it is for the next scan. Files modified in the last few
- * seconds are left alone (a copy in progress), as are dot files and .tmp/.part names (write there,
- * then rename). Scans never overlap; two replicas sharing the directory may both import one file
+ * inbox/imported/, or to inbox/failed/ with a <name>.error beside it holding the reason when it
+ * failed (not a statement, unbalanced, refused by the stored-totals check, or anything else): such
+ * a file would fail the same way every minute. Only a failure to reach the database
+ * (db/errors.ts isTransientDatabaseError), or a file that changed while it was read, leaves the
+ * file where it is for the next scan; a file that cannot even be moved aside is remembered (by
+ * name, size and time) and not tried again. Files modified in the last few seconds are left
+ * alone (a copy in progress), as are dot files and .tmp/.part names (write there, then rename).
+ * Scans never overlap; two replicas sharing the directory may both import one file
  * (the import is idempotent) and one of them finds it gone when moving it, which is fine.
  */
 export function startStatementInbox(ctx: Pick<AppContext, 'config' | 'log' | 'database' | 'shutdown'>, options: InboxOptions = {}): StatementInbox {
@@ -41,12 +45,13 @@ export function startStatementInbox(ctx: Pick<AppContext, 'config' | 'log' | 'da
   const intervalMs = options.intervalMs ?? 60_000;
   const settleMs = options.settleMs ?? 5_000;
   const log = ctx.log.child({ component: 'statement-inbox' });
+  const stuck = new Set<string>();
   let chain: Promise<unknown> = mkdir(path.join(dir, 'imported'), { recursive: true }).then(() => mkdir(path.join(dir, 'failed'), { recursive: true }));
   let timer: NodeJS.Timeout | undefined;
   let stopping: Promise<void> | undefined;
 
   const scanSerial = (): Promise<InboxRunResult> => {
-    const run = chain.then(() => scan(ctx, dir, settleMs, log));
+    const run = chain.then(() => scan(ctx, dir, settleMs, log, stuck));
     chain = run.catch(() => undefined);
     return run;
   };
@@ -89,33 +94,50 @@ async function scan(
   dir: string,
   settleMs: number,
   log: AppContext['log'],
+  stuck: Set<string>,
 ): Promise<InboxRunResult> {
   const result: InboxRunResult = { imported: [], failed: [], deferred: [] };
   const entries = await readdir(dir, { withFileTypes: true });
   for (const entry of entries.sort((a, b) => (a.name < b.name ? -1 : 1))) {
     if (!entry.isFile() || IGNORED.test(entry.name)) continue;
     const file = path.join(dir, entry.name);
+    let seen = '';
     try {
       const info = await stat(file);
+      seen = `${entry.name}\n${info.size}\n${info.mtimeMs}`;
+      if (stuck.has(seen)) continue;
       if (Date.now() - info.mtimeMs < settleMs) {
         result.deferred.push(entry.name);
         continue;
       }
-      const bytes = await readFile(file);
-      const imported = await importStatement(ctx.database, ctx.config.PROVIDER_ENV, bytes, entry.name);
+      const imported = await importStatementSource(ctx.database, ctx.config.PROVIDER_ENV, fileSource(file), entry.name);
       await moveAside(file, path.join(dir, 'imported'));
       result.imported.push(imported);
-      log.info({ file: entry.name, format: imported.format, linesRead: imported.linesRead, linesNew: imported.linesNew }, 'statement imported');
+      log.info(
+        { file: entry.name, format: imported.format, statements: imported.statements, linesRead: imported.linesRead, linesNew: imported.linesNew },
+        'statement imported',
+      );
     } catch (error) {
       if (isGone(error)) continue;
-      if (error instanceof StatementFormatError) {
-        const target = await moveAside(file, path.join(dir, 'failed'));
-        if (target) await writeFile(`${target}.error`, `${error.message}\n`, 'utf8');
-        result.failed.push({ file: entry.name, error: error.message });
-        log.warn({ file: entry.name, reason: error.message }, 'statement not imported: moved to failed/');
-      } else {
+      if (error instanceof FileChangedError) {
         result.deferred.push(entry.name);
-        log.error({ err: error, file: entry.name }, 'statement import failed; retried at the next scan');
+        log.warn({ file: entry.name }, 'statement changed while it was read; retried at the next scan');
+        continue;
+      }
+      if (isTransientDatabaseError(error)) {
+        result.deferred.push(entry.name);
+        log.error({ err: error, file: entry.name }, 'statement import failed: database unavailable; retried at the next scan');
+        continue;
+      }
+      const reason = error instanceof Error ? error.message : String(error);
+      result.failed.push({ file: entry.name, error: reason });
+      try {
+        const target = await moveAside(file, path.join(dir, 'failed'));
+        if (target) await writeFile(`${target}.error`, `${reason}\n`, 'utf8');
+        log.warn({ file: entry.name, reason }, 'statement not imported: moved to failed/');
+      } catch (moveError) {
+        if (seen) stuck.add(seen);
+        log.error({ err: moveError, file: entry.name, reason }, 'statement not imported and not movable to failed/: left in place, not retried until it changes');
       }
     }
   }

@@ -1,10 +1,10 @@
 export { parseCamt053 } from './camt053.js';
 export { parseMt940 } from './mt940.js';
 export { parseCsv } from './csv.js';
-export { detectFormat, parseStatement } from './detect.js';
+export { detectFormat, parseStatement, statementReader } from './detect.js';
 export { decimalToCents } from './money.js';
-export { lineKey } from './line-key.js';
+export { bookingKeys, positionKey } from './line-key.js';
 export { sepaReferenceOf } from './reference.js';
-export { importStatement, importStatementFile, type ImportResult } from './import.js';
+export { importStatement, importStatementFile, importStatementSource, fileSource, type ImportResult, type ImportOptions, type ChunkSource } from './import.js';
 export { startStatementInbox, type StatementInbox, type InboxOptions, type InboxRunResult } from './inbox.js';
 export { StatementFormatError, type ParsedStatement, type StatementLine, type StatementFormat } from './types.js';

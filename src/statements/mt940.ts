@@ -1,28 +1,29 @@
+import { accountId } from './account.js';
 import { decimalToCents } from './money.js';
-import { normalizeIban, present, sepaReferenceOf } from './reference.js';
-import { StatementFormatError, type ParsedStatement, type StatementLine } from './types.js';
+import { collect } from './collect.js';
+import { mt940MessageReader, type Field } from './mt940-blocks.js';
+import { mt940Details } from './mt940-details.js';
+import { present, sepaReferenceOf } from './reference.js';
+import { addTotal, checkBalances, type Balance } from './totals.js';
+import { StatementFormatError, type ParsedStatement, type SectionSink, type StatementLine, type StatementReader, type StatementSection } from './types.js';
 
-interface Field {
-  tag: string;
-  value: string;
-}
-
-/** Splits the text into :TAG: fields; a line that starts no tag continues the previous field. SWIFT block wrappers are dropped. */
-function fields(text: string): Field[] {
-  const out: Field[] = [];
-  for (const raw of text.replace(/\r\n?/g, '\n').split('\n')) {
-    const line = raw.replace(/^\{[1-3]:[^}]*\}/g, '').replace(/^\{4:/, '').replace(/^-\}$/, '');
-    const m = /^:(\d{2}[A-Z]?):(.*)$/.exec(line);
-    if (m) out.push({ tag: m[1] ?? '', value: m[2] ?? '' });
-    else if (line !== '-' && line !== '' && out.length > 0) out[out.length - 1]!.value += `\n${line}`;
-  }
-  return out;
-}
-
-function isoFromYymmdd(yymmdd: string): string {
+/** A YYMMDD date; SWIFT years have two digits, 80-99 are the 1900s (no bank statement predates 1980). */
+function isoFromYymmdd(yymmdd: string, what: string): string {
+  const month = Number(yymmdd.slice(2, 4));
+  const day = Number(yymmdd.slice(4, 6));
+  if (!/^\d{6}$/.test(yymmdd) || month < 1 || month > 12 || day < 1 || day > 31) throw new StatementFormatError(`MT940 ${what}: not a date: '${yymmdd}'`);
   const yy = Number(yymmdd.slice(0, 2));
-  // SWIFT years have two digits; 80-99 are the 1900s (no bank statement predates 1980).
-  return `${yy >= 80 ? 19 : 20}${yymmdd.slice(0, 2)}-${yymmdd.slice(2, 4)}-${yymmdd.slice(4, 6)}`;
+  return clampDate(`${yy >= 80 ? 19 : 20}${yymmdd.slice(0, 2)}-${yymmdd.slice(2, 4)}-${yymmdd.slice(4, 6)}`);
+}
+
+/**
+ * Some German banks date interest value dates 30 February (a 360-day interest month). The booking
+ * is kept; the date is stored as the last day of that month, so it stays a date the database takes.
+ */
+function clampDate(iso: string): string {
+  const [y, m, d] = iso.split('-').map(Number) as [number, number, number];
+  const last = new Date(Date.UTC(y, m, 0)).getUTCDate();
+  return d > last ? `${iso.slice(0, 8)}${String(last).padStart(2, '0')}` : iso;
 }
 
 /** The booking (entry) date MMDD of :61: takes the value date's year, crossing New Year either way. */
@@ -31,111 +32,139 @@ function bookingDateFrom(valueDate: string, mmdd: string | undefined): string {
   let year = Number(valueDate.slice(0, 4));
   const valueMonth = Number(valueDate.slice(5, 7));
   const month = Number(mmdd.slice(0, 2));
+  if (month < 1 || month > 12) throw new StatementFormatError(`MT940 :61: entry date not understood: '${mmdd}'`);
   if (month === 12 && valueMonth === 1) year -= 1;
   if (month === 1 && valueMonth === 12) year += 1;
-  return `${year}-${mmdd.slice(0, 2)}-${mmdd.slice(2, 4)}`;
+  return clampDate(`${year}-${mmdd.slice(0, 2)}-${mmdd.slice(2, 4)}`);
 }
 
-const BALANCE = /^([CD])(\d{6})([A-Z]{3})(\d+,\d*)$/;
-// :61: value date, optional entry date, mark (RC/RD reverse), optional funds code, amount with a
-// decimal comma, transaction type (N + 3), customer reference, optional // bank reference.
-const STATEMENT_LINE = /^(\d{6})(\d{4})?(RC|RD|C|D)([A-Z])?(\d+,\d{0,2})([NFS][A-Z0-9]{3})(.*)$/;
-const SEPA_KEYWORDS = /(EREF|KREF|MREF|CRED|DEBT|SVWZ|ABWA|ABWE|COAM|OAMT)\+/g;
+// D/C mark, date, currency, amount; the amount as banks write it: '1234,56', '1234,', '1234', '1234.56'.
+const BALANCE = /^(C|D)(\d{6})([A-Z]{3})(\d+(?:[,.]\d*)?)$/;
+// :61: value date, optional entry date MMDD, mark (RC = reversal of a credit, RD = of a debit;
+// EC/ED expected, as some exports write), optional funds code (third letter of the currency),
+// amount ('.' or ',' or no decimals), then transaction type, customer reference, // bank reference.
+const STATEMENT_LINE = /^(\d{6})(\d{4})?(RC|RD|EC|ED|C|D)([A-Z])?(\d+(?:[,.]\d*)?)(.*)$/;
+// The transaction type: N, F or S and three characters ('NTRF', 'N192', 'NIT '); some banks leave it
+// out and write the customer reference right after the amount, most often 'NONREF'.
+const TYPE_CODE = /^(?!NONREF)[NFS][A-Z0-9 ]{3}/;
 
-interface Details {
-  endToEndId: string | null;
-  remittance: string | null;
-  counterpartyIban: string | null;
-  counterpartyName: string | null;
+function balanceOf(f: Field): Balance & { date: string } {
+  const m = BALANCE.exec(f.value.trim());
+  if (!m) throw new StatementFormatError(`MT940 :${f.tag}: not a balance: '${f.value.trim()}'`);
+  const cents = decimalToCents(m[4]!);
+  return { cents: m[1] === 'D' ? -cents : cents, currency: m[3]!, date: isoFromYymmdd(m[2]!, `:${f.tag}:`) };
+}
+
+const nextDay = (d: string): string => new Date(Date.parse(`${d}T00:00:00Z`) + 86_400_000).toISOString();
+
+interface Open {
+  section: StatementSection;
+  opening: Balance & { date: string };
+  number: string;
+  entries: number;
 }
 
 /**
- * :86: as German banks structure it (DFÜ-Abkommen): '?NN' subfields, ?20-?29 and ?60-?63 the
- * purpose (SEPA keywords EREF+, SVWZ+ ... may span subfields, so they are joined first), ?31 the
- * counterparty IBAN, ?32/?33 its name. Continuation lines are joined without a separator because
- * the 65-character line breaks fall anywhere, even inside a word. Unstructured :86: is remittance.
+ * SWIFT MT940 (customer statement): one line per :61:, with the :86: that follows it. Each message
+ * is one statement (a chain :60M: ... :62M: / :60M: ... :62F: of pages is one statement), checked
+ * on its own: opening balance + bookings = closing balance. A statement's identity is its account,
+ * :28C: number and its balances with their dates (the :20: is often the export's reference, not the
+ * statement's, and 'STARTUMS' at many German banks for every statement).
  */
-function details(value: string | undefined): Details {
-  const joined = (value ?? '').replace(/\n/g, '');
-  if (!/^\d{3}\?/.test(joined)) return { endToEndId: null, remittance: present(joined), counterpartyIban: null, counterpartyName: null };
-  const sub = new Map<string, string>();
-  for (const m of joined.slice(3).matchAll(/\?(\d{2})([^?]*)/g)) sub.set(m[1] ?? '', (sub.get(m[1] ?? '') ?? '') + (m[2] ?? ''));
-  const purposeCodes = ['20', '21', '22', '23', '24', '25', '26', '27', '28', '29', '60', '61', '62', '63'];
-  const purpose = purposeCodes.map((c) => sub.get(c) ?? '').join('');
-  const keywords = new Map<string, string>();
-  const marks = [...purpose.matchAll(SEPA_KEYWORDS)];
-  marks.forEach((m, i) => {
-    const start = (m.index ?? 0) + m[0].length;
-    const end = marks[i + 1]?.index ?? purpose.length;
-    keywords.set(m[1] ?? '', purpose.slice(start, end).trim());
+export function mt940Reader(emit: SectionSink): StatementReader {
+  let sections = 0;
+  let messageIndex = 0;
+  let sawBalances = false;
+  let open: (Open & { lines: StatementLine[] }) | null = null;
+  const flush = (): void => {
+    if (!open) return;
+    emit(open.section, open.lines);
+    sections += 1;
+    open = null;
+  };
+  const messages = mt940MessageReader(({ fields, bic }) => {
+    const where = `MT940 message ${++messageIndex}`;
+    const account = accountId(fields.find((f) => f.tag === '25')?.value.split('\n')[0], bic);
+    const number = fields.find((f) => f.tag === '28C' || f.tag === '28')?.value.trim() ?? '';
+    const openingField = fields.find((f) => f.tag === '60F' || f.tag === '60M');
+    const closingField = fields.find((f) => f.tag === '62F' || f.tag === '62M');
+    if (!openingField || !closingField) throw new StatementFormatError(`${where}: no opening (:60F:/:60M:) or closing (:62F:/:62M:) balance`);
+    sawBalances = true;
+    const opening = balanceOf(openingField);
+    const closing = balanceOf(closingField);
+    // A :60M: continues the statement whose page ended with :62M:.
+    if (!(openingField.tag === '60M' && open && open.section.accountIban === account)) {
+      flush();
+      const section: StatementSection = { identity: '', accountIban: account, firstWholeDay: null, lastWholeDay: null, periodFrom: `${opening.date}T00:00:00.000Z`, periodTo: null, booked: new Map() };
+      open = { section, opening, number: number.split('/')[0] ?? '', entries: 0, lines: [] };
+    }
+    const current = open!;
+    const messageBooked = new Map() as StatementSection['booked'];
+    fields.forEach((f, i) => {
+      if (f.tag !== '61') return;
+      const next = fields[i + 1];
+      const line = statementLine(f.value, opening.currency, account, next?.tag === '86' ? next.value : undefined, where);
+      current.lines.push({ ...line, section: sections, entryIndex: current.entries++, txIndex: 0 });
+      addTotal(current.section.booked, line.currency, line.direction, line.amountCents);
+      addTotal(messageBooked, line.currency, line.direction, line.amountCents);
+    });
+    checkBalances(`${where} (:28C: ${number || '?'})`, opening, closing, messageBooked);
+    // A closing balance is the end-of-day booked balance of its date: the statement covers that whole day.
+    current.section.periodTo = nextDay(closing.date);
+    current.section.identity = ['mt940', account ?? '', current.number, current.opening.date, current.opening.cents, closing.date, closing.cents, opening.currency].join('|');
+    if (closingField.tag === '62F') flush();
   });
-  const name = [sub.get('32'), sub.get('33')].filter(Boolean).join('');
   return {
-    endToEndId: present(keywords.get('EREF')),
-    remittance: present(marks.length > 0 ? (keywords.get('SVWZ') ?? null) : purpose),
-    counterpartyIban: normalizeIban(sub.get('31')),
-    counterpartyName: present(name),
+    format: 'mt940',
+    write(text) {
+      messages.write(text);
+    },
+    end() {
+      messages.end();
+      flush();
+      if (!sawBalances) throw new StatementFormatError('MT940 without a message with :60: and :62: balances');
+    },
   };
 }
 
-/** SWIFT MT940 (customer statement): one line per :61:, with the :86: that follows it. */
+/** The whole file at once: the reader over one string. */
 export function parseMt940(text: string): ParsedStatement {
-  const all = fields(text);
-  if (!all.some((f) => f.tag === '61') && !all.some((f) => f.tag.startsWith('60'))) throw new StatementFormatError('MT940 without :60: or :61: fields');
-  const lines: StatementLine[] = [];
-  let account: string | null = null;
-  let firstAccount: string | null = null;
-  let currency = 'EUR';
-  let periodFrom: string | null = null;
-  let periodTo: string | null = null;
-  for (let i = 0; i < all.length; i++) {
-    const f = all[i]!;
-    if (f.tag === '25') {
-      account = normalizeIban(f.value);
-      firstAccount ??= account;
-    } else if (f.tag === '60F' || f.tag === '60M') {
-      const m = BALANCE.exec(f.value.trim());
-      if (!m) throw new StatementFormatError(`MT940 :${f.tag}: not a balance: '${f.value}'`);
-      currency = m[3] ?? currency;
-      const from = `${isoFromYymmdd(m[2] ?? '')}T00:00:00.000Z`;
-      if (!periodFrom || from < periodFrom) periodFrom = from;
-    } else if (f.tag === '62F' || f.tag === '62M') {
-      const m = BALANCE.exec(f.value.trim());
-      if (!m) throw new StatementFormatError(`MT940 :${f.tag}: not a balance: '${f.value}'`);
-      // A closing balance is the end-of-day booked balance of its date: the statement covers that whole day.
-      const day = new Date(`${isoFromYymmdd(m[2] ?? '')}T00:00:00Z`);
-      day.setUTCDate(day.getUTCDate() + 1);
-      if (!periodTo || day.toISOString() > periodTo) periodTo = day.toISOString();
-    } else if (f.tag === '61') {
-      const first = f.value.split('\n')[0] ?? '';
-      const m = STATEMENT_LINE.exec(first);
-      if (!m) throw new StatementFormatError(`MT940 :61: not understood: '${first}'`);
-      const refs = m[7] ?? '';
-      const cut = refs.indexOf('//');
-      const valueDate = isoFromYymmdd(m[1] ?? '');
-      const mark = m[3] ?? '';
-      const next = all[i + 1];
-      const d = details(next?.tag === '86' ? next.value : undefined);
-      const customerRef = present(cut >= 0 ? refs.slice(0, cut) : refs);
-      const bankReference = present(cut >= 0 ? refs.slice(cut + 2) : null);
-      const endToEndId = d.endToEndId;
-      lines.push({
-        accountIban: account,
-        bookingDate: bookingDateFrom(valueDate, m[2]),
-        valueDate,
-        amountCents: decimalToCents(m[5] ?? ''),
-        currency,
-        // RC reverses a credit (money leaves), RD reverses a debit (money comes back).
-        direction: mark === 'C' || mark === 'RD' ? 'credit' : 'debit',
-        counterpartyIban: d.counterpartyIban,
-        counterpartyName: d.counterpartyName,
-        endToEndId,
-        instructionId: null,
-        bankReference,
-        remittance: d.remittance,
-        sepaReference: sepaReferenceOf({ endToEndId, instructionId: customerRef === 'NONREF' ? null : customerRef, remittance: d.remittance }),
-      });
-    }
-  }
-  return { format: 'mt940', accountIban: firstAccount, periodFrom, periodTo, lines };
+  return collect(mt940Reader, text);
+}
+
+type Booked = Omit<StatementLine, 'section' | 'entryIndex' | 'txIndex'>;
+
+function statementLine(value: string, currency: string, account: string | null, info: string | undefined, where: string): Booked {
+  const first = value.split('\n')[0] ?? '';
+  const m = STATEMENT_LINE.exec(first);
+  if (!m) throw new StatementFormatError(`${where}: :61: not understood: '${first}'`);
+  const valueDate = isoFromYymmdd(m[1]!, ':61:');
+  const mark = m[3]!;
+  let rest = m[6] ?? '';
+  const type = TYPE_CODE.exec(rest);
+  if (type) rest = rest.slice(type[0].length);
+  const cut = rest.indexOf('//');
+  const customerRef = present(cut >= 0 ? rest.slice(0, cut) : rest);
+  const bankReference = present(cut >= 0 ? rest.slice(cut + 2) : null);
+  const d = mt940Details(info);
+  // The customer reference is the account owner's own: often 'NONREF', a keyword's name (ING writes
+  // 'EREF' there to say the end-to-end reference is in :86:), or a 16-character fragment of an
+  // EREF+/KREF+ keyword that German banks copy there. A SEPA reference only when it is none of these.
+  const instructionId = customerRef && !/^(NONREF|EREF|KREF|MREF|PREF|IREF|CREF)$/i.test(customerRef) && !/^[A-Z]{4}\+/i.test(customerRef) ? customerRef : null;
+  return {
+    accountIban: account,
+    bookingDate: bookingDateFrom(valueDate, m[2]),
+    valueDate,
+    amountCents: decimalToCents(m[5]!),
+    currency,
+    // RC reverses a credit (money leaves), RD reverses a debit (money comes back).
+    direction: mark === 'C' || mark === 'EC' || mark === 'RD' ? 'credit' : 'debit',
+    counterpartyIban: d.counterpartyIban,
+    counterpartyName: d.counterpartyName,
+    endToEndId: d.endToEndId,
+    instructionId,
+    bankReference,
+    remittance: d.remittance,
+    sepaReference: sepaReferenceOf({ endToEndId: d.endToEndId, instructionId, remittance: d.remittance }),
+  };
 }

@@ -5,8 +5,9 @@ export type Direction = 'credit' | 'debit';
 /** One booked line as every format is reduced to it. Amounts are positive bigint cents; the sign is `direction`. */
 export interface StatementLine {
   accountIban: string | null;
-  /** YYYY-MM-DD */
+  /** YYYY-MM-DD, the bank's local date */
   bookingDate: string;
+  /** YYYY-MM-DD as the bank wrote it: may be an impossible date such as 2026-02-30 (German banks' interest value dates) */
   valueDate: string | null;
   amountCents: bigint;
   currency: string;
@@ -20,6 +21,37 @@ export interface StatementLine {
   remittance: string | null;
   /** the instruction id payouts are matched on (reference.ts) */
   sepaReference: string | null;
+  /** index into ParsedStatement.sections */
+  section: number;
+  /** the booked entry's position in its statement (0-based: CAMT Ntry, MT940 :61:, CSV row) */
+  entryIndex: number;
+  /** the transaction's position in its entry when a batch is split, else 0 */
+  txIndex: number;
+}
+
+/** Signed amounts per currency, in cents: credits positive. */
+export type Totals = Map<string, { credit: bigint; debit: bigint }>;
+
+/**
+ * One statement inside a file (a CAMT <Stmt>, an MT940 message or a chain of :60M:/:62M: pages,
+ * a whole CSV). Its identity says which statement of the bank it is, independent of the bytes.
+ */
+export interface StatementSection {
+  /** the bank's identity of the statement: format, account, statement id/number and period */
+  identity: string;
+  accountIban: string | null;
+  /** ISO 8601 UTC instants (bank-local wall clock, see camt053.ts) bounding the bookings this statement covers */
+  periodFrom: string | null;
+  periodTo: string | null;
+  /**
+   * The bank-local days this statement covers wholly, when its period has times of day (a CAMT
+   * FrDtTm/ToDtTm inside a day); null at either end: every day it has bookings for is whole, as in
+   * date-granular statements (MT940, CSV, CAMT with dates or day-bound date-times).
+   */
+  firstWholeDay: string | null;
+  lastWholeDay: string | null;
+  /** the booked entries as the file states them, before any split into transactions */
+  booked: Totals;
 }
 
 export interface ParsedStatement {
@@ -28,10 +60,25 @@ export interface ParsedStatement {
   /** ISO 8601 UTC instants bounding the bookings the file claims to cover, when it says */
   periodFrom: string | null;
   periodTo: string | null;
+  sections: StatementSection[];
   lines: StatementLine[];
 }
 
-/** A file that is not a statement we can read: exit 2 for the command, inbox/failed for the inbox. */
+/** Receives each statement of a file as soon as it is complete, with its lines. */
+export type SectionSink = (section: StatementSection, lines: StatementLine[]) => void;
+
+/**
+ * A format's reader: text goes in as it is read, finished statements come out through the sink, so
+ * a file is never held whole (memory is bounded by its largest statement). Throws
+ * StatementFormatError from write() or end() on what it cannot read.
+ */
+export interface StatementReader {
+  readonly format: StatementFormat;
+  write(text: string): void;
+  end(): void;
+}
+
+/** A file that is not a statement we can read, or one that contradicts itself: exit 1 for the command, inbox/failed for the inbox. */
 export class StatementFormatError extends Error {
   override readonly name = 'StatementFormatError';
 }

@@ -8,6 +8,7 @@ import { Shutdown } from '../../src/lifecycle/shutdown.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { startStatementInbox } from '../../src/statements/inbox.js';
 import { UsageError } from '../../src/app/errors.js';
+import { createSqlClient, type Database } from '../../src/db/database.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { csvStatement } from './fixtures.js';
 
@@ -29,7 +30,7 @@ afterAll(async () => {
 const statement = (ref: string) => csvStatement([{ ref, date: '2026-03-02', cents: 1_00n, sepa: `PO20260302${ref.padStart(8, '0')}` }]);
 
 describe('statement import', () => {
-  it('prints format, lines read and lines new per file, and exits 2 naming an unreadable or unknown file', async () => {
+  it('prints a result line per file and a summary; a bad file does not stop the others and makes the exit status 1', async () => {
     const good = path.join(dir, 'a.txt');
     const junk = path.join(dir, 'junk.csv');
     await writeFile(good, statement('1'));
@@ -43,7 +44,7 @@ describe('statement import', () => {
     process.env.LOG_LEVEL = 'silent';
     try {
       expect(await command.run(['import', good, good])).toBe(0);
-      expect(await command.run(['import', junk, path.join(dir, 'missing.xml'), good])).toBe(2);
+      expect(await command.run(['import', junk, path.join(dir, 'missing.xml'), good])).toBe(1);
       await expect(command.run(['import'])).rejects.toBeInstanceOf(UsageError);
     } finally {
       o.mockRestore();
@@ -51,9 +52,13 @@ describe('statement import', () => {
       for (const [k, v] of Object.entries(saved)) if (v === undefined) delete process.env[k]; else process.env[k] = v;
     }
     expect(out).toEqual([
-      `${good}: format csv, lines read 1, lines new 1\n`,
-      `${good}: format csv, lines read 1, lines new 0 (file already imported)\n`,
-      `${good}: format csv, lines read 1, lines new 0 (file already imported)\n`,
+      `${good}: format csv, statements 1, lines read 1, lines new 1\n`,
+      `${good}: format csv, statements 1, lines read 1, lines new 0 (file already imported)\n`,
+      'files 2: imported 2, failed 0; lines read 2, lines new 1\n',
+      `${junk}: failed: unknown format: neither CAMT.053 XML, MT940 nor a CSV with booking date and amount columns\n`,
+      expect.stringMatching(new RegExp(`^${path.join(dir, 'missing.xml').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: failed: unreadable: ENOENT`)),
+      `${good}: format csv, statements 1, lines read 1, lines new 0 (file already imported)\n`,
+      'files 3: imported 1, failed 2; lines read 1, lines new 0\n',
     ]);
     expect(err.join('')).toContain(`${junk}: unknown format`);
     expect(err.join('')).toContain(`${path.join(dir, 'missing.xml')}: unreadable`);
@@ -88,5 +93,54 @@ describe('statement inbox', () => {
       await shutdown.run('test');
     }
     await expect(inbox.runNow()).rejects.toThrow(/stopping/);
+  });
+});
+
+describe('statement inbox failures', () => {
+  const old = new Date(Date.now() - 120_000);
+  const drop = async (inboxDir: string, name: string, text: string) => {
+    await writeFile(path.join(inboxDir, name), text);
+    await utimes(path.join(inboxDir, name), old, old);
+  };
+  // Opening 100.00 + 1.00 credit claims a closing balance of 102.00: one booking is missing.
+  const unbalanced = [':20:X', ':25:DE44500105175407324931', ':28C:1/1', ':60F:C260302EUR100,00', ':61:2603020302C1,00NTRFNONREF//U1', ':86:x', ':62F:C260302EUR102,00', '-'].join('\r\n');
+
+  it('moves a refused statement to failed/ with its reason and does not try it again', async () => {
+    const config = loadConfig({ RECON_DATA_DIR: path.join(dir, 'data-failed'), PROVIDER_ENV: 'sandbox' });
+    const shutdown = new Shutdown(silentLogger(), 5000);
+    const inbox = startStatementInbox({ config, log: silentLogger(), database: db, shutdown }, { intervalMs: 3_600_000, settleMs: 60_000 });
+    try {
+      await inbox.runNow();
+      await drop(inbox.dir, 'unbalanced.sta', unbalanced);
+      const first = await inbox.runNow();
+      expect(first.failed).toEqual([{ file: 'unbalanced.sta', error: expect.stringMatching(/does not balance.*difference 1\.00/) }]);
+      expect(await readFile(path.join(inbox.dir, 'failed', 'unbalanced.sta.error'), 'utf8')).toMatch(/closing balance is 102\.00/);
+      expect(await inbox.runNow()).toEqual({ imported: [], failed: [], deferred: [] });
+      const [n] = await db.sql<{ n: number }[]>`select count(*)::int as n from statement_lines where bank_reference = 'U1'`;
+      expect(n?.n).toBe(0);
+    } finally {
+      await shutdown.run('test');
+    }
+  });
+
+  it('leaves a file in place for the next scan only when the database is unreachable', async () => {
+    const config = loadConfig({ RECON_DATA_DIR: path.join(dir, 'data-outage'), PROVIDER_ENV: 'sandbox' });
+    const shutdown = new Shutdown(silentLogger(), 5000);
+    // A port nothing listens on: connection refused, as when Postgres is down.
+    const sql = createSqlClient('postgres://postgres@127.0.0.1:1/none', { poolMax: 1 });
+    const down = { sql, db: undefined as never, embedded: false, close: async () => sql.end() } satisfies Database;
+    const inbox = startStatementInbox({ config, log: silentLogger(), database: down, shutdown }, { intervalMs: 3_600_000, settleMs: 60_000 });
+    try {
+      await inbox.runNow();
+      await drop(inbox.dir, 'later.csv', statement('21'));
+      await drop(inbox.dir, 'junk.txt', 'not a statement');
+      const r = await inbox.runNow();
+      expect(r.deferred).toEqual(['later.csv']);
+      expect(r.failed.map((f) => f.file)).toEqual(['junk.txt']);
+      expect((await readdir(inbox.dir)).sort()).toEqual(['failed', 'imported', 'later.csv']);
+    } finally {
+      await shutdown.run('test');
+      await sql.end();
+    }
   });
 });

@@ -7,8 +7,8 @@ export const statementDirection = pgEnum('statement_direction', ['credit', 'debi
 /**
  * One row per imported statement file. The sha256 of the file's bytes makes re-importing the same
  * file a no-op. period_from/period_to is the span of bookings the bank says the file covers
- * (CAMT.053 FrToDt; MT940 opening to closing balance date, whole days; CSV the first to last
- * booking day): payout_not_on_statement only claims a credit is missing for a span some imported
+ * (CAMT.053 FrToDt, else its first to last booking day; MT940 opening to closing balance date,
+ * whole days; CSV the first to last booking day; the union over the statements a file holds): payout_not_on_statement only claims a credit is missing for a span some imported
  * statement covers (src/reconcile/rules/payout-not-on-statement.ts).
  */
 export const bankStatements = pgTable(
@@ -24,15 +24,19 @@ export const bankStatements = pgTable(
     periodTo: timestamp('period_to', { withTimezone: true, precision: 6 }),
     importedAt: timestamp('imported_at', { withTimezone: true, precision: 6 }).notNull().defaultNow(),
     lineCount: integer('line_count').notNull(),
+    /** statements in the file (CAMT <Stmt>, MT940 messages); null for files imported before it was recorded */
+    statementCount: integer('statement_count'),
   },
   (t) => [uniqueIndex('bank_statements_file_uq').on(t.environment, t.fileSha256)],
 );
 
 /**
- * One row per booked line, whichever file brought it first. line_key is a hash of the line's own
- * identity (account, booking date, amount, direction, SEPA reference, bank reference), fields every
- * format carries identically, so the CAMT.053, CSV and MT940 exports of one period, and overlapping
- * daily files, add each line once (src/statements/line-key.ts).
+ * One row per booked line, whichever statement brought it first. Two identities, each unique per
+ * environment (src/statements/line-key.ts): position_key, where the line stands (statement
+ * identity, entry index, transaction index), so re-importing a statement adds nothing and equal
+ * bookings stay two; line_key, which booking it is across overlapping statements (the bank's own
+ * reference where it identifies the line, else the n-th equal booking of a day the statement covers
+ * wholly, else the position). entry_index/tx_index are the line's place in statement_id's file.
  */
 export const statementLines = pgTable(
   'statement_lines',
@@ -43,6 +47,9 @@ export const statementLines = pgTable(
       .notNull()
       .references(() => bankStatements.id),
     lineKey: text('line_key').notNull(),
+    positionKey: text('position_key').notNull(),
+    entryIndex: integer('entry_index').notNull(),
+    txIndex: integer('tx_index').notNull(),
     accountIban: text('account_iban'),
     bookingDate: date('booking_date', { mode: 'string' }).notNull(),
     valueDate: date('value_date', { mode: 'string' }),
@@ -62,6 +69,7 @@ export const statementLines = pgTable(
   },
   (t) => [
     uniqueIndex('statement_lines_key_uq').on(t.environment, t.lineKey),
+    uniqueIndex('statement_lines_position_uq').on(t.environment, t.positionKey),
     index('statement_lines_sepa_idx').on(t.environment, t.sepaReference),
     index('statement_lines_counterparty_idx').on(t.environment, t.counterpartyIban),
     index('statement_lines_statement_idx').on(t.statementId),

@@ -1,0 +1,80 @@
+import { SaxesParser } from 'saxes';
+import { StatementFormatError } from './types.js';
+import type { Node } from './camt-xml.js';
+
+// Elements that may repeat: always arrays, as camt-xml.ts's readers expect.
+const ARRAYS = new Set(['Stmt', 'Ntry', 'NtryDtls', 'TxDtls', 'Ustrd', 'Bal']);
+
+interface Frame {
+  name: string;
+  node: Node;
+  text: string;
+}
+
+export interface TreeHandlers {
+  /** an element opened, with the names of the open elements above it (outermost first) */
+  open?(name: string, path: readonly string[]): void;
+  /**
+   * An element closed, with its subtree in fast-xml-parser's shape (namespace prefixes removed,
+   * attributes as '@_name', text as a string or '#text', values never converted), and its parent
+   * as far as it has been read (the elements before it). Returning true
+   * keeps the subtree out of its parent: the caller has used it, so a statement's entries are
+   * handled one by one and never all held at once.
+   */
+  close(name: string, value: unknown, path: readonly string[], parent: Node | undefined): boolean;
+}
+
+/**
+ * A streaming XML reader that builds the subtree of each element as it closes, so the statement
+ * readers use one set of accessors (camt-xml.ts) whether they see a whole document or one entry of
+ * a 1 GB file. XML that is not well-formed throws StatementFormatError.
+ */
+export function xmlTreeReader(handlers: TreeHandlers): { write(text: string): void; end(): void } {
+  const parser = new SaxesParser({ xmlns: false, position: true });
+  const stack: Frame[] = [];
+  const path: string[] = [];
+  parser.on('error', (error) => {
+    throw new StatementFormatError(`not well-formed XML: ${error.message}`);
+  });
+  parser.on('opentag', (tag) => {
+    const name = tag.name.slice(tag.name.indexOf(':') + 1);
+    const node: Node = {};
+    for (const [key, value] of Object.entries(tag.attributes)) {
+      if (key === 'xmlns' || key.startsWith('xmlns:')) continue;
+      node[`@_${key.slice(key.indexOf(':') + 1)}`] = value;
+    }
+    handlers.open?.(name, path);
+    stack.push({ name, node, text: '' });
+    path.push(name);
+  });
+  const onText = (text: string): void => {
+    const top = stack[stack.length - 1];
+    if (top) top.text += text;
+  };
+  parser.on('text', onText);
+  parser.on('cdata', onText);
+  parser.on('closetag', () => {
+    const frame = stack.pop()!;
+    path.pop();
+    const text = frame.text.trim();
+    let value: unknown;
+    if (Object.keys(frame.node).length > 0) {
+      if (text !== '') frame.node['#text'] = text;
+      value = frame.node;
+    } else value = text;
+    const parent = stack[stack.length - 1]?.node;
+    if (handlers.close(frame.name, value, path, parent) || !parent) return;
+    const existing = parent[frame.name];
+    if (Array.isArray(existing)) existing.push(value);
+    else if (ARRAYS.has(frame.name)) parent[frame.name] = [value];
+    else parent[frame.name] = existing === undefined ? value : [existing, value];
+  });
+  return {
+    write(text) {
+      parser.write(text);
+    },
+    end() {
+      parser.close();
+    },
+  };
+}

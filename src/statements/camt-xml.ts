@@ -1,0 +1,59 @@
+import { decimalToCents } from './money.js';
+
+export type Node = Record<string, unknown>;
+
+export const node = (v: unknown): Node => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Node) : {});
+export const list = (v: unknown): Node[] => (Array.isArray(v) ? v.map(node) : v === undefined ? [] : [node(v)]);
+
+export function text(v: unknown): string | null {
+  if (typeof v === 'string') return v === '' ? null : v;
+  if (v !== null && typeof v === 'object' && '#text' in v) return text((v as Node)['#text']);
+  return null;
+}
+
+export function at(v: unknown, ...path: string[]): unknown {
+  let cur = v;
+  for (const key of path) cur = node(cur)[key];
+  return cur;
+}
+
+/** Dt (a date) or DtTm (a date-time) of a date choice element, as the bank-local YYYY-MM-DD it names. */
+export function dateOf(choice: unknown): string | null {
+  const value = text(at(choice, 'Dt')) ?? text(at(choice, 'DtTm'));
+  return value ? value.slice(0, 10) : null;
+}
+
+export function amountOf(amt: unknown): { cents: bigint; currency: string | null } | null {
+  const value = text(amt);
+  if (value === null) return null;
+  return { cents: decimalToCents(value), currency: text(node(amt)['@_Ccy']) };
+}
+
+/**
+ * An ISO date or date-time as a UTC instant. The rule for time zones: a date-time with an offset
+ * ('2026-03-02T10:00:00+01:00') is that instant; one without ('2026-03-02T10:00:00', which ISO
+ * 20022 allows and several banks send) is the bank's local time, and, like a plain date and like
+ * every booking date, it is kept as that wall-clock time written in UTC, never read in the
+ * server's time zone, so periods and booking dates compare on the bank's own calendar. A plain
+ * date is the start of that day, or with `endOfDay` the start of the next.
+ */
+export function instantOf(value: string | null, endOfDay: boolean): string | null {
+  if (!value) return null;
+  if (/^\d{4}-\d{2}-\d{2}$/.test(value)) {
+    const d = new Date(`${value}T00:00:00Z`);
+    if (endOfDay) d.setUTCDate(d.getUTCDate() + 1);
+    return Number.isNaN(d.getTime()) ? null : d.toISOString();
+  }
+  const zoned = /(Z|[+-]\d{2}:?\d{2})$/.test(value) ? value : `${value}Z`;
+  // A period ending 23:59:59 ends with its day: the next statement starting at midnight then
+  // continues it without a one-second gap in the coverage payout_not_on_statement relies on.
+  const endsDay = endOfDay && value.slice(11, 19) === '23:59:59';
+  const d = new Date(endsDay ? zoned.replace(/T23:59:59(\.\d+)?/, 'T00:00:00') : zoned);
+  if (endsDay) d.setUTCDate(d.getUTCDate() + 1);
+  return Number.isNaN(d.getTime()) ? null : d.toISOString();
+}
+
+/** A party's name: <Nm> directly (001.02) or under <Pty> (001.08 and later). */
+export function partyName(party: unknown): string | null {
+  return text(at(party, 'Nm')) ?? text(at(party, 'Pty', 'Nm'));
+}

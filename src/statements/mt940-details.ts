@@ -1,0 +1,127 @@
+import { accountId, germanIban } from './account.js';
+import { normalizeIban, present } from './reference.js';
+
+/** What :86: says about one booking, each in its own field as the bank sent it. */
+export interface Details {
+  endToEndId: string | null;
+  remittance: string | null;
+  counterpartyIban: string | null;
+  counterpartyName: string | null;
+}
+
+const NONE: Details = { endToEndId: null, remittance: null, counterpartyIban: null, counterpartyName: null };
+
+/**
+ * Joins pieces that a fixed width cut apart: after a full piece (the line or subfield was filled to
+ * its width, so the cut may fall inside a word) without a separator, else with a space.
+ */
+function joinCut(pieces: string[], width: number): string {
+  let out = '';
+  pieces.forEach((p, i) => {
+    out += i === 0 || (pieces[i - 1]?.length ?? 0) >= width ? p : ` ${p}`;
+  });
+  return out;
+}
+
+/** :86: in whichever layout the bank uses: German ?-subfields, Dutch /CODE/ fields, or free text. */
+export function mt940Details(value: string | undefined): Details {
+  if (!value) return NONE;
+  const lines = value.split('\n');
+  const joined = lines.join('');
+  const german = /^(\d{3})([^A-Za-z0-9 \n])\d{2}/.exec(joined);
+  if (german) return germanDetails(joined.slice(3), german[2]!);
+  if (/^\s*\/(EREF|CNTP|REMI|TRTP|IBAN|NAME|MARF|ORDP|BENM|RTRN|PREF|PURP|CSID|ULTD|ULTC)\//.test(joined)) return dutchDetails(joined.trim());
+  return { ...NONE, remittance: present(joinCut(lines, 65).replace(/\s+/g, ' ')) };
+}
+
+// DFÜ-Abkommen Anlage 3 (the German banks' MT940): SEPA keywords inside the purpose subfields.
+const KEYWORDS = /(EREF|KREF|MREF|CRED|DEBT|SVWZ|ABWA|ABWE|COAM|OAMT|IBAN|BIC)\+/g;
+const REFERENCE_KEYWORDS = new Set(['EREF', 'KREF', 'MREF', 'CRED', 'DEBT', 'IBAN', 'BIC']);
+const PURPOSE = ['20', '21', '22', '23', '24', '25', '26', '27', '28', '29', '60', '61', '62', '63'];
+const SUBFIELD_WIDTH = 27;
+
+/**
+ * German structured :86: (DFÜ-Abkommen): '?NN' subfields (the separator is the character after the
+ * three-digit business code, '?' at every bank we know), ?00 posting text, ?20-?29 and ?60-?63 the
+ * purpose, ?30 the counterparty's bank code or BIC, ?31 its account or IBAN, ?32/?33 its name. SEPA
+ * keywords (EREF+, KREF+, MREF+, CRED+, SVWZ+, ABWA+ ...) may span subfields: each keyword's value
+ * runs until the next keyword. A reference keyword's value (EREF+ ...) continues into the next
+ * subfield only when its subfield was full, and the end-to-end reference is at most 35 characters
+ * (pain.001 Max35Text), so purpose text after it is not mistaken for part of it.
+ */
+function germanDetails(body: string, separator: string): Details {
+  const sub = new Map<string, string[]>();
+  const order: { code: string; text: string }[] = [];
+  const split = body.split(separator);
+  for (const part of split.slice(1)) {
+    const code = part.slice(0, 2);
+    const text = part.slice(2);
+    sub.set(code, [...(sub.get(code) ?? []), text]);
+    if (PURPOSE.includes(code)) order.push({ code, text });
+  }
+  // The purpose as one string, remembering where each subfield starts and whether the one before was full.
+  let purpose = '';
+  const starts: { at: number; afterFull: boolean }[] = [];
+  order.sort((a, b) => PURPOSE.indexOf(a.code) - PURPOSE.indexOf(b.code));
+  order.forEach((o, i) => {
+    const afterFull = i > 0 && (order[i - 1]?.text.length ?? 0) >= SUBFIELD_WIDTH;
+    if (i > 0 && !afterFull && !o.text.startsWith(' ') && !purpose.endsWith(' ')) purpose += ' ';
+    starts.push({ at: purpose.length, afterFull });
+    purpose += o.text;
+  });
+  const marks = [...purpose.matchAll(KEYWORDS)];
+  const keywords = new Map<string, string>();
+  marks.forEach((m, i) => {
+    const keyword = m[1]!;
+    const from = (m.index ?? 0) + m[0].length;
+    let to = marks[i + 1]?.index ?? purpose.length;
+    if (REFERENCE_KEYWORDS.has(keyword)) {
+      const cut = starts.find((s) => s.at > from && s.at < to && !s.afterFull);
+      if (cut) to = cut.at;
+    }
+    let v = purpose.slice(from, to).trim();
+    if (keyword === 'EREF') v = v.slice(0, 35);
+    keywords.set(keyword, v);
+  });
+  const name = joinCut([...(sub.get('32') ?? []), ...(sub.get('33') ?? [])], SUBFIELD_WIDTH);
+  const bank = sub.get('30')?.join('').trim() ?? '';
+  const account = sub.get('31')?.join('').trim() ?? '';
+  const counterpartyIban = /^\d{8}$/.test(bank) && /^\d{1,10}$/.test(account) ? germanIban(bank, account) : normalizeIban(accountId(account));
+  const untagged = marks.length > 0 ? purpose.slice(0, marks[0]?.index ?? 0).trim() : purpose.trim();
+  return {
+    endToEndId: present(keywords.get('EREF')),
+    remittance: present(keywords.get('SVWZ') ?? untagged),
+    counterpartyIban: counterpartyIban ?? normalizeIban(keywords.get('IBAN')),
+    counterpartyName: present(name) ?? present(keywords.get('ABWA')),
+  };
+}
+
+// The field codes of the Dutch structured :86: (ING, ABN AMRO SEPA, Rabobank, SNS/ASN, Triodos, Knab, bunq).
+const DUTCH_CODES = /\/(TRTP|IBAN|BIC|NAME|ADDR|EREF|REMI|MARF|CSID|CNTP|ORDP|BENM|RTRN|PREF|PURP|ULTC|ULTD|ULTB|ISDT|CREF|IREF|SVCL|CHGS|EXCH|FX|ID)\//g;
+
+/**
+ * Dutch structured :86: ('/CODE/value/CODE/value/'): EREF the end-to-end reference; CNTP the
+ * counterparty as IBAN/BIC/name/city (ING, Rabobank), or IBAN, BIC and NAME as fields of their own
+ * (ABN AMRO); REMI the remittance, 'USTD//text' unstructured or 'STRD/CUR/ref' a structured
+ * creditor reference, or the text directly. A value runs until the next known code.
+ */
+function dutchDetails(text: string): Details {
+  const fields = new Map<string, string>();
+  const marks = [...text.matchAll(DUTCH_CODES)];
+  marks.forEach((m, i) => {
+    const from = (m.index ?? 0) + m[0].length;
+    const to = marks[i + 1]?.index ?? text.length;
+    if (!fields.has(m[1]!)) fields.set(m[1]!, text.slice(from, to).replace(/\/+$/, '').trim());
+  });
+  const cntp = fields.get('CNTP')?.split('/') ?? [];
+  const remi = fields.get('REMI') ?? null;
+  let remittance = remi;
+  if (remi?.startsWith('USTD/')) remittance = remi.replace(/^USTD\/+/, '');
+  else if (remi?.startsWith('STRD/')) remittance = remi.split('/').filter(Boolean).at(-1) ?? null;
+  return {
+    endToEndId: present(fields.get('EREF')),
+    remittance: present(remittance),
+    counterpartyIban: normalizeIban(present(cntp[0]) ?? present(fields.get('IBAN'))),
+    counterpartyName: present(cntp[2]) ?? present(fields.get('NAME')),
+  };
+}

@@ -1,0 +1,129 @@
+import fc from 'fast-check';
+import { germanIban } from '../../src/statements/account.js';
+
+/** A generated booking: a single entry, or a batch whose transaction details cover all or part of it. */
+export interface GenEntry {
+  cents: bigint;
+  direction: 'credit' | 'debit';
+  /** the bank's entry reference: none, unique, or one shared with other entries of the day */
+  ref: string | null;
+  e2e: string | null;
+  /** CAMT TxDtls amounts; null: no details */
+  txs: bigint[] | null;
+}
+export interface GenDay {
+  date: string;
+  entries: GenEntry[];
+}
+export interface GenStatement {
+  account: string;
+  opening: bigint;
+  days: GenDay[];
+}
+
+// Few distinct amounts, so equal bookings on one day are common.
+const amount = fc.constantFrom(450n, 2000n, 10000n, 123n, 99999n);
+const entry = (day: number, i: number) =>
+  fc
+    .record({
+      cents: amount,
+      direction: fc.constantFrom('credit' as const, 'debit' as const),
+      refKind: fc.constantFrom('none', 'unique', 'shared'),
+      e2e: fc.option(fc.constantFrom('E2E-A', 'E2E-B', 'PO2026030200000001'), { nil: null }),
+      batch: fc.constantFrom('none', 'none', 'full', 'partial'),
+      parts: fc.integer({ min: 2, max: 4 }),
+    })
+    .map(({ cents, direction, refKind, e2e, batch, parts }): GenEntry => {
+      const ref = refKind === 'none' ? null : refKind === 'shared' ? `SHARED-${day}` : `R-${day}-${i}`;
+      if (batch === 'none') return { cents, direction, ref, e2e, txs: null };
+      // Full: the parts add up to the entry (the last takes the rest). Partial: one part is missing.
+      const each = cents / BigInt(parts);
+      const txs = Array.from({ length: parts }, (_, k) => (k === parts - 1 ? cents - each * BigInt(parts - 1) : each));
+      return { cents, direction, ref, e2e, txs: batch === 'full' ? txs : txs.slice(0, -1) };
+    });
+
+export const statementArb: fc.Arbitrary<GenStatement> = fc
+  .record({
+    account: fc.integer({ min: 1, max: 9_999_999_999 }),
+    opening: fc.bigInt({ min: -100000n, max: 1000000n }),
+    days: fc.integer({ min: 1, max: 4 }).chain((n) =>
+      fc.tuple(...Array.from({ length: n }, (_, d) => fc.integer({ min: 0, max: 6 }).chain((k) => fc.tuple(...Array.from({ length: k }, (_, i) => entry(d, i)))))),
+    ),
+  })
+  .map(({ account, opening, days }) => ({
+    account: germanIban('76026000', String(account)),
+    opening,
+    days: days.map((entries, d) => ({ date: `2026-03-${String(d + 2).padStart(2, '0')}`, entries })),
+  }));
+
+const signed = (e: GenEntry) => (e.direction === 'credit' ? e.cents : -e.cents);
+export const closing = (opening: bigint, days: GenDay[]) => days.flatMap((d) => d.entries).reduce((s, e) => s + signed(e), opening);
+export function booked(days: GenDay[]): { credit: bigint; debit: bigint } {
+  const all = days.flatMap((d) => d.entries);
+  const sum = (dir: 'credit' | 'debit') => all.filter((e) => e.direction === dir).reduce((s, e) => s + e.cents, 0n);
+  return { credit: sum('credit'), debit: sum('debit') };
+}
+
+const dec = (cents: bigint, sep: string) => {
+  const a = cents < 0n ? -cents : cents;
+  return `${a / 100n}${sep}${(a % 100n).toString().padStart(2, '0')}`;
+};
+
+/** camt.053.001.02 with one <Stmt> per run of days given, each a whole-day period. */
+export function camt(s: GenStatement, statements: GenDay[][], tag = ''): string {
+  let balance = s.opening;
+  const stmts = statements.map((days, k) => {
+    const open = balance;
+    balance = closing(open, days);
+    const bal = (code: string, cents: bigint) =>
+      `<Bal><Tp><CdOrPrtry><Cd>${code}</Cd></CdOrPrtry></Tp><Amt Ccy="EUR">${dec(cents, '.')}</Amt><CdtDbtInd>${cents < 0n ? 'DBIT' : 'CRDT'}</CdtDbtInd><Dt><Dt>${days[0]!.date}</Dt></Dt></Bal>`;
+    const entries = days.flatMap((d) =>
+      d.entries.map((e) => {
+        const details = e.txs
+          ? `<NtryDtls>${e.txs.map((t, i) => `<TxDtls><Refs><EndToEndId>${e.e2e ?? 'NOTPROVIDED'}-${i}</EndToEndId></Refs><Amt Ccy="EUR">${dec(t, '.')}</Amt></TxDtls>`).join('')}</NtryDtls>`
+          : e.e2e
+            ? `<NtryDtls><TxDtls><Refs><EndToEndId>${e.e2e}</EndToEndId></Refs></TxDtls></NtryDtls>`
+            : '';
+        return `<Ntry><Amt Ccy="EUR">${dec(e.cents, '.')}</Amt><CdtDbtInd>${e.direction === 'credit' ? 'CRDT' : 'DBIT'}</CdtDbtInd><Sts>BOOK</Sts><BookgDt><Dt>${d.date}</Dt></BookgDt>${e.ref ? `<AcctSvcrRef>${e.ref}</AcctSvcrRef>` : ''}${details}</Ntry>`;
+      }),
+    );
+    const from = days[0]!.date;
+    const to = days.at(-1)!.date;
+    return `<Stmt><Id>S${k}${tag}</Id><FrToDt><FrDtTm>${from}T00:00:00</FrDtTm><ToDtTm>${to}T23:59:59</ToDtTm></FrToDt><Acct><Id><IBAN>${s.account}</IBAN></Id><Ccy>EUR</Ccy></Acct>${bal('OPBD', open)}${bal('CLBD', balance)}\n${entries.join('\n')}</Stmt>`;
+  });
+  return `<?xml version="1.0" encoding="UTF-8"?><Document xmlns="urn:iso:std:iso:20022:tech:xsd:camt.053.001.02"><BkToCstmrStmt><GrpHdr><MsgId>G${tag}</MsgId></GrpHdr>${stmts.join('\n')}</BkToCstmrStmt></Document>\n`;
+}
+
+export type Wrapper = 'plain' | 'swift' | 'abn' | 'ing' | 'eof' | 'rabo';
+
+/** MT940, one message per day, wrapped and separated as the given bank does. */
+export function mt940(s: GenStatement, wrapper: Wrapper, lineEnd = '\r\n'): string {
+  let balance = s.opening;
+  const yymmdd = (d: string) => d.slice(2).replaceAll('-', '');
+  const bal = (tag: string, cents: bigint, d: string) => `:${tag}:${cents < 0n ? 'D' : 'C'}${yymmdd(d)}EUR${dec(cents, ',')}`;
+  const messages = s.days.map((d, k) => {
+    const open = balance;
+    balance = closing(open, [d]);
+    const fields = [`:20:STARTUMS`, `:25:76026000/${s.account.slice(-10)}`, `:28C:${k + 1}/1`, bal('60F', open, d.date)];
+    for (const e of d.entries) {
+      fields.push(`:61:${yymmdd(d.date)}${yymmdd(d.date).slice(2)}${e.direction === 'credit' ? 'C' : 'D'}${dec(e.cents, ',')}NTRFNONREF${e.ref ? `//${e.ref}` : ''}`);
+      fields.push(`:86:166?00GUTSCHRIFT?20${e.e2e ? `EREF+${e.e2e}` : 'SVWZ+ohne Referenz'}`);
+    }
+    fields.push(bal('62F', balance, d.date));
+    return fields.join(lineEnd);
+  });
+  switch (wrapper) {
+    case 'plain':
+      return messages.map((m) => `${m}${lineEnd}-${lineEnd}`).join('');
+    case 'swift':
+      return messages.map((m, i) => `{1:F01BANKDEFFAXXX000000000${i}}{2:O940}{3:{108:X}}{4:${lineEnd}${m}${lineEnd}-}{5:{CHK:0}}`).join('');
+    case 'abn':
+      return messages.map((m) => `ABNANL2A${lineEnd}940${lineEnd}ABNANL2A${lineEnd}${m}${lineEnd}-${lineEnd}`).join('');
+    case 'ing':
+      return `0000 01INGBNL2AXXXX00001${lineEnd}940 00${lineEnd}${messages.join(`${lineEnd}-${lineEnd}`)}${lineEnd}-${lineEnd}`;
+    case 'eof':
+      return `\x01${messages.join('\x1a')}\x1a`;
+    case 'rabo':
+      return `:940:${lineEnd}${messages.join(lineEnd)}${lineEnd}`;
+  }
+}
