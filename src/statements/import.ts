@@ -183,6 +183,15 @@ async function importSections(
     // Another importer committed the same file meanwhile.
     if (!inserted) return { ...base, ...(await alreadyImported(tx, environment, sha256))! };
     const statementId = Number(inserted.id);
+    // Each statement's own period (not the file's span): payout_not_on_statement must not take the
+    // days between two statements of one file as covered. A statement without both ends claims none.
+    const periods = sections.flatMap((section, index) => (section.periodFrom && section.periodTo ? [{ index, from: section.periodFrom, to: section.periodTo }] : []));
+    if (periods.length > 0) {
+      await tx`
+        insert into statement_periods (statement_id, section_index, environment, period_from, period_to)
+        select ${statementId}::bigint, p.index::int, ${environment}::provider_environment, p.f::timestamptz, p.t::timestamptz
+        from unnest(${periods.map((p) => String(p.index))}::text[], ${periods.map((p) => p.from)}::text[], ${periods.map((p) => p.to)}::text[]) as p(index, f, t)`;
+    }
     const written = await tx`
       insert into statement_lines (environment, statement_id, line_key, position_key, entry_index, tx_index, account_iban,
                                    booking_date, value_date, amount_cents, currency, direction, counterparty_iban,

@@ -1,4 +1,4 @@
-import { bigint, bigserial, date, index, integer, pgEnum, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { bigint, bigserial, date, index, integer, pgEnum, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 import { providerEnvironment } from './common.js';
 
 export const statementFormat = pgEnum('statement_format', ['camt053', 'mt940', 'csv']);
@@ -74,4 +74,24 @@ export const statementLines = pgTable(
     index('statement_lines_counterparty_idx').on(t.environment, t.counterpartyIban),
     index('statement_lines_statement_idx').on(t.statementId),
   ],
+);
+
+/**
+ * The period each statement of a file covers (a file may hold several, e.g. Monday's and
+ * Wednesday's): payout_not_on_statement asks whether the statements cover a payout's settlement
+ * window, and the union of a file's first and last day would claim the days between them too.
+ */
+export const statementPeriods = pgTable(
+  'statement_periods',
+  {
+    statementId: bigint('statement_id', { mode: 'number' })
+      .notNull()
+      .references(() => bankStatements.id),
+    /** the statement's position in its file, from 0 */
+    sectionIndex: integer('section_index').notNull(),
+    environment: providerEnvironment('environment').notNull(),
+    periodFrom: timestamp('period_from', { withTimezone: true, precision: 6 }).notNull(),
+    periodTo: timestamp('period_to', { withTimezone: true, precision: 6 }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.statementId, t.sectionIndex] }), index('statement_periods_env_idx').on(t.environment, t.periodFrom)],
 );

@@ -16,10 +16,11 @@ import { latestPayouts, payoutSettings } from './payout-common.js';
  *    receiver outage of hours), so measured from it a late webhook would postpone the alarm by its
  *    lateness for nothing. It also puts the window in the same clock as the statements' booking
  *    dates and periods, which the next condition compares it with;
- *  - the imported statements cover the whole window [anchor, D]: the union of the bank_statements
- *    periods (period_from..period_to: CAMT.053 FrToDt, MT940 opening to closing balance day
- *    inclusive, CSV first to last booking day inclusive; overlapping or touching periods merge into
- *    one island) has an island containing it. Without that we cannot tell "not credited" from "the
+ *  - the imported statements cover the whole window [anchor, D]: the union of the statements'
+ *    periods (statement_periods, one per statement of a file: CAMT.053 FrToDt, MT940 opening to
+ *    closing balance day inclusive, CSV first to last booking day inclusive; overlapping or touching
+ *    periods merge into one island) has an island containing it. A file's Monday and Wednesday
+ *    statements leave Tuesday uncovered. Without that we cannot tell "not credited" from "the
  *    statement for those days was never imported": a missing statement must not flag every payout;
  *  - no statement line in the environment is a credit carrying the payout's SEPA reference
  *    (compared upper-case), whatever its booking date or amount (a wrong amount is
@@ -40,8 +41,7 @@ export const payoutNotOnStatement: Rule = {
     const { settlementDays } = payoutSettings(p);
     const result = await tx`
       with periods as (
-        select period_from as f, period_to as t from bank_statements
-        where environment = ${p.environment} and period_from is not null and period_to is not null
+        select period_from as f, period_to as t from statement_periods where environment = ${p.environment}
       ),
       marked as (
         select f, t,
