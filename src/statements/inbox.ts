@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { AppContext } from '../app/context.js';
 import { isTransientDatabaseError } from '../db/errors.js';
 import { FileChangedError, fileSource, importStatementSource, type ImportResult } from './import.js';
+import { createStatementMetrics } from './metrics.js';
 
 export interface InboxRunResult {
   imported: ImportResult[];
@@ -40,7 +41,8 @@ const IGNORED = /^\.|\.(tmp|part|partial|crdownload|swp)$|\.error$/i;
  * Scans never overlap; two replicas sharing the directory may both import one file
  * (the import is idempotent) and one of them finds it gone when moving it, which is fine.
  */
-export function startStatementInbox(ctx: Pick<AppContext, 'config' | 'log' | 'database' | 'shutdown'>, options: InboxOptions = {}): StatementInbox {
+export function startStatementInbox(ctx: Pick<AppContext, 'config' | 'log' | 'database' | 'shutdown'> & Partial<Pick<AppContext, 'registry'>>, options: InboxOptions = {}): StatementInbox {
+  const metrics = ctx.registry ? createStatementMetrics(ctx.registry) : undefined;
   const dir = path.resolve(ctx.config.RECON_DATA_DIR, 'inbox');
   const intervalMs = options.intervalMs ?? 60_000;
   const settleMs = options.settleMs ?? 5_000;
@@ -51,7 +53,17 @@ export function startStatementInbox(ctx: Pick<AppContext, 'config' | 'log' | 'da
   let stopping: Promise<void> | undefined;
 
   const scanSerial = (): Promise<InboxRunResult> => {
-    const run = chain.then(() => scan(ctx, dir, settleMs, log, stuck));
+    const run = chain.then(() => scan(ctx, dir, settleMs, log, stuck)).then((result) => {
+      if (metrics) {
+        for (const r of result.imported) {
+          metrics.inboxFiles.inc({ outcome: r.alreadyImported ? 'already_imported' : 'imported' });
+          metrics.linesImported.inc(r.linesNew);
+        }
+        metrics.inboxFiles.inc({ outcome: 'failed' }, result.failed.length);
+        metrics.inboxFiles.inc({ outcome: 'deferred' }, result.deferred.length);
+      }
+      return result;
+    });
     chain = run.catch(() => undefined);
     return run;
   };

@@ -6,6 +6,7 @@ import { command } from '../../src/commands/statement.js';
 import { loadConfig } from '../../src/config/load.js';
 import { Shutdown } from '../../src/lifecycle/shutdown.js';
 import { silentLogger } from '../../src/log/logger.js';
+import { Registry } from 'prom-client';
 import { startStatementInbox } from '../../src/statements/inbox.js';
 import { UsageError } from '../../src/app/errors.js';
 import { createSqlClient, type Database } from '../../src/db/database.js';
@@ -70,7 +71,8 @@ describe('statement inbox', () => {
     const dataDir = path.join(dir, 'data');
     const config = loadConfig({ RECON_DATA_DIR: dataDir, PROVIDER_ENV: 'sandbox' });
     const shutdown = new Shutdown(silentLogger(), 5000);
-    const inbox = startStatementInbox({ config, log: silentLogger(), database: db, shutdown }, { intervalMs: 3_600_000, settleMs: 60_000 });
+    const registry = new Registry();
+    const inbox = startStatementInbox({ config, log: silentLogger(), database: db, shutdown, registry }, { intervalMs: 3_600_000, settleMs: 60_000 });
     try {
       await inbox.runNow();
       const old = new Date(Date.now() - 120_000);
@@ -89,6 +91,9 @@ describe('statement inbox', () => {
       expect(await readFile(path.join(inbox.dir, 'failed', 'broken.xml.error'), 'utf8')).toMatch(/not a camt\.053|unknown format/);
       const [n] = await db.sql<{ n: number }[]>`select count(*)::int as n from statement_lines where bank_reference = '7'`;
       expect(n?.n).toBe(1);
+      const files = await registry.getSingleMetric('bnpl_recon_statement_inbox_files_total')!.get();
+      expect(Object.fromEntries(files.values.map((v) => [v.labels.outcome, v.value]))).toEqual({ imported: 1, already_imported: 0, failed: 1, deferred: 1 });
+      expect((await registry.getSingleMetric('bnpl_recon_statement_lines_imported_total')!.get()).values[0]?.value).toBe(1);
     } finally {
       await shutdown.run('test');
     }
