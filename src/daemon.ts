@@ -62,8 +62,8 @@ export async function startDaemon(config: Config, log: Logger): Promise<Daemon> 
     const metricsServer = await startMetricsServer(registry, { host: config.HOST, port: config.METRICS_PORT, log });
     shutdown.register('metrics server', () => metricsServer.close());
 
-    // Registers its own stop on the shutdown registry.
-    startStatementInbox(ctx);
+    const inbox = startStatementInbox(ctx);
+    shutdown.register('statement inbox', () => inbox.stop());
 
     const reconciler = startReconcileScheduler(ctx);
     shutdown.register('reconcile scheduler', () => reconciler.stop());

@@ -1,15 +1,9 @@
 import { parseArgs } from 'node:util';
-import type { Command } from './command.js';
-import { openContext } from '../app/context.js';
 import { UsageError } from '../app/errors.js';
-import { loadConfig, requireSettings } from '../config/load.js';
-import { installSignalHandlers } from '../lifecycle/shutdown.js';
-import { createLogger } from '../log/logger.js';
-import { createProviderClient } from '../provider/client.js';
-import { tryAcquirePollLock } from '../poller/lock.js';
-import { runPoll } from '../poller/run.js';
 import { startProgress } from '../lifecycle/progress.js';
-import { abandonStalePollRuns } from '../poller/runs.js';
+import { pollOnce } from '../poller/once.js';
+import { createProviderClient } from '../provider/client.js';
+import { withContext, type Command } from './command.js';
 
 export const command: Command = {
   summary: "one full poll of the provider's orders, then exit",
@@ -31,30 +25,23 @@ Exit status: 0 the run is complete; 1 it failed or was interrupted (see the summ
   async run(argv) {
     const { positionals } = parseArgs({ args: argv, options: {}, allowPositionals: true, strict: true });
     if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
-    const config = requireSettings(loadConfig(), 'PROVIDER_BASE_URL', 'PROVIDER_API_KEY');
-    const log = createLogger(config.LOG_LEVEL, 'stderr');
-    const ctx = await openContext(config, log, { migrate: config.MIGRATE_ON_START });
-    installSignalHandlers(ctx.shutdown, log);
-    const client = createProviderClient(config, log, ctx.registry);
-    ctx.shutdown.register('provider client', () => client.close());
-    try {
-      const lock = await tryAcquirePollLock(ctx.database, config.PROVIDER_ENV, log, config.POLL_LOCK_HEARTBEAT_MS);
-      if (lock === undefined) {
-        process.stderr.write(`bnpl-recon poll: another process is polling ${config.PROVIDER_ENV} right now; try again when it is done\n`);
+    return withContext('poll', { require: ['PROVIDER_BASE_URL', 'PROVIDER_API_KEY'] }, async (ctx) => {
+      const client = createProviderClient(ctx.config, ctx.log, ctx.registry);
+      ctx.shutdown.register('provider client', () => client.close());
+      const progress = startProgress({ label: `poll ${ctx.config.PROVIDER_ENV}`, unit: 'pages', log: ctx.log });
+      let summary;
+      try {
+        summary = await pollOnce(ctx, client, { signal: ctx.shutdown.signal, onPage: (pages) => progress.update(pages) });
+      } finally {
+        progress.finish();
+      }
+      if (summary === undefined) {
+        process.stderr.write(`bnpl-recon poll: another process is polling ${ctx.config.PROVIDER_ENV} right now, or the database could not be reached; try again when it is done\n`);
         return 1;
       }
-      try {
-        await abandonStalePollRuns(ctx.database.sql, config.PROVIDER_ENV);
-        const progress = startProgress({ label: `poll ${config.PROVIDER_ENV}`, unit: 'pages', log });
-        const summary = await runPoll(ctx, client, AbortSignal.any([ctx.shutdown.signal, lock.lost]), { onPage: (pages) => progress.update(pages) }).finally(() => progress.finish());
-        process.stdout.write(`${JSON.stringify(summary)}\n`);
-        if (summary.status !== 'complete') process.stderr.write(`bnpl-recon poll: run ${summary.runId} ${summary.status}: ${summary.error ?? 'unknown error'}\n`);
-        return summary.status === 'complete' ? 0 : 1;
-      } finally {
-        await lock.release();
-      }
-    } finally {
-      await ctx.shutdown.run('poll done');
-    }
+      process.stdout.write(`${JSON.stringify(summary)}\n`);
+      if (summary.status !== 'complete') process.stderr.write(`bnpl-recon poll: run ${summary.runId} ${summary.status}: ${summary.error ?? 'unknown error'}\n`);
+      return summary.status === 'complete' ? 0 : 1;
+    });
   },
 };

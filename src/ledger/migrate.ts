@@ -3,23 +3,22 @@ import { fileURLToPath } from 'node:url';
 import { migrate } from 'drizzle-orm/postgres-js/migrator';
 import type { Database } from '../db/database.js';
 import type { Logger } from '../log/logger.js';
+import { lockKey } from '../jobs/lock-keys.js';
+import { tryAcquireSessionLock } from '../jobs/session-lock.js';
 
 /** src/ledger and dist/ledger both sit two levels below the package root. */
 export const MIGRATIONS_FOLDER = fileURLToPath(new URL('../../migrations', import.meta.url));
 
 // drizzle's migrator takes no lock: two replicas booting together could both apply a migration.
-// A session-level advisory lock (held on one reserved connection) serialises them.
-const MIGRATION_LOCK_KEY = 0x626e706c_0001n; // "bnpl" + 1
-
+// The migrations' session lock (jobs/lock-keys.ts), waited for, serialises them.
 export async function applyMigrations(database: Database, log: Logger): Promise<void> {
-  const lockConnection = await database.sql.reserve();
+  const lock = await tryAcquireSessionLock(database, lockKey('migrations'), { name: 'migrations', log, heartbeatMs: 0, wait: true });
+  if (!lock) throw new Error('could not take the migrations lock');
   try {
-    await lockConnection`select pg_advisory_lock(${MIGRATION_LOCK_KEY.toString()}::bigint)`;
     await migrate(database.db, { migrationsFolder: MIGRATIONS_FOLDER });
     log.info('migrations applied');
   } finally {
-    await lockConnection`select pg_advisory_unlock(${MIGRATION_LOCK_KEY.toString()}::bigint)`.catch(() => undefined);
-    lockConnection.release();
+    await lock.release();
   }
 }
 

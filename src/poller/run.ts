@@ -1,4 +1,5 @@
 import { hostname } from 'node:os';
+import type { Sql } from 'postgres';
 import type { Registry } from 'prom-client';
 import type { Config } from '../config/schema.js';
 import type { Database } from '../db/database.js';
@@ -9,8 +10,9 @@ import type { ProviderClient } from '../provider/client.js';
 import { scrub } from '../provider/errors.js';
 import { createPollerMetrics } from './metrics.js';
 import { newScanResult, scanOrders } from './pager.js';
-import { finishPollRun, startPollRun, type PollRunStatus } from './runs.js';
-import { upsertOrdersPages } from './upsert.js';
+import { finishRun, startRun, type RunEnd } from '../jobs/runs.js';
+import { assertStillHeld, type SessionLock } from '../jobs/session-lock.js';
+import { upsertOrdersPages, type PageToWrite } from './upsert.js';
 import { WriteBatcher } from './write-batcher.js';
 
 export interface PollContext {
@@ -22,7 +24,7 @@ export interface PollContext {
 
 export interface PollRunSummary {
   runId: number;
-  status: Exclude<PollRunStatus, 'running'>;
+  status: RunEnd;
   pages: number;
   orders: number;
   requests: number;
@@ -52,6 +54,12 @@ const WRITE_STATEMENTS = 2;
 export interface PollRunOptions {
   /** Called after each page is written, with the pages handed over so far. */
   onPage?: (pages: number) => void;
+  /**
+   * The poll lock this run holds: every write batch checks, in its own transaction, that the
+   * lock's session still holds it (a run whose session was killed must not write beside the next
+   * holder before its heartbeat notices).
+   */
+  lock?: Pick<SessionLock, 'key' | 'pid'>;
 }
 
 export async function runPoll(ctx: PollContext, client: ProviderClient, signal?: AbortSignal, options: PollRunOptions = {}): Promise<PollRunSummary> {
@@ -59,7 +67,7 @@ export async function runPoll(ctx: PollContext, client: ProviderClient, signal?:
   const environment = config.PROVIDER_ENV;
   const metrics = ctx.registry ? createPollerMetrics(ctx.registry) : undefined;
   const started = performance.now();
-  const runId = await startPollRun(database.sql, environment, `${hostname()}:${process.pid}`);
+  const runId = await startRun(database.sql, 'poll_runs', environment, { holder: `${hostname()}:${process.pid}` });
   const runLog = log.child({ pollRunId: runId });
   runLog.info({ environment }, 'poll run started');
   const progress = newScanResult(config.POLL_PAGE_SIZE);
@@ -68,7 +76,7 @@ export async function runPoll(ctx: PollContext, client: ProviderClient, signal?:
   // Leave the pool two spare connections for the lock heartbeat and the webhook receiver.
   const maxStatements = Math.max(1, Math.min(WRITE_STATEMENTS, config.DB_POOL_MAX - 2));
   const batcher = new WriteBatcher({
-    write: (pages) => withWriteRetry(async () => (await upsertOrdersPages(database.sql, environment, runId, pages)).newInRun, runLog),
+    write: (pages) => withWriteRetry(() => writePages(database.sql, environment, runId, pages, options.lock), runLog),
     maxStatements,
     maxOrders: WRITE_BATCH_ORDERS,
   });
@@ -111,7 +119,9 @@ export async function runPoll(ctx: PollContext, client: ProviderClient, signal?:
     durationMs,
     error,
   };
-  await finishPollRun(database.sql, runId, status, summary, error);
+  await finishRun(database.sql, 'poll_runs', runId, status, error, {
+    pages: summary.pages, orders: summary.orders, requests: summary.requests, throttled: summary.throttled, retries: summary.retries,
+  });
   metrics?.runs.inc({ status });
   metrics?.duration.observe(durationMs / 1000);
   metrics?.refetchedPages.inc(summary.refetches);
@@ -120,6 +130,14 @@ export async function runPoll(ctx: PollContext, client: ProviderClient, signal?:
   if (status === 'complete') runLog.info(figures, 'poll run complete');
   else runLog.error({ ...figures, error }, `poll run ${status}`);
   return summary;
+}
+
+async function writePages(sql: Sql, environment: Config['PROVIDER_ENV'], runId: number, pages: readonly PageToWrite[], lock: PollRunOptions['lock']): Promise<number> {
+  if (!lock) return (await upsertOrdersPages(sql, environment, runId, pages)).newInRun;
+  return await sql.begin(async (tx) => {
+    await assertStillHeld(tx, lock);
+    return (await upsertOrdersPages(tx as unknown as Sql, environment, runId, pages)).newInRun;
+  });
 }
 
 async function withWriteRetry<T>(write: () => Promise<T>, log: Logger): Promise<T> {

@@ -1,5 +1,6 @@
 import type { Database } from '../db/database.js';
-import { reconcileLockKey } from './lock.js';
+import { lockKey } from '../jobs/lock-keys.js';
+import { transactionLock } from '../jobs/session-lock.js';
 import type { ProviderEnvironment } from '../config/schema.js';
 
 export interface AcknowledgedDiscrepancy {
@@ -46,7 +47,7 @@ export async function acknowledgeDiscrepancy(
   if (!found || (environment !== undefined && found.environment !== environment)) return { outcome: 'not_found' };
   return database.sql.begin(async (tx) => {
     await tx`set local lock_timeout = '60s'`;
-    await tx`select pg_advisory_xact_lock(${reconcileLockKey(found.environment)}::bigint)`;
+    await transactionLock(tx, lockKey('reconcile', found.environment));
     const [row] = await tx<{ status: string }[]>`select status from discrepancies where id = ${id} for update`;
     if (!row) return { outcome: 'not_found' } as const;
     if (row.status === 'resolved') return { outcome: 'resolved', id } as const;

@@ -6,7 +6,9 @@ import type { Logger } from '../log/logger.js';
 import { createFoundTable } from './found.js';
 import { buildScope } from './scope.js';
 import { resolveCleared, upsertFindings } from './lifecycle.js';
-import { reconcileLockKey } from './lock.js';
+import { finishRun, startRun } from '../jobs/runs.js';
+import { runSingleton } from '../jobs/singleton.js';
+import { assertStillHeld, type SessionLock } from '../jobs/session-lock.js';
 import { reconcileMetricsFor } from './metrics.js';
 import { recordDuplicateDeliveries } from './rules/duplicate-delivery.js';
 import { duplicateEvent } from './rules/duplicate-event.js';
@@ -54,50 +56,33 @@ export async function runReconcilePass(
     skipped: false, environment, mode: 'full', startedAt, durationMs: 0, found: {}, stepMs: {}, opened: 0, reopened: 0, resolved: 0,
     duplicateDeliveries: 0,
   };
-  const lock = await ctx.database.sql.reserve();
-  const key = reconcileLockKey(environment);
   try {
-    const [got] = await lock<{ locked: boolean }[]>`select pg_try_advisory_lock(${key}::bigint) as locked`;
-    if (!got?.locked) {
+    const outcome = await runSingleton(
+      ctx,
+      { lock: 'reconcile', environment, heartbeatMs: 0, runs: 'reconcile_runs', onLeader: (held) => metrics?.lockHeld.set(held ? 1 : 0) },
+      async (_signal, lock) => {
+        // started_at is the pass's clock: the next incremental pass looks at what changed since it.
+        summary.runId = await startRun(ctx.database.sql, 'reconcile_runs', environment, { started_at: now.toISOString() });
+        try {
+          const payout = {
+            settlementDays: ctx.config.PAYOUT_SETTLEMENT_DAYS ?? DEFAULT_PAYOUT_SETTINGS.settlementDays,
+            sourceIbans: ctx.config.PAYOUT_SOURCE_IBANS ?? [],
+            referencePattern: ctx.config.PAYOUT_REFERENCE_PATTERN ?? null,
+          };
+          await runRules(ctx, { environment, now, graceSeconds: ctx.config.WEBHOOK_GRACE_SECONDS, scoped: false, payout }, summary, options.full ?? false, lock, options.onStep);
+        } catch (error) {
+          await finishRun(ctx.database.sql, 'reconcile_runs', summary.runId, 'failed', String((error as Error).message ?? error)).catch(() => undefined);
+          throw error;
+        }
+        await finishRun(ctx.database.sql, 'reconcile_runs', summary.runId, 'complete', null, {
+          mode: summary.mode, opened: summary.opened, resolved: summary.resolved, reopened: summary.reopened,
+        });
+      },
+    );
+    if (outcome.skipped) {
       ctx.log.info({ environment }, 'reconcile pass skipped: another replica is running one');
       metrics?.passes.inc({ outcome: 'skipped' });
       return { ...summary, skipped: true };
-    }
-    metrics?.lockHeld.set(1);
-    try {
-      // Holding the lock, no other pass of this environment is running: a run still marked
-      // running was left by a process that died mid-pass.
-      const abandoned = await ctx.database.sql`
-        update reconcile_runs set status = 'failed', finished_at = now(),
-          error = coalesce(error, 'the reconciling process ended before the pass finished')
-        where environment = ${environment} and status = 'running'
-        returning id`;
-      if (abandoned.length > 0) ctx.log.warn({ environment, runs: abandoned.length }, 'reconcile runs left running by an ended process marked failed');
-      // started_at is the pass's clock: the next incremental pass looks at what changed since it.
-      const [run] = await ctx.database.sql<{ id: string }[]>`
-        insert into reconcile_runs (environment, started_at) values (${environment}, ${now.toISOString()}::timestamptz) returning id`;
-      summary.runId = Number(run?.id);
-      try {
-        const payout = {
-          settlementDays: ctx.config.PAYOUT_SETTLEMENT_DAYS ?? DEFAULT_PAYOUT_SETTINGS.settlementDays,
-          sourceIbans: ctx.config.PAYOUT_SOURCE_IBANS ?? [],
-          referencePattern: ctx.config.PAYOUT_REFERENCE_PATTERN ?? null,
-        };
-        await runRules(ctx, { environment, now, graceSeconds: ctx.config.WEBHOOK_GRACE_SECONDS, scoped: false, payout }, summary, options.full ?? false, options.onStep);
-      } catch (error) {
-        await ctx.database.sql`
-          update reconcile_runs set status = 'failed', finished_at = now(), error = ${String((error as Error).message ?? error)}
-          where id = ${summary.runId}`.catch(() => undefined);
-        throw error;
-      }
-      await ctx.database.sql`
-        update reconcile_runs
-        set status = 'complete', finished_at = now(), mode = ${summary.mode}, opened = ${summary.opened}, resolved = ${summary.resolved},
-            reopened = ${summary.reopened}
-        where id = ${summary.runId}`;
-    } finally {
-      await lock`select pg_advisory_unlock(${key}::bigint)`.catch(() => undefined);
-      metrics?.lockHeld.set(0);
     }
     summary.durationMs = Math.round(performance.now() - started);
     metrics?.passes.inc({ outcome: 'complete' });
@@ -107,8 +92,6 @@ export async function runReconcilePass(
   } catch (error) {
     metrics?.passes.inc({ outcome: 'failed' });
     throw error;
-  } finally {
-    lock.release();
   }
 }
 
@@ -125,7 +108,14 @@ async function tuneForPass(tx: TransactionSql): Promise<void> {
   await tx`set local max_parallel_workers_per_gather = 2`;
 }
 
-async function runRules(ctx: ReconcileContext, base: RuleParams, summary: PassSummary, forceFull: boolean, onStep?: (stepsDone: number) => void): Promise<void> {
+async function runRules(
+  ctx: ReconcileContext,
+  base: RuleParams,
+  summary: PassSummary,
+  forceFull: boolean,
+  lock: Pick<SessionLock, 'key' | 'pid'>,
+  onStep?: (stepsDone: number) => void,
+): Promise<void> {
   const timed = async <T>(step: string, fn: () => Promise<T>): Promise<T> => {
     const t0 = performance.now();
     const result = await fn();
@@ -142,6 +132,7 @@ async function runRules(ctx: ReconcileContext, base: RuleParams, summary: PassSu
   const duplicates = ctx.database.sql.begin(async (tx) => {
     await tuneForPass(tx);
     summary.duplicateDeliveries = await timed('duplicate_delivery', () => recordDuplicateDeliveries(tx, base));
+    await assertStillHeld(tx, lock);
   });
   const orderAndPayoutRules = ctx.database.sql.begin(async (tx) => {
     await tuneForPass(tx);
@@ -158,6 +149,8 @@ async function runRules(ctx: ReconcileContext, base: RuleParams, summary: PassSu
     summary.opened = counts.opened;
     summary.reopened = counts.reopened;
     summary.resolved = await timed('resolve', () => resolveCleared(tx, params, [...ORDER_RULE_KINDS, ...PAYOUT_RULE_KINDS]));
+    // Fencing: a pass whose lock session was killed meanwhile commits nothing beside the next holder.
+    await assertStillHeld(tx, lock);
   });
   const [first, second] = await Promise.allSettled([orderAndPayoutRules, duplicates]);
   if (first.status === 'rejected') throw first.reason;

@@ -1,5 +1,5 @@
-import cron from 'node-cron';
 import type { AppContext } from '../app/context.js';
+import { startJob } from '../jobs/job.js';
 import { runReconcilePass } from './pass.js';
 import type { PassSummary } from './types.js';
 
@@ -11,52 +11,18 @@ export interface ReconcileScheduler {
 }
 
 /**
- * Runs a pass on RECONCILE_SCHEDULE. Passes in this process never overlap (one promise chain);
- * across replicas the advisory lock decides. A tick that finds a pass running is skipped rather
- * than queued: the running pass already covers the ledger, and queueing would pile up behind a
- * slow database. runNow() is queued instead, because its caller wants a pass over data it just wrote.
+ * Runs a pass on RECONCILE_SCHEDULE as a job (jobs/job.ts): passes in this process never overlap;
+ * across replicas the reconcile lock decides (pass.ts). A tick that finds a pass running is
+ * skipped; runNow() is queued, because its caller wants a pass over data it just wrote. The
+ * composition root registers its stop.
  */
 export function startReconcileScheduler(ctx: AppContext): ReconcileScheduler {
-  // One serial chain: every pass starts after the previous one settled.
-  let chain: Promise<void> = Promise.resolve();
-  let queued = 0;
-  let stopping: Promise<void> | undefined;
-
-  const enqueue = (): Promise<PassSummary> => {
-    queued += 1;
-    const pass = chain.then(() => runReconcilePass(ctx)).finally(() => {
-      queued -= 1;
-    });
-    chain = pass.then(
-      () => undefined,
-      () => undefined,
-    );
-    return pass;
-  };
-
-  const task = cron.schedule(
-    ctx.config.RECONCILE_SCHEDULE,
-    async () => {
-      if (queued > 0 || stopping) return;
-      await enqueue().catch((error: unknown) => ctx.log.error({ err: error }, 'scheduled reconcile pass failed'));
-    },
-    { name: 'reconcile', noOverlap: true },
-  );
-
-  const scheduler: ReconcileScheduler = {
-    runNow() {
-      if (stopping) return Promise.reject(new Error('reconcile scheduler is stopping'));
-      return enqueue();
-    },
-    stop() {
-      stopping ??= (async () => {
-        await task.stop();
-        await task.destroy();
-        await chain;
-      })();
-      return stopping;
-    },
-  };
-  ctx.shutdown.register('reconcile-scheduler', () => scheduler.stop());
-  return scheduler;
+  const job = startJob({
+    name: 'reconcile',
+    schedule: ctx.config.RECONCILE_SCHEDULE,
+    log: ctx.log,
+    stopOn: ctx.shutdown.signal,
+    run: () => runReconcilePass(ctx),
+  });
+  return { runNow: () => job.runNow(), stop: () => job.stop() };
 }

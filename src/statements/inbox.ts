@@ -4,6 +4,7 @@ import type { AppContext } from '../app/context.js';
 import { isTransientDatabaseError } from '../db/errors.js';
 import { FileChangedError, fileSource, importStatementSource, type ImportResult } from './import.js';
 import { createStatementMetrics } from './metrics.js';
+import { startJob } from '../jobs/job.js';
 
 export interface InboxRunResult {
   imported: ImportResult[];
@@ -48,12 +49,18 @@ export function startStatementInbox(ctx: Pick<AppContext, 'config' | 'log' | 'da
   const settleMs = options.settleMs ?? 5_000;
   const log = ctx.log.child({ component: 'statement-inbox' });
   const stuck = new Set<string>();
-  let chain: Promise<unknown> = mkdir(path.join(dir, 'imported'), { recursive: true }).then(() => mkdir(path.join(dir, 'failed'), { recursive: true }));
-  let timer: NodeJS.Timeout | undefined;
-  let stopping: Promise<void> | undefined;
+  const ready = mkdir(path.join(dir, 'imported'), { recursive: true }).then(() => mkdir(path.join(dir, 'failed'), { recursive: true }));
 
-  const scanSerial = (): Promise<InboxRunResult> => {
-    const run = chain.then(() => scan(ctx, dir, settleMs, log, stuck)).then((result) => {
+  const job = startJob({
+    name: 'statement-inbox',
+    schedule: { everyMs: intervalMs },
+    // The first scan right away, so files dropped while the daemon was down are not left a minute.
+    runAtStart: true,
+    log,
+    stopOn: ctx.shutdown.signal,
+    run: async () => {
+      await ready;
+      const result = await scan(ctx, dir, settleMs, log, stuck);
       if (metrics) {
         for (const r of result.imported) {
           metrics.inboxFiles.inc({ outcome: r.alreadyImported ? 'already_imported' : 'imported' });
@@ -63,42 +70,10 @@ export function startStatementInbox(ctx: Pick<AppContext, 'config' | 'log' | 'da
         metrics.inboxFiles.inc({ outcome: 'deferred' }, result.deferred.length);
       }
       return result;
-    });
-    chain = run.catch(() => undefined);
-    return run;
-  };
-  const tick = (): void => {
-    timer = setTimeout(() => {
-      void scanSerial()
-        .catch((error: unknown) => log.error({ err: error, dir }, 'statement inbox scan failed'))
-        .finally(() => {
-          if (!stopping) tick();
-        });
-    }, intervalMs);
-    timer.unref();
-  };
-  // The first scan right away, so files dropped while the daemon was down are not left a minute.
-  void scanSerial()
-    .catch((error: unknown) => log.error({ err: error, dir }, 'statement inbox scan failed'))
-    .finally(() => {
-      if (!stopping) tick();
-    });
-
-  const inbox: StatementInbox = {
-    dir,
-    runNow: () => (stopping ? Promise.reject(new Error('statement inbox is stopping')) : scanSerial()),
-    stop() {
-      stopping ??= (async () => {
-        clearTimeout(timer);
-        await chain;
-        clearTimeout(timer);
-      })();
-      return stopping;
     },
-  };
-  ctx.shutdown.register('statement-inbox', () => inbox.stop());
+  });
   log.info({ dir, intervalMs }, 'statement inbox watching');
-  return inbox;
+  return { dir, runNow: () => job.runNow(), stop: () => job.stop() };
 }
 
 async function scan(

@@ -6,7 +6,7 @@ import * as schema from '../../src/ledger/schema/index.js';
 import { Shutdown } from '../../src/lifecycle/shutdown.js';
 import { createRegistry } from '../../src/metrics/registry.js';
 import { createProviderClient, type ProviderClient } from '../../src/provider/client.js';
-import { pollLockKey } from '../../src/poller/lock.js';
+import { lockKey } from '../../src/jobs/lock-keys.js';
 import type { PollRunSummary } from '../../src/poller/run.js';
 import { startPollScheduler, type PollScheduler } from '../../src/poller/scheduler.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
@@ -79,7 +79,7 @@ async function waitFor(what: string, check: () => Promise<boolean> | boolean, ti
 }
 
 async function lockHolder(): Promise<string | undefined> {
-  const key = pollLockKey('sandbox');
+  const key = lockKey('poll', 'sandbox');
   const rows = await shared.sql<{ name: string }[]>`
     select a.application_name as name from pg_locks l join pg_stat_activity a on a.pid = l.pid
     where l.locktype = 'advisory' and l.granted and l.objsubid = 1

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startPollRun } from '../../src/poller/runs.js';
+import { startRun } from '../../src/jobs/runs.js';
 import { upsertOrdersPages } from '../../src/poller/upsert.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { orderUuid } from '../provider/fake-provider.js';
@@ -16,7 +16,7 @@ const order = (id: number, state = 'confirmed') => ({ uuid: orderUuid(id), state
 
 describe('upsertOrdersPages', () => {
   it('writes several pages in one statement, each row stamped with its own page time', async () => {
-    const runId = await startPollRun(database.sql, 'sandbox', 'test');
+    const runId = await startRun(database.sql, 'poll_runs', 'sandbox', { holder: 'test' });
     const t1 = new Date('2026-01-01T00:00:01.000Z');
     const t2 = new Date('2026-01-01T00:00:02.000Z');
     const written = await upsertOrdersPages(database.sql, 'sandbox', runId, [
@@ -40,7 +40,7 @@ describe('upsertOrdersPages', () => {
     expect(await upsertOrdersPages(database.sql, 'sandbox', runId, [])).toEqual({ newInRun: 0, observations: 0 });
   });
   it('merges concurrent batches that share new orders: each order once, counted once, every change observed', async () => {
-    const runId = await startPollRun(database.sql, 'sandbox', 'test');
+    const runId = await startRun(database.sql, 'poll_runs', 'sandbox', { holder: 'test' });
     const ids = Array.from({ length: 200 }, (_, i) => 10_000 + i);
     const t = (ms: number) => new Date(Date.UTC(2026, 0, 2, 0, 0, 0, ms));
     // Eight statements at once over the same 200 new orders: the later ones lose the insert race

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { acknowledgeDiscrepancy } from '../../src/reconcile/ack.js';
-import { reconcileLockKey } from '../../src/reconcile/lock.js';
+import { lockKey } from '../../src/jobs/lock-keys.js';
 import { GRACE, at, discrepancies, eventTime, orderEvent, pass, pollRun, retryOf, snapshot } from './fixtures.js';
 import { databasePerTest } from './helpers.js';
 import type { TestDatabase } from '../helpers/database.js';
@@ -144,12 +144,12 @@ describe('discrepancy lifecycle', () => {
   it('skips the pass while another replica holds the lock', withDb(async (db) => {
     const other = await db.sql.reserve();
     try {
-      await other`select pg_advisory_lock(${reconcileLockKey('sandbox')}::bigint)`;
+      await other`select pg_advisory_lock(${lockKey('reconcile', 'sandbox').toString()}::bigint)`;
       const skipped = await pass(db, at(0));
       expect(skipped.skipped).toBe(true);
       // Production has its own lock.
       expect((await pass(db, at(0), 'production')).skipped).toBe(false);
-      await other`select pg_advisory_unlock(${reconcileLockKey('sandbox')}::bigint)`;
+      await other`select pg_advisory_unlock(${lockKey('reconcile', 'sandbox').toString()}::bigint)`;
     } finally {
       other.release();
     }

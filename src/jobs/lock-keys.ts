@@ -1,0 +1,21 @@
+import type { ProviderEnvironment } from '../config/schema.js';
+
+/**
+ * Every advisory lock key bnpl-recon takes, in one table, so no two mechanisms can collide. All
+ * start with "bnpl" (0x626e706c) in the high 32 bits; sandbox and production get their own keys
+ * for the per-environment singletons, since two daemons may share one database.
+ */
+const KEYS = {
+  /** drizzle's migrator takes no lock: replicas booting together serialise on this one. */
+  migrations: { sandbox: 0x626e706c_0001n, production: 0x626e706c_0001n },
+  /** one poller per environment across replicas */
+  poll: { sandbox: 0x626e706c_0002n, production: 0x626e706c_0003n },
+  /** one reconciliation pass per environment; acknowledgements wait on it (reconcile/ack.ts) */
+  reconcile: { sandbox: 0x626e706c_0500n, production: 0x626e706c_0501n },
+} as const satisfies Record<string, Record<ProviderEnvironment, bigint>>;
+
+export type LockName = keyof typeof KEYS;
+
+export function lockKey(name: LockName, environment: ProviderEnvironment = 'sandbox'): bigint {
+  return KEYS[name][environment];
+}

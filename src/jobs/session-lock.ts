@@ -1,0 +1,152 @@
+import postgres, { type Sql, type TransactionSql } from 'postgres';
+import type { Database } from '../db/database.js';
+import type { Logger } from '../log/logger.js';
+
+/**
+ * A singleton across replicas sharing the database: a session-level advisory lock. The database
+ * decides rather than any in-process flag: the lock lives on one connection of its own, so Postgres
+ * releases it by itself when that session ends (crash, network loss, pg_terminate_backend) and
+ * another replica can take over at its next tick.
+ *
+ * The holder must notice such a loss too, or two processes would run at once. A heartbeat asks
+ * pg_locks whether *this* backend still holds the lock; asking merely "select 1" is not enough,
+ * because the driver transparently reconnects and would answer from a fresh session without the
+ * lock. On a failed or negative heartbeat `lost` aborts, and the current run stops. Writes that
+ * must never come from a run that lost its lock check `stillHeld` in their own transaction.
+ *
+ * The session is a one-connection client of its own, not `sql.reserve()`: postgres.js 3.4 writes a
+ * query for a reserved connection that the server has closed to a null socket and throws from a
+ * setImmediate (an uncaught exception, seen in test/poller/scheduler.test.ts), and releasing such a
+ * connection hands the dead socket back to the pool. A separate client reconnects cleanly and is
+ * simply ended on release.
+ */
+export interface SessionLock {
+  readonly key: bigint;
+  /** The backend holding the lock: fencing checks ask whether it still does. */
+  readonly pid: number;
+  /** Aborts when the lock is known to be gone, or is released. */
+  readonly lost: AbortSignal;
+  release(): Promise<void>;
+}
+
+export interface SessionLockOptions {
+  /** For log lines: "poll", "reconcile", "migrations". */
+  name: string;
+  log: Logger;
+  /** How often the holder checks that it still holds the lock; 0: never (short holds). */
+  heartbeatMs: number;
+  /** Wait for the lock instead of giving up when another session holds it. */
+  wait?: boolean;
+}
+
+const HELD = (key: bigint, pid: number | null) => `
+  select exists (
+    select 1 from pg_locks
+    where locktype = 'advisory' and granted and pid = ${pid === null ? 'pg_backend_pid()' : String(pid)}
+      and ((classid::bigint << 32) | objid::bigint) = ${key.toString()} and objsubid = 1
+  ) as held`;
+
+/** Returns the lock, or undefined when another session holds it (unless `wait`). */
+export async function tryAcquireSessionLock(database: Database, key: bigint, options: SessionLockOptions): Promise<SessionLock | undefined> {
+  const connection = sessionClient(database.sql);
+  const end = () => connection.end({ timeout: 2 }).catch(() => undefined);
+  let rows: { ok: boolean; pid: number }[];
+  try {
+    rows = options.wait
+      ? await connection<{ ok: boolean; pid: number }[]>`select pg_advisory_lock(${key.toString()}::bigint) is not null as ok, pg_backend_pid() as pid`
+      : await connection<{ ok: boolean; pid: number }[]>`select pg_try_advisory_lock(${key.toString()}::bigint) as ok, pg_backend_pid() as pid`;
+  } catch (error) {
+    await end();
+    throw error;
+  }
+  if (rows[0]?.ok !== true) {
+    await end();
+    return undefined;
+  }
+  const pid = rows[0].pid;
+  const controller = new AbortController();
+  const markLost = (reason: string, error?: unknown) => {
+    if (controller.signal.aborted) return;
+    options.log.warn({ err: error, pid }, `${options.name} lock lost: ${reason}`);
+    controller.abort(new Error(`${options.name} lock lost: ${reason}`));
+  };
+  let beating = false;
+  const timer =
+    options.heartbeatMs > 0
+      ? setInterval(() => {
+          if (beating || controller.signal.aborted) return;
+          beating = true;
+          connection
+            .unsafe<{ held: boolean }[]>(HELD(key, null))
+            .then(
+              (result) => {
+                if (result[0]?.held !== true) markLost('the session no longer holds it');
+              },
+              (error: unknown) => markLost('its database connection failed', error),
+            )
+            .finally(() => {
+              beating = false;
+            });
+        }, options.heartbeatMs)
+      : undefined;
+  timer?.unref();
+  let releasing: Promise<void> | undefined;
+  return {
+    key,
+    pid,
+    lost: controller.signal,
+    release() {
+      releasing ??= (async () => {
+        clearInterval(timer);
+        if (!controller.signal.aborted) {
+          await connection`select pg_advisory_unlock(${key.toString()}::bigint)`.catch((error: unknown) =>
+            options.log.warn({ err: error }, `${options.name} lock unlock failed`),
+          );
+        }
+        controller.abort(new Error(`${options.name} lock released`));
+        await end();
+      })();
+      return releasing;
+    },
+  };
+}
+
+/**
+ * Fencing: inside a writer's own transaction, fails it unless the lock's session still holds the
+ * lock, so a run that lost its lock (its session killed while its process lives) cannot write
+ * beside the new holder even before its heartbeat notices.
+ */
+export async function assertStillHeld(tx: TransactionSql | Sql, lock: Pick<SessionLock, 'key' | 'pid'>): Promise<void> {
+  const [row] = await tx.unsafe<{ held: boolean }[]>(HELD(lock.key, lock.pid));
+  if (row?.held !== true) throw new LockLostError(`the lock ${lock.key} is no longer held by backend ${lock.pid}: this run must not write`);
+}
+
+export class LockLostError extends Error {
+  override readonly name = 'LockLostError';
+}
+
+/** A transaction-level advisory lock: waits for the key, released at commit or rollback. */
+export async function transactionLock(tx: TransactionSql, key: bigint): Promise<void> {
+  await tx`select pg_advisory_xact_lock(${key.toString()}::bigint)`;
+}
+
+/** A one-connection client to the same server and database as `sql`, with the same settings. */
+function sessionClient(sql: Sql): Sql {
+  const o = sql.options;
+  return postgres({
+    host: o.host as unknown as string,
+    port: o.port as unknown as number,
+    ...(o.path ? { path: o.path } : {}),
+    database: o.database,
+    user: o.user,
+    ...(o.pass ? { pass: o.pass } : {}),
+    ssl: o.ssl,
+    max: 1,
+    connect_timeout: o.connect_timeout,
+    // 0 disables both: the lock's session must not be recycled while it is held.
+    idle_timeout: 0,
+    max_lifetime: 0,
+    onnotice: () => {},
+    connection: { application_name: String(o.connection.application_name ?? 'bnpl-recon') },
+  });
+}
