@@ -1,12 +1,19 @@
 import { hash } from 'node:crypto';
 import type { ZodType } from 'zod';
 import { parseEventTime, type EventTime } from './event-time.js';
+import { NumberLiteral } from './money.js';
+import { numberLiterals, pathKey } from './number-literals.js';
 import * as payloads from './payloads.js';
+import { storableText } from './storable.js';
 import * as rows from './typed-rows.js';
 import { familyOf, type TopicFamily } from './topics.js';
 import type { TypedRow } from './typed-rows.js';
 
 export type ParseStatus = 'parsed' | 'unknown_topic' | 'invalid_shape';
+
+/** Why a delivery was stored unparsed: a closed set, so it can label a metric. */
+export const UNPARSED_REASONS = ['not_an_object', 'no_topic', 'unknown_topic', 'invalid_field', 'ledger_refused'] as const;
+export type UnparsedReason = (typeof UNPARSED_REASONS)[number];
 
 export interface ClassifiedEvent {
   /** Identity shared by every retry of this event (see eventKey). */
@@ -19,7 +26,18 @@ export interface ClassifiedEvent {
 
 export type Classification =
   | { ok: false; reason: 'invalid_json'; error: string }
-  | { ok: true; status: ParseStatus; topic: string | null; error?: string; event?: ClassifiedEvent };
+  | { ok: true; status: 'parsed'; topic: string; event: ClassifiedEvent; error?: undefined; reason?: undefined }
+  | { ok: true; status: Exclude<ParseStatus, 'parsed'>; topic: string | null; error: string; reason: UnparsedReason; event?: undefined };
+
+export type StorableClassification = Extract<Classification, { ok: true }>;
+
+/**
+ * The same delivery, stored without its parsed fields: for a delivery whose typed values the ledger
+ * refused (group-commit.ts), so its raw bytes are still kept and it is answered 2xx.
+ */
+export function unparsed(c: StorableClassification, reason: UnparsedReason, error: string): StorableClassification {
+  return { ok: true, status: 'invalid_shape', topic: c.topic, reason, error: storableText(error.slice(0, 1000)) };
+}
 
 /**
  * An event's identity. Where the payload has an event_time, the event is (topic, entity,
@@ -68,23 +86,31 @@ const RULES: Record<TopicFamily, FamilyRule<unknown>> = {
  */
 export function classifyDelivery(rawBody: Buffer): Classification {
   let body: unknown;
+  let text: string;
   try {
-    body = JSON.parse(rawBody.toString('utf8'));
+    text = rawBody.toString('utf8');
+    body = JSON.parse(text);
   } catch (error) {
     return { ok: false, reason: 'invalid_json', error: (error as Error).message };
   }
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    return { ok: true, status: 'invalid_shape', topic: null, error: 'body is not a JSON object' };
+    return { ok: true, status: 'invalid_shape', topic: null, reason: 'not_an_object', error: 'body is not a JSON object' };
   }
   const topicValue = (body as Record<string, unknown>).topic;
-  if (typeof topicValue !== 'string') return { ok: true, status: 'invalid_shape', topic: null, error: 'topic is missing or not a string' };
+  if (typeof topicValue !== 'string') return { ok: true, status: 'invalid_shape', topic: null, reason: 'no_topic', error: 'topic is missing or not a string' };
   const family = familyOf(topicValue);
-  if (!family) return { ok: true, status: 'unknown_topic', topic: topicValue.slice(0, 200), error: `unknown topic ${JSON.stringify(topicValue.slice(0, 200))}` };
+  if (!family) {
+    // Sanitised after the cut: slicing can split a surrogate pair.
+    const label = storableText(topicValue.slice(0, 200));
+    return { ok: true, status: 'unknown_topic', topic: label, reason: 'unknown_topic', error: `unknown topic ${JSON.stringify(label)}` };
+  }
+  exactCents(body as Record<string, unknown>, text);
   const familyRule = RULES[family];
   const parsed = familyRule.schema.safeParse(body);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    return { ok: true, status: 'invalid_shape', topic: topicValue, error: `${issue?.path.join('.') || '(root)'}: ${issue?.message ?? 'invalid'}` };
+    const error = `${issue?.path.join('.') || '(root)'}: ${issue?.message ?? 'invalid'}`;
+    return { ok: true, status: 'invalid_shape', topic: topicValue, reason: 'invalid_field', error: storableText(error.slice(0, 1000)) };
   }
   const rawTime = familyRule.eventTime(parsed.data);
   const eventTime = rawTime === undefined ? undefined : parseEventTime(rawTime);
@@ -101,4 +127,28 @@ export function classifyDelivery(rawBody: Buffer): Classification {
       typed: familyRule.row(parsed.data, eventTime),
     },
   };
+}
+
+const CENTS_DEPTH = 2; // top-level members and members of top-level objects (buyer.balance_cents)
+
+/**
+ * Replaces every JSON number in a `*_cents` member (at the depths the payloads have them) by its
+ * literal text from the raw body, so money.ts judges the digits that were sent, not a double. The
+ * body is scanned only when such a number is present: invoice/complete, and a provider sending
+ * numbers where the spec shows strings.
+ */
+function exactCents(body: Record<string, unknown>, text: string): void {
+  let literals: Map<string, string> | undefined;
+  const visit = (object: Record<string, unknown>, path: string[]) => {
+    for (const key of Object.keys(object)) {
+      const value = object[key];
+      if (typeof value === 'number' && key.endsWith('_cents')) {
+        literals ??= numberLiterals(text, CENTS_DEPTH);
+        object[key] = new NumberLiteral(literals.get(pathKey([...path, key])) ?? String(value));
+      } else if (path.length + 1 < CENTS_DEPTH && typeof value === 'object' && value !== null && !Array.isArray(value)) {
+        visit(value as Record<string, unknown>, [...path, key]);
+      }
+    }
+  };
+  visit(body, []);
 }

@@ -10,6 +10,7 @@ import { BodyTooLargeError, readBody } from './read-body.js';
 import type { SecretSource } from './secrets.js';
 import { verifySignature } from './signature.js';
 import { clientAddress } from './source-address.js';
+import { familyOf } from './topics.js';
 
 export interface ReceiverOptions {
   environment: ProviderEnvironment;
@@ -95,7 +96,7 @@ export function createWebhookHandler(options: ReceiverOptions): (req: IncomingMe
       return finish(res, started, 'invalid_json', 'none', 400, { error: `body is not JSON: ${classification.error}` });
     }
     if (classification.status !== 'parsed') {
-      log.warn({ topic: classification.topic, status: classification.status, err: classification.error }, 'webhook stored unparsed');
+      log.warn({ topic: classification.topic, status: classification.status, reason: classification.reason, err: classification.error }, 'webhook stored unparsed');
     }
 
     try {
@@ -110,12 +111,16 @@ export function createWebhookHandler(options: ReceiverOptions): (req: IncomingMe
         classification,
       });
       const outcome: WebhookOutcome = result.duplicate ? 'duplicate' : 'stored';
-      log.debug({ deliveryId: result.deliveryId, topic: classification.topic, duplicate: result.duplicate }, 'webhook stored');
-      finish(res, started, outcome, classification.status, 200, {
+      const stored = result.classification;
+      if (stored.status !== 'parsed') {
+        metrics.unparsed.labels((stored.topic !== null && familyOf(stored.topic)) || 'unknown', stored.reason).inc();
+      }
+      log.debug({ deliveryId: result.deliveryId, topic: stored.topic, duplicate: result.duplicate }, 'webhook stored');
+      finish(res, started, outcome, stored.status, 200, {
         status: 'stored',
         delivery_id: result.deliveryId,
         duplicate: result.duplicate,
-        parse_status: classification.status,
+        parse_status: stored.status,
       });
     } catch (error) {
       if (error instanceof LedgerUnavailableError) {

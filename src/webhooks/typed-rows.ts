@@ -83,22 +83,20 @@ export function payoutRow(p: PayoutPayload, t: EventTime): TypedRow {
 }
 
 export function buyerRow(p: BuyerPayload): TypedRow {
-  // The union of the state and limit shapes: read each field by name, absent ones become null.
-  const b = p.buyer as { uuid: string } & Record<string, unknown>;
-  const field = (name: string): unknown => b[name] ?? null;
+  const b = p.buyer;
   return {
     table: 'buyer_events',
     values: {
       buyer_uuid: b.uuid,
-      state: field('state'),
-      external_reference_id: field('external_reference_id'),
-      company_name: field('company_name'),
-      first_name: field('first_name'),
-      last_name: field('last_name'),
-      purchasing_limit_cents: field('purchasing_limit_cents'),
-      balance_cents: field('balance_cents'),
-      max_collections_state: field('max_collections_state'),
-      max_purchase_value_cents: field('max_purchase_value_cents'),
+      state: n(b.state),
+      external_reference_id: n(b.external_reference_id),
+      company_name: n(b.company_name),
+      first_name: n(b.first_name),
+      last_name: n(b.last_name),
+      purchasing_limit_cents: n(b.purchasing_limit_cents),
+      balance_cents: n(b.balance_cents),
+      max_collections_state: n(b.max_collections_state),
+      max_purchase_value_cents: n(b.max_purchase_value_cents),
     },
   };
 }
