@@ -23,12 +23,13 @@ export class NumberLiteral {
  * number beyond 2^53 is taken from its digits (9007199254740993 stays ...993). Kept as the
  * canonical decimal string, which postgres.js passes to bigint columns unchanged.
  */
-export const cents = z.union([z.string(), z.instanceof(NumberLiteral)]).transform((value, ctx) => {
-  const text = typeof value === 'string' ? value : value.text;
-  if (!INTEGER_TEXT.test(text)) {
+export const cents = z.unknown().transform((value, ctx) => {
+  // One transform rather than a union: a union builds an issue for every branch that fails.
+  const text = typeof value === 'string' ? value : value instanceof NumberLiteral ? value.text : undefined;
+  if (text === undefined || !INTEGER_TEXT.test(text)) {
     ctx.addIssue({
       code: 'custom',
-      message: typeof value === 'string' ? 'must be a string holding an integer' : `must be an integer number without fraction or exponent, got ${text.slice(0, 40)}`,
+      message: value instanceof NumberLiteral ? `must be an integer number without fraction or exponent, got ${text?.slice(0, 40)}` : 'must be a string holding an integer, or an integer number',
     });
     return z.NEVER;
   }

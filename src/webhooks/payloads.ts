@@ -1,21 +1,21 @@
 import { z } from 'zod';
 import { parseEventTime } from './event-time.js';
 import { cents, dayCount, smallIntegerString } from './money.js';
-import { isStorableText, jsonbProblem, UNSTORABLE_TEXT } from './storable.js';
 
 /**
  * zod schemas for every payload shape in the provider spec ("Payload shapes"). Objects are loose:
  * fields the spec does not show are tolerated (and kept in the raw body). Required fields are the
  * ones the spec marks "always"; everything else is optional or nullable.
  *
- * Every value a schema lets through must fit its ledger column (storable.ts, typed-rows.ts): a
- * value the column refuses would fail the batch's statement, so it is refused here instead and the
- * delivery is stored as invalid_shape with the field named.
+ * Every value a schema lets through must fit its ledger column: a value the column refuses would
+ * fail the batch's statement, so it is refused here (numbers, lengths) or, for what Postgres text
+ * and jsonb cannot hold, by typedRowProblem on the row itself (typed-rows.ts), and the delivery is
+ * stored as invalid_shape with the field named.
  */
 
 // Postgres uuid accepts any 8-4-4-4-12 hex; the provider's ids need not carry an RFC variant.
 const uuid = z.string().regex(/^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/, 'must be a UUID');
-const text = z.string().refine(isStorableText, { message: UNSTORABLE_TEXT });
+const text = z.string();
 const optionalText = text.nullish();
 /**
  * References and states. Some are btree index keys (order_state, invoice external_reference_id,
@@ -24,17 +24,11 @@ const optionalText = text.nullish();
  */
 const identifier = text.max(512);
 const optionalIdentifier = identifier.nullish();
-/** A loose object kept whole in a jsonb column: its unknown members too must be storable. */
-const storedJson = <T extends z.ZodType>(schema: T) =>
-  schema.superRefine((value, ctx) => {
-    const problem = jsonbProblem(value);
-    if (problem !== undefined) ctx.addIssue({ code: 'custom', message: `holds ${problem}` });
-  });
 const eventTime = z.string().refine((v) => parseEventTime(v) !== undefined, {
   message: 'must be an ISO 8601 UTC time with Z',
 });
 
-const bankAccount = storedJson(z.looseObject({
+const bankAccount = z.looseObject({
   account_holder: optionalText,
   bank: optionalText,
   bank_name: optionalText,
@@ -42,7 +36,7 @@ const bankAccount = storedJson(z.looseObject({
   iban: optionalText,
   sort_code: optionalText,
   account_number: optionalText,
-}));
+});
 
 export const orderPayload = z.looseObject({
   topic: text,
@@ -91,7 +85,7 @@ export const payoutPayload = z.looseObject({
       ctx.addIssue({ code: 'custom', message: 'must be a list of invoice references' });
       return z.NEVER;
     }
-  }).pipe(z.array(text)),
+  }),
   event_time: eventTime,
 });
 
@@ -130,8 +124,8 @@ export const applicantPayload = z.looseObject({
     email: optionalText,
     phone: optionalText,
     state: optionalIdentifier,
-    buyer: storedJson(
-      z.looseObject({
+    buyer: z
+      .looseObject({
         uuid: uuid.nullish(),
         state: optionalText,
         company_name: optionalText,
@@ -144,8 +138,8 @@ export const applicantPayload = z.looseObject({
             address_line2: optionalText,
           })
           .nullish(),
-      }),
-    ).nullish(),
+      })
+      .nullish(),
   }),
 });
 

@@ -138,11 +138,11 @@ describe('values kept whole in jsonb', () => {
   const deep = (depth: number) => `${'['.repeat(depth)}1${']'.repeat(depth)}`;
 
   it('refuses bank_account or applicant.buyer nested 10,000 deep, naming the field', () => {
-    expect(refusal(classify(nested('order/confirmed', 'bank_account', 'extra', deep(10_000))))).toMatch(/^invalid_shape\/invalid_field: bank_account: .*nested deeper/);
+    expect(refusal(classify(nested('order/confirmed', 'bank_account', 'extra', deep(10_000))))).toMatch(/^invalid_shape\/invalid_field: bank_account: .*nesting deeper/);
     const applicant = samplePayload('applicant/pending') as { applicant: { buyer: Record<string, unknown> } };
     applicant.applicant.buyer.extra = '__VALUE__';
     const raw = JSON.stringify(applicant).replace('"__VALUE__"', deep(10_000));
-    expect(refusal(classify(raw))).toMatch(/^invalid_shape\/invalid_field: applicant\.buyer: .*nested deeper/);
+    expect(refusal(classify(raw))).toMatch(/^invalid_shape\/invalid_field: applicant\.buyer: .*nesting deeper/);
   });
 
   it('keeps extra members that are storable, and refuses NUL in a key or value and infinite numbers', () => {
@@ -157,7 +157,7 @@ describe('values kept whole in jsonb', () => {
     let value: unknown = 1;
     for (let i = 0; i < MAX_JSONB_DEPTH; i++) value = [value];
     expect(jsonbProblem(value)).toBeUndefined();
-    expect(jsonbProblem([value])).toMatch(/nested deeper/);
+    expect(jsonbProblem([value])).toMatch(/nesting deeper/);
   });
 });
 
