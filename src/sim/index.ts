@@ -1,8 +1,8 @@
 /** The provider simulator's public surface: for tests, the demo and the `sim` command. */
 export { startSimulator } from './simulator.js';
 export type { Simulator, SimulatorStats } from './simulator-api.js';
-export { DEFAULT_FAULT_RATES, NO_FAULTS, ENVIRONMENTS, loadScenario, validateFaults } from './options.js';
-export type { Env, FaultRates, BusinessOptions, SimulatorOptions, Scenario } from './options.js';
+export { DEFAULT_FAULT_RATES, NO_FAULTS, NO_PAYLOAD_VARIANTS, ENVIRONMENTS, loadScenario, validateFaults } from './options.js';
+export type { Env, FaultRates, PayloadVariantRates, BusinessOptions, SimulatorOptions, Scenario } from './options.js';
 export type { GroundTruth, ExpectedDiscrepancy, RejectedDelivery, BenignFault, UncertainDelivery } from './ground-truth.js';
 export type { AttemptRecord, DeliveryStats } from './delivery.js';
 export type { PlannedDelivery } from './faults.js';

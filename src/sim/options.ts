@@ -72,6 +72,21 @@ export const DEFAULT_FAULT_RATES: FaultRates = faultRatesSchema.parse({
   creditWithoutPayout: 0.3,
 });
 
+/**
+ * Payload forms the spec allows without showing them, each a probability per eligible payload.
+ * They change bytes, never the business: the ground truth is the same as without them (each has its
+ * own seeded stream, see variants.ts).
+ */
+export const payloadVariantsSchema = z
+  .object({
+    /** payout/* and invoice/payment: amount_cents as a JSON number instead of an integer string */
+    numericAmounts: rate.default(0.2),
+  })
+  .strict();
+export type PayloadVariantRates = z.infer<typeof payloadVariantsSchema>;
+
+export const NO_PAYLOAD_VARIANTS: PayloadVariantRates = { numericAmounts: 0 };
+
 export const businessSchema = z
   .object({
     ordersPerDay: z.number().positive().max(100_000).default(48),
@@ -100,6 +115,8 @@ export interface SimulatorOptions {
   /** Simulated start, ISO 8601. Default 2026-01-05T00:00:00Z (fixed, so runs reproduce). */
   startTime?: string;
   faults?: Partial<FaultRates>;
+  /** Default: payloadVariantsSchema's defaults (on); NO_PAYLOAD_VARIANTS sends only the spec's example forms. */
+  payloadVariants?: Partial<PayloadVariantRates>;
   business?: Partial<BusinessOptions>;
   signatureHeader?: string;
   apiKeys?: Partial<Record<Env, string>>;

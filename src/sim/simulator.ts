@@ -5,9 +5,10 @@ import { silentLogger } from '../log/logger.js';
 import { Business, type BusinessHooks } from './business.js';
 import { Dispatcher } from './delivery.js';
 import { FaultPlanner, type PlannedDelivery } from './faults.js';
+import { PayloadVariants } from './variants.js';
 import type { Simulator } from './simulator-api.js';
 import { expectedFindings } from './ground-truth.js';
-import { businessSchema, ENVIRONMENTS, faultRatesSchema, type Env, type SimulatorOptions } from './options.js';
+import { businessSchema, ENVIRONMENTS, faultRatesSchema, payloadVariantsSchema, type Env, type SimulatorOptions } from './options.js';
 import { Prng } from './prng.js';
 import { SlidingWindowLimiter } from './rate-limit.js';
 import type { Registration } from './registrations.js';
@@ -24,6 +25,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   const seed = String(options.seed ?? 1);
   const log = options.log ?? silentLogger();
   const rates = faultRatesSchema.parse(options.faults ?? {});
+  const variantRates = payloadVariantsSchema.parse(options.payloadVariants ?? {});
   const businessOptions = businessSchema.parse(options.business ?? {});
   const start = Date.parse(options.startTime ?? DEFAULT_START);
   if (Number.isNaN(start)) throw new Error(`startTime: not an ISO 8601 time: ${options.startTime}`);
@@ -86,10 +88,11 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
         dispatcher.add(full);
       },
     );
+    const variants = new PayloadVariants(env, seed, variantRates);
     const hooks: BusinessHooks = {
       emit: (event) => {
         events += 1;
-        planner.emit(event);
+        planner.emit(variants.apply(event));
       },
       orderFault: () => planner.orderFault(),
       payoutFault: () => planner.payoutFault(),

@@ -1,12 +1,19 @@
 import { hash } from 'node:crypto';
 import type { ZodType } from 'zod';
 import { parseEventTime, type EventTime } from './event-time.js';
+import { NumberLiteral } from './money.js';
+import { numberLiterals, onlyMemberLiteral, pathKey } from './number-literals.js';
 import * as payloads from './payloads.js';
+import { hasUnicodeEscape, storableText } from './storable.js';
 import * as rows from './typed-rows.js';
 import { familyOf, type TopicFamily } from './topics.js';
-import type { TypedRow } from './typed-rows.js';
+import { typedRowProblem, type TypedRow } from './typed-rows.js';
 
 export type ParseStatus = 'parsed' | 'unknown_topic' | 'invalid_shape';
+
+/** Why a delivery was stored unparsed: a closed set, so it can label a metric. */
+export const UNPARSED_REASONS = ['not_an_object', 'no_topic', 'unknown_topic', 'invalid_field', 'ledger_refused'] as const;
+export type UnparsedReason = (typeof UNPARSED_REASONS)[number];
 
 export interface ClassifiedEvent {
   /** Identity shared by every retry of this event (see eventKey). */
@@ -19,7 +26,18 @@ export interface ClassifiedEvent {
 
 export type Classification =
   | { ok: false; reason: 'invalid_json'; error: string }
-  | { ok: true; status: ParseStatus; topic: string | null; error?: string; event?: ClassifiedEvent };
+  | { ok: true; status: 'parsed'; topic: string; event: ClassifiedEvent; error?: undefined; reason?: undefined }
+  | { ok: true; status: Exclude<ParseStatus, 'parsed'>; topic: string | null; error: string; reason: UnparsedReason; event?: undefined };
+
+export type StorableClassification = Extract<Classification, { ok: true }>;
+
+/**
+ * The same delivery, stored without its parsed fields: for a delivery whose typed values the ledger
+ * refused (group-commit.ts), so its raw bytes are still kept and it is answered 2xx.
+ */
+export function unparsed(c: StorableClassification, reason: UnparsedReason, error: string): StorableClassification {
+  return { ok: true, status: 'invalid_shape', topic: c.topic, reason, error: storableText(error.slice(0, 1000)) };
+}
 
 /**
  * An event's identity. Where the payload has an event_time, the event is (topic, entity,
@@ -67,27 +85,39 @@ const RULES: Record<TopicFamily, FamilyRule<unknown>> = {
  * so a provider change never loses a delivery.
  */
 export function classifyDelivery(rawBody: Buffer): Classification {
+  const text = rawBody.toString('utf8');
   let body: unknown;
   try {
-    body = JSON.parse(rawBody.toString('utf8'));
+    body = JSON.parse(text);
   } catch (error) {
     return { ok: false, reason: 'invalid_json', error: (error as Error).message };
   }
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    return { ok: true, status: 'invalid_shape', topic: null, error: 'body is not a JSON object' };
+    return { ok: true, status: 'invalid_shape', topic: null, reason: 'not_an_object', error: 'body is not a JSON object' };
   }
   const topicValue = (body as Record<string, unknown>).topic;
-  if (typeof topicValue !== 'string') return { ok: true, status: 'invalid_shape', topic: null, error: 'topic is missing or not a string' };
+  if (typeof topicValue !== 'string') return { ok: true, status: 'invalid_shape', topic: null, reason: 'no_topic', error: 'topic is missing or not a string' };
   const family = familyOf(topicValue);
-  if (!family) return { ok: true, status: 'unknown_topic', topic: topicValue.slice(0, 200), error: `unknown topic ${JSON.stringify(topicValue.slice(0, 200))}` };
+  if (!family) {
+    // Sanitised after the cut: slicing can split a surrogate pair.
+    const label = storableText(topicValue.slice(0, 200));
+    return { ok: true, status: 'unknown_topic', topic: label, reason: 'unknown_topic', error: `unknown topic ${JSON.stringify(label)}` };
+  }
+  // One scan of the text decides both rare paths; most bodies have neither.
+  const rare = RARE_FORMS.test(text);
+  const escapes = rare && hasUnicodeEscape(text);
+  if (rare) exactCents(body as Record<string, unknown>, text, escapes);
   const familyRule = RULES[family];
   const parsed = familyRule.schema.safeParse(body);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    return { ok: true, status: 'invalid_shape', topic: topicValue, error: `${issue?.path.join('.') || '(root)'}: ${issue?.message ?? 'invalid'}` };
+    return invalidField(topicValue, `${issue?.path.join('.') || '(root)'}: ${issue?.message ?? 'invalid'}`);
   }
   const rawTime = familyRule.eventTime(parsed.data);
   const eventTime = rawTime === undefined ? undefined : parseEventTime(rawTime);
+  const typed = familyRule.row(parsed.data, eventTime);
+  const problem = typedRowProblem(typed, escapes);
+  if (problem !== undefined) return invalidField(topicValue, problem);
   const entityId = familyRule.entityId(parsed.data).toLowerCase();
   return {
     ok: true,
@@ -98,7 +128,43 @@ export function classifyDelivery(rawBody: Buffer): Classification {
       entityType: family,
       entityId,
       eventTime,
-      typed: familyRule.row(parsed.data, eventTime),
+      typed,
     },
   };
+}
+
+function invalidField(topic: string, error: string): Classification {
+  return { ok: true, status: 'invalid_shape', topic, reason: 'invalid_field', error: storableText(error.slice(0, 1000)) };
+}
+
+const CENTS_DEPTH = 2; // top-level members and members of top-level objects (buyer.balance_cents)
+// A `\u` escape (storable.ts), or a `*_cents` member holding a number as the text shows it (with
+// escapes the member's name may be spelt with them, so such a body is always visited).
+const RARE_FORMS = /\\u|_cents"\s*:\s*[-\d]/;
+
+/**
+ * Replaces every JSON number in a `*_cents` member (at the depths the payloads have them) by its
+ * literal text from the raw body, so money.ts judges the digits that were sent, not a double. Only
+ * bodies whose text may show such a number (RARE_FORMS) are visited and scanned: invoice/complete,
+ * and a provider sending numbers where the spec shows strings.
+ */
+function exactCents(body: Record<string, unknown>, text: string, escapes: boolean): void {
+  let literals: Map<string, string> | undefined;
+  const visit = (object: Record<string, unknown>, path: string[]) => {
+    for (const key of Object.keys(object)) {
+      const value = object[key];
+      if (typeof value === 'number' && key.endsWith('_cents')) {
+        // Escapes can spell a name two ways, so only a body without them may take the short cut.
+        let literal = escapes ? undefined : onlyMemberLiteral(text, key);
+        if (literal === undefined) {
+          literals ??= numberLiterals(text, CENTS_DEPTH, '_cents');
+          literal = literals.get(pathKey([...path, key]));
+        }
+        object[key] = new NumberLiteral(literal ?? String(value));
+      } else if (path.length + 1 < CENTS_DEPTH && typeof value === 'object' && value !== null && !Array.isArray(value)) {
+        visit(value as Record<string, unknown>, [...path, key]);
+      }
+    }
+  };
+  visit(body, []);
 }

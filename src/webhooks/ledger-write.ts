@@ -1,6 +1,6 @@
 import type { Sql } from 'postgres';
 import type { ProviderEnvironment } from '../config/schema.js';
-import type { Classification } from './classify.js';
+import type { StorableClassification } from './classify.js';
 import { TYPED_COLUMNS, type TypedTable } from './typed-rows.js';
 
 /** A verified delivery, ready for the ledger. */
@@ -12,7 +12,7 @@ export interface DeliveryRecord {
   headers: Record<string, string>;
   rawBody: Buffer;
   keyFingerprint: string | null;
-  classification: Extract<Classification, { ok: true }>;
+  classification: StorableClassification;
 }
 
 export interface WriteResult {
@@ -21,6 +21,8 @@ export interface WriteResult {
   applied: boolean;
   /** Another delivery of the same event was stored before (a retry). */
   duplicate: boolean;
+  /** What was stored: the record's classification, or its unparsed form if the ledger refused its fields. */
+  classification: StorableClassification;
 }
 
 /**
@@ -144,5 +146,10 @@ export async function writeDeliveries(sql: Sql, records: readonly DeliveryRecord
   const [row] = await sql.unsafe<{ outcome: string }[]>(WRITE_STATEMENT, [deliveriesJson(records), ...typedJson(records)], { prepare: true });
   const outcome = JSON.parse(row?.outcome ?? '[]') as [number, boolean, boolean][];
   if (outcome.length !== records.length) throw new Error(`commit result has ${outcome.length} deliveries for a batch of ${records.length}`);
-  return outcome.map(([deliveryId, applied, seenBefore]) => ({ deliveryId, applied, duplicate: seenBefore }));
+  return outcome.map(([deliveryId, applied, seenBefore], i) => ({
+    deliveryId,
+    applied,
+    duplicate: seenBefore,
+    classification: (records[i] as DeliveryRecord).classification,
+  }));
 }

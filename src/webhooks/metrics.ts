@@ -1,5 +1,7 @@
 import { Counter, Histogram, type Registry } from 'prom-client';
 import { METRIC_PREFIX } from '../metrics/registry.js';
+import type { UnparsedReason } from './classify.js';
+import { TOPICS_BY_FAMILY } from './topics.js';
 
 export const WEBHOOK_OUTCOMES = [
   'stored',
@@ -20,7 +22,19 @@ export interface WebhookMetrics {
   batchSize: Histogram;
   commitSeconds: Histogram;
   keyRefreshes: Counter<'outcome'>;
+  unparsed: Counter<'topic_family' | 'reason'>;
 }
+
+/** The label series that can occur, created at 0 so an alert's increase() sees the first one. */
+const UNPARSED_SERIES: [string, UnparsedReason][] = [
+  ...Object.keys(TOPICS_BY_FAMILY).flatMap((family) => [
+    [family, 'invalid_field'] as [string, UnparsedReason],
+    [family, 'ledger_refused'] as [string, UnparsedReason],
+  ]),
+  ['unknown', 'unknown_topic'],
+  ['unknown', 'no_topic'],
+  ['unknown', 'not_an_object'],
+];
 
 export function createWebhookMetrics(registry: Registry): WebhookMetrics {
   const deliveries = new Counter({
@@ -60,5 +74,12 @@ export function createWebhookMetrics(registry: Registry): WebhookMetrics {
     registers: [registry],
   });
   for (const outcome of ['changed', 'unchanged', 'failed']) keyRefreshes.inc({ outcome }, 0);
-  return { deliveries, ackSeconds, batchSize, commitSeconds, keyRefreshes };
+  const unparsed = new Counter({
+    name: `${METRIC_PREFIX}webhook_deliveries_unparsed_total`,
+    help: 'Deliveries stored without their typed row (unknown topic, or a shape that drifted from the spec), by topic family and reason; a provider change shows here',
+    labelNames: ['topic_family', 'reason'] as const,
+    registers: [registry],
+  });
+  for (const [family, reason] of UNPARSED_SERIES) unparsed.labels(family, reason).inc(0);
+  return { deliveries, ackSeconds, batchSize, commitSeconds, keyRefreshes, unparsed };
 }

@@ -1,18 +1,30 @@
 import { z } from 'zod';
 import { parseEventTime } from './event-time.js';
-import { integerNumber, integerString, smallIntegerString } from './money.js';
+import { cents, dayCount, smallIntegerString } from './money.js';
 import { parseReferenceList } from './reference-list.js';
 
 /**
  * zod schemas for every payload shape in the provider spec ("Payload shapes"). Objects are loose:
  * fields the spec does not show are tolerated (and kept in the raw body). Required fields are the
  * ones the spec marks "always"; everything else is optional or nullable.
+ *
+ * Every value a schema lets through must fit its ledger column: a value the column refuses would
+ * fail the batch's statement, so it is refused here (numbers, lengths) or, for what Postgres text
+ * and jsonb cannot hold, by typedRowProblem on the row itself (typed-rows.ts), and the delivery is
+ * stored as invalid_shape with the field named.
  */
 
 // Postgres uuid accepts any 8-4-4-4-12 hex; the provider's ids need not carry an RFC variant.
 const uuid = z.string().regex(/^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/, 'must be a UUID');
 const text = z.string();
-const optionalText = z.string().nullish();
+const optionalText = text.nullish();
+/**
+ * References and states. Some are btree index keys (order_state, invoice external_reference_id,
+ * sepa_instruction_id), whose entries must stay under 2,704 bytes: 512 UTF-16 units are at most
+ * 1,536 bytes of UTF-8.
+ */
+const identifier = text.max(512);
+const optionalIdentifier = identifier.nullish();
 const eventTime = z.string().refine((v) => parseEventTime(v) !== undefined, {
   message: 'must be an ISO 8601 UTC time with Z',
 });
@@ -30,12 +42,12 @@ const bankAccount = z.looseObject({
 export const orderPayload = z.looseObject({
   topic: text,
   order_uuid: uuid,
-  order_state: z.string().min(1),
-  external_reference_id: text,
+  order_state: identifier.min(1),
+  external_reference_id: identifier,
   event_time: eventTime,
   buyer: z.looseObject({ uuid: uuid.nullish(), name: optionalText, legal_form: optionalText }),
   pending_reason_description: optionalText,
-  net_term: z.number().int().nullish(),
+  net_term: dayCount.nullish(),
   bank_account: bankAccount.nullish(),
   confirmation_link: optionalText,
 });
@@ -44,17 +56,17 @@ export const invoicePayload = z.looseObject({
   topic: text,
   invoice_uuid: uuid,
   order_uuid: uuid.nullish(),
-  external_reference_id: text,
+  external_reference_id: identifier,
   event_time: eventTime,
-  gross_amount_cents: integerNumber.nullish(),
-  amount_cents: integerString.nullish(),
+  gross_amount_cents: cents.nullish(),
+  amount_cents: cents.nullish(),
 });
 
 export const payoutPayload = z.looseObject({
   topic: text,
   payout_uuid: uuid,
-  sepa_instruction_id: text,
-  amount_cents: integerString,
+  sepa_instruction_id: identifier,
+  amount_cents: cents,
   external_reference_ids: z.union([z.string(), z.array(z.string())]).transform((value, ctx) => {
     try {
       return parseReferenceList(value);
@@ -66,29 +78,28 @@ export const payoutPayload = z.looseObject({
   event_time: eventTime,
 });
 
-const buyerLimit = z.looseObject({
+/**
+ * buyer/* and buyer/limit_updated: one shape with the members of both (a union would accept a
+ * limit update by the looser state shape and let its amounts through unchecked).
+ */
+const buyer = z.looseObject({
   uuid,
-  external_reference_id: optionalText,
-  purchasing_limit_cents: integerString.nullish(),
-  balance_cents: integerString.nullish(),
-  max_collections_state: optionalText,
-  max_purchase_value_cents: integerString.nullish(),
-});
-
-const buyerState = z.looseObject({
-  uuid,
-  state: optionalText,
-  external_reference_id: optionalText,
+  state: optionalIdentifier,
+  external_reference_id: optionalIdentifier,
   company_name: optionalText,
   first_name: optionalText,
   last_name: optionalText,
+  purchasing_limit_cents: cents.nullish(),
+  balance_cents: cents.nullish(),
+  max_collections_state: optionalIdentifier,
+  max_purchase_value_cents: cents.nullish(),
 });
 
-export const buyerPayload = z.looseObject({ topic: text, buyer: z.union([buyerState, buyerLimit]) });
+export const buyerPayload = z.looseObject({ topic: text, buyer });
 
 export const kycPayload = z.looseObject({
   topic: text,
-  buyer: z.looseObject({ uuid, kyc_state: optionalText, external_reference_id: optionalText }),
+  buyer: z.looseObject({ uuid, kyc_state: optionalIdentifier, external_reference_id: optionalIdentifier }),
 });
 
 export const applicantPayload = z.looseObject({
@@ -96,12 +107,12 @@ export const applicantPayload = z.looseObject({
   reason: optionalText,
   applicant: z.looseObject({
     uuid,
-    external_reference_id: optionalText,
+    external_reference_id: optionalIdentifier,
     first_name: optionalText,
     last_name: optionalText,
     email: optionalText,
     phone: optionalText,
-    state: optionalText,
+    state: optionalIdentifier,
     buyer: z
       .looseObject({
         uuid: uuid.nullish(),
@@ -124,10 +135,10 @@ export const applicantPayload = z.looseObject({
 export const factoringPayload = z.looseObject({
   topic: text,
   factoring_uuid: uuid,
-  invoice_external_reference_id: optionalText,
+  invoice_external_reference_id: optionalIdentifier,
   invoice_uuid: uuid.nullish(),
-  factoring_state: optionalText,
-  invoice_amount_cents: integerString.nullish(),
+  factoring_state: optionalIdentifier,
+  invoice_amount_cents: cents.nullish(),
   payment_method: optionalText,
   payment_terms: smallIntegerString.nullish(),
   bank_account: bankAccount.nullish(),
@@ -138,8 +149,8 @@ export const billingConfigurationPayload = z.looseObject({
   billing_configuration_uuid: uuid,
   buyer_uuid: uuid.nullish(),
   schedule: optionalText,
-  due_in_days: z.number().int().nullish(),
-  generation_delay_days: z.number().int().nullish(),
+  due_in_days: dayCount.nullish(),
+  generation_delay_days: dayCount.nullish(),
   payment_method_statement: optionalText,
   event_time: eventTime,
 });

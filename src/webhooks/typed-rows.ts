@@ -9,12 +9,15 @@ import type {
   PayoutPayload,
 } from './payloads.js';
 import type { EventTime } from './event-time.js';
+import { isStorableText, jsonbProblem, UNSTORABLE_TEXT } from './storable.js';
 
 /**
  * Columns of the typed event tables (besides environment, event_key, topic, received_at) with the
  * Postgres array type each is sent as: a batch goes in as one array per column through unnest, so
  * the statement text is the same for every batch size and is prepared once.
  */
+type ColumnType = 'uuid' | 'text' | 'int4' | 'int8' | 'jsonb' | 'text_list';
+
 export const TYPED_COLUMNS = {
   order_events: { order_uuid: 'uuid', order_state: 'text', external_reference_id: 'text', event_time: 'text', event_time_sortable: 'text', buyer_uuid: 'uuid', buyer_name: 'text', buyer_legal_form: 'text', pending_reason_description: 'text', net_term_days: 'int4', bank_account: 'jsonb', confirmation_link: 'text' },
   invoice_events: { invoice_uuid: 'uuid', order_uuid: 'uuid', external_reference_id: 'text', event_time: 'text', event_time_sortable: 'text', gross_amount_cents: 'int8', amount_cents: 'int8' },
@@ -24,10 +27,58 @@ export const TYPED_COLUMNS = {
   applicant_events: { applicant_uuid: 'uuid', state: 'text', external_reference_id: 'text', first_name: 'text', last_name: 'text', email: 'text', phone: 'text', reason: 'text', buyer_uuid: 'uuid', buyer: 'jsonb' },
   factoring_events: { factoring_uuid: 'uuid', invoice_external_reference_id: 'text', invoice_uuid: 'uuid', factoring_state: 'text', invoice_amount_cents: 'int8', payment_method: 'text', payment_terms_days: 'int4', bank_account: 'jsonb' },
   billing_configuration_events: { billing_configuration_uuid: 'uuid', buyer_uuid: 'uuid', schedule: 'text', due_in_days: 'int4', generation_delay_days: 'int4', payment_method_statement: 'text', event_time: 'text', event_time_sortable: 'text' },
-} as const satisfies Record<string, Record<string, 'uuid' | 'text' | 'int4' | 'int8' | 'jsonb' | 'text_list'>>;
+} as const satisfies Record<string, Record<string, ColumnType>>;
 
 export type TypedTable = keyof typeof TYPED_COLUMNS;
 export type TypedRow = { table: TypedTable; values: Record<string, unknown> };
+
+/** The payload member a text or jsonb column is read from, where the names differ (for messages). */
+const SOURCE_FIELD: Partial<Record<TypedTable, Record<string, string>>> = {
+  order_events: { buyer_name: 'buyer.name', buyer_legal_form: 'buyer.legal_form' },
+  payout_events: { status: 'topic' },
+  buyer_events: Object.fromEntries(['state', 'external_reference_id', 'company_name', 'first_name', 'last_name', 'max_collections_state'].map((c) => [c, `buyer.${c}`])),
+  kyc_events: { kyc_state: 'buyer.kyc_state', external_reference_id: 'buyer.external_reference_id' },
+  applicant_events: {
+    ...Object.fromEntries(['state', 'external_reference_id', 'first_name', 'last_name', 'email', 'phone'].map((c) => [c, `applicant.${c}`])),
+    buyer: 'applicant.buyer',
+  },
+};
+
+const columnsOfType = (types: readonly ColumnType[]) =>
+  Object.fromEntries(
+    Object.entries(TYPED_COLUMNS).map(([table, spec]) => [table, Object.entries(spec as Record<string, ColumnType>).filter(([, type]) => types.includes(type)).map(([column]) => column)]),
+  ) as Record<TypedTable, string[]>;
+const JSONB_COLUMNS = columnsOfType(['jsonb']);
+const TEXT_COLUMNS = columnsOfType(['text', 'text_list']);
+
+/**
+ * Why a typed row's values cannot be stored as they are, naming the payload member, or undefined.
+ * The schemas (payloads.ts) bound numbers and lengths; this checks what Postgres text and jsonb
+ * refuse, on exactly the values that would be written. `checkText` is false for a body without a
+ * `\u` escape (storable.ts: its strings cannot hold what Postgres refuses), leaving only the
+ * jsonb depth and number checks.
+ */
+export function typedRowProblem(row: TypedRow, checkText: boolean): string | undefined {
+  for (const column of JSONB_COLUMNS[row.table]) {
+    const value = row.values[column];
+    if (value === null || typeof value !== 'object') continue;
+    const problem = jsonbProblem(value, checkText);
+    if (problem !== undefined) return `${sourceField(row.table, column)}: holds ${problem}`;
+  }
+  if (!checkText) return undefined;
+  for (const column of TEXT_COLUMNS[row.table]) {
+    const value = row.values[column];
+    const texts = Array.isArray(value) ? (value as unknown[]) : [value];
+    if (texts.some((t) => typeof t === 'string' && !isStorableText(t))) {
+      return `${sourceField(row.table, column)}: ${Array.isArray(value) ? 'an element holds' : 'holds'} ${UNSTORABLE_TEXT}`;
+    }
+  }
+  return undefined;
+}
+
+function sourceField(table: TypedTable, column: string): string {
+  return SOURCE_FIELD[table]?.[column] ?? column;
+}
 
 const n = <T>(value: T | null | undefined): T | null => value ?? null;
 const json = (value: unknown): unknown => (value === undefined ? null : value);
@@ -83,22 +134,20 @@ export function payoutRow(p: PayoutPayload, t: EventTime): TypedRow {
 }
 
 export function buyerRow(p: BuyerPayload): TypedRow {
-  // The union of the state and limit shapes: read each field by name, absent ones become null.
-  const b = p.buyer as { uuid: string } & Record<string, unknown>;
-  const field = (name: string): unknown => b[name] ?? null;
+  const b = p.buyer;
   return {
     table: 'buyer_events',
     values: {
       buyer_uuid: b.uuid,
-      state: field('state'),
-      external_reference_id: field('external_reference_id'),
-      company_name: field('company_name'),
-      first_name: field('first_name'),
-      last_name: field('last_name'),
-      purchasing_limit_cents: field('purchasing_limit_cents'),
-      balance_cents: field('balance_cents'),
-      max_collections_state: field('max_collections_state'),
-      max_purchase_value_cents: field('max_purchase_value_cents'),
+      state: n(b.state),
+      external_reference_id: n(b.external_reference_id),
+      company_name: n(b.company_name),
+      first_name: n(b.first_name),
+      last_name: n(b.last_name),
+      purchasing_limit_cents: n(b.purchasing_limit_cents),
+      balance_cents: n(b.balance_cents),
+      max_collections_state: n(b.max_collections_state),
+      max_purchase_value_cents: n(b.max_purchase_value_cents),
     },
   };
 }

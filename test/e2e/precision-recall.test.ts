@@ -124,6 +124,18 @@ describe('precision and recall against the simulator ground truth', () => {
           expect(s.precision).toBe(1);
           expect(s.recall).toBe(1);
         }
+        // The simulator sends some payout and payment amounts as JSON numbers (its default
+        // numericAmounts variant): every one is parsed and applied like a string amount.
+        const [forms] = await week.db.sql<{ unparsed: number; numeric: number; numericApplied: number }[]>`
+          select count(*) filter (where parse_status <> 'parsed')::int as unparsed,
+                 count(*) filter (where topic in ('payout/complete', 'payout/cancelled', 'invoice/payment')
+                                    and convert_from(raw_body, 'UTF8') ~ '"amount_cents":[0-9]')::int as numeric,
+                 count(*) filter (where applied and topic in ('payout/complete', 'payout/cancelled', 'invoice/payment')
+                                    and convert_from(raw_body, 'UTF8') ~ '"amount_cents":[0-9]')::int as "numericApplied"
+          from webhook_deliveries`;
+        expect(forms?.unparsed).toBe(0);
+        expect(forms?.numeric).toBeGreaterThan(0);
+        expect(forms?.numericApplied).toBeGreaterThan(0);
         // The simulator never injects a state mismatch; the reconciler must not invent one.
         expect(week.rows.filter((r) => r.kind === 'state_mismatch')).toEqual([]);
         expect(week.stableUnderFullPass).toBe(true);

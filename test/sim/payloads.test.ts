@@ -1,12 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { DEFAULT_FAULT_RATES } from '../../src/sim/options.js';
+import { DEFAULT_FAULT_RATES, NO_PAYLOAD_VARIANTS } from '../../src/sim/options.js';
 import { startSimulator, type Simulator } from '../../src/sim/simulator.js';
 import { DAY_MS } from '../../src/sim/time.js';
 
 // Written from the spec, independently of src/sim/payloads.ts.
 const uuid = z.string().regex(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
 const intString = z.string().regex(/^-?\d+$/);
+// payout/* and invoice/payment amount_cents: the spec does not say string, so the simulator sends
+// some as JSON numbers (its numericAmounts variant).
+const amount = z.union([intString, z.number().int().nonnegative()]);
 const eventTime = z.string().regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{9}Z$/);
 const bankAccount = z.object({ account_holder: z.string(), bank: z.string(), bic: z.string(), iban: z.string().regex(/^DE\d{20}$/), bank_name: z.string().optional() }).strict();
 const address = z.object({ country_code: z.string().length(2), city: z.string(), zip_code: z.string(), address_line1: z.string(), address_line2: z.string() }).strict();
@@ -31,7 +34,7 @@ const payout = (topic: string) =>
       topic: z.literal(topic),
       payout_uuid: uuid,
       sepa_instruction_id: z.string().min(1),
-      amount_cents: intString,
+      amount_cents: amount,
       external_reference_ids: z.string().regex(/^[^,]+(,[^,]+)*$/),
       event_time: eventTime,
     })
@@ -85,7 +88,7 @@ const SHAPES: Record<string, z.ZodType> = {
   'order/declined': order('order/declined', 'declined'),
   'order/canceled': order('order/canceled', 'canceled'),
   'invoice/created': invoice('invoice/created'),
-  'invoice/payment': invoice('invoice/payment', { amount_cents: intString }),
+  'invoice/payment': invoice('invoice/payment', { amount_cents: amount }),
   'invoice/late': invoice('invoice/late'),
   'invoice/canceled': invoice('invoice/canceled'),
   'invoice/complete': invoice('invoice/complete', { gross_amount_cents: z.number().int().nonnegative() }),
@@ -151,11 +154,43 @@ describe('payload shapes', () => {
     expect(expected.filter((t) => !seen.has(t))).toEqual([]);
   });
 
-  it('payout amounts are integer strings and invoice totals are JSON numbers in the raw bytes', () => {
+  it('invoice totals are JSON numbers; payout and payment amounts are integer strings, some JSON numbers', () => {
     const raw = sim.plannedDeliveries().map((d) => d.body.toString('utf8'));
     const complete = raw.find((b) => b.includes('"invoice/complete"'));
     expect(complete).toMatch(/"gross_amount_cents":\d+[,}]/);
-    const payoutBody = raw.find((b) => b.includes('"payout/complete"'));
-    expect(payoutBody).toMatch(/"amount_cents":"\d+"/);
+    for (const topic of ['"payout/complete"', '"invoice/payment"']) {
+      const bodies = raw.filter((b) => b.includes(topic));
+      const numbers = bodies.filter((b) => /"amount_cents":\d+[,}]/.test(b)).length;
+      const strings = bodies.filter((b) => /"amount_cents":"\d+"/.test(b)).length;
+      expect(numbers + strings, topic).toBe(bodies.length);
+      // The default rate is 0.2: both forms, numbers the fewer.
+      expect(numbers, topic).toBeGreaterThan(0);
+      expect(strings, topic).toBeGreaterThan(numbers);
+    }
+  });
+
+  it('numeric amounts change bytes only: same business, same amounts, same ground truth', async () => {
+    const plain = await startSimulator({ seed: 'shapes', faults: DEFAULT_FAULT_RATES, payloadVariants: NO_PAYLOAD_VARIANTS, business: { ordersPerDay: 150, newBuyersPerDay: 12 } });
+    try {
+      await plain.advance(21 * DAY_MS);
+      const withVariants = sim.plannedDeliveries();
+      const without = plain.plannedDeliveries();
+      expect(without.length).toBe(withVariants.length);
+      let rewritten = 0;
+      without.forEach((d, i) => {
+        const v = withVariants[i]!;
+        expect({ topic: v.topic, key: v.eventKey, due: v.dueAt, variant: v.variant }).toEqual({ topic: d.topic, key: d.eventKey, due: d.dueAt, variant: d.variant });
+        if (v.body.equals(d.body)) return;
+        rewritten += 1;
+        const a = JSON.parse(d.body.toString('utf8'));
+        const b = JSON.parse(v.body.toString('utf8'));
+        expect(typeof b.amount_cents).toBe('number');
+        expect({ ...b, amount_cents: String(b.amount_cents) }).toEqual(a);
+      });
+      expect(rewritten).toBeGreaterThan(0);
+      expect(JSON.stringify(plain.groundTruth())).toBe(JSON.stringify(sim.groundTruth()));
+    } finally {
+      await plain.stop();
+    }
   });
 });
