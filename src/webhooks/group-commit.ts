@@ -69,7 +69,8 @@ export class GroupCommitWriter {
    * Commits a batch; on a failure that is not the database being unavailable, isolates the failing
    * delivery by halving (about 2 log2(n) statements for one bad row among n, where writing every
    * neighbour singly took n), so one bad delivery costs its neighbours little. The schemas refuse
-   * what the columns cannot hold (payloads.ts), so this is the last line, not the usual path.
+   * what the columns cannot hold (payloads.ts, and typedRowProblem in typed-rows.ts), so this is
+   * the last line, not the usual path.
    */
   private async commit(batch: Pending[], split = false): Promise<void> {
     this.options.onBatch?.(batch.length);

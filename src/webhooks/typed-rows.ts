@@ -11,13 +11,13 @@ import type {
 import type { EventTime } from './event-time.js';
 import { isStorableText, jsonbProblem, UNSTORABLE_TEXT } from './storable.js';
 
+type ColumnType = 'uuid' | 'text' | 'int4' | 'int8' | 'jsonb' | 'text_list';
+
 /**
  * Columns of the typed event tables (besides environment, event_key, topic, received_at) with the
  * Postgres array type each is sent as: a batch goes in as one array per column through unnest, so
  * the statement text is the same for every batch size and is prepared once.
  */
-type ColumnType = 'uuid' | 'text' | 'int4' | 'int8' | 'jsonb' | 'text_list';
-
 export const TYPED_COLUMNS = {
   order_events: { order_uuid: 'uuid', order_state: 'text', external_reference_id: 'text', event_time: 'text', event_time_sortable: 'text', buyer_uuid: 'uuid', buyer_name: 'text', buyer_legal_form: 'text', pending_reason_description: 'text', net_term_days: 'int4', bank_account: 'jsonb', confirmation_link: 'text' },
   invoice_events: { invoice_uuid: 'uuid', order_uuid: 'uuid', external_reference_id: 'text', event_time: 'text', event_time_sortable: 'text', gross_amount_cents: 'int8', amount_cents: 'int8' },
