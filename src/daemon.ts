@@ -51,7 +51,7 @@ export async function startDaemon(config: Config, log: Logger): Promise<Daemon> 
       port: config.PORT,
       log,
       name: 'receiver and operator API',
-      routes: [receiver.route, ...healthRoutes(database, { isStopping: () => shutdown.isShuttingDown, hasSigningSecret: () => receiver.secrets.current().length > 0 }), ...operatorRoutes({ config, database, log }), ...pageRoutes()],
+      routes: [receiver.route, ...healthRoutes(database, { isStopping: () => shutdown.isShuttingDown, hasSigningSecret: () => receiver.secrets.current().length > 0, commitStall: () => receiver.commitStall() }), ...operatorRoutes({ config, database, log }), ...pageRoutes()],
     });
     shutdown.register('receiver', async () => {
       await Promise.all([http.close(), receiver.drain()]);

@@ -66,6 +66,9 @@ export const configShape = {
   // before a rotation); short, so a rotation after a leak takes effect within minutes.
   WEBHOOK_KEYS_OVERLAP_SECONDS: positiveInt.default(600),
   WEBHOOK_MAX_BODY_BYTES: positiveInt.default(1024 * 1024),
+  // A delivery not committed this long after its request began is answered 503 (the provider gives
+  // up after 5 s and retries), and readiness turns false while commits wait longer than this.
+  WEBHOOK_ACK_DEADLINE_MS: positiveInt.max(4500).default(3000),
   TRUSTED_PROXIES: addressList.default([]),
   PORT: port.default(8080),
   METRICS_PORT: port.default(9464),

@@ -6,6 +6,8 @@ export interface ReadinessChecks {
   isStopping: () => boolean;
   /** Without a signing secret every delivery gets 503: not ready, so traffic goes to a replica that has one. */
   hasSigningSecret: () => boolean;
+  /** Why deliveries cannot be acknowledged in time now (commits stalled), or undefined. */
+  commitStall?: () => string | undefined;
 }
 
 /** Liveness says the process answers; readiness says it can do its job (ledger reachable, schema current, a signing secret). */
@@ -17,6 +19,8 @@ export function healthRoutes(database: Database, checks: ReadinessChecks): Route
       path: '/readyz',
       handler: async (_req, res) => {
         if (checks.isStopping()) return sendJson(res, 503, { status: 'stopping' });
+        const stall = checks.commitStall?.();
+        if (stall) return sendJson(res, 503, { status: stall });
         if (!checks.hasSigningSecret()) return sendJson(res, 503, { status: 'no webhook signing secret (GET /webhooks/keys failed and WEBHOOK_SECRET is unset)' });
         try {
           const current = await Promise.race([

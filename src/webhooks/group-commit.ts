@@ -8,8 +8,23 @@ export class LedgerUnavailableError extends Error {
   override readonly name = 'LedgerUnavailableError';
 }
 
+/**
+ * The acknowledgement deadline passed before the delivery's batch committed. `mayCommit` says the
+ * batch was already sent: it may still commit, and the provider's retry is then a duplicate, applied
+ * once (the unique index of applied deliveries decides, ledger-write.ts). Otherwise the delivery
+ * was taken out of the queue and is never written.
+ */
+export class AckDeadlineError extends Error {
+  override readonly name = 'AckDeadlineError';
+  constructor(readonly mayCommit: boolean) {
+    super(mayCommit ? 'ack deadline passed while the batch was committing' : 'ack deadline passed before the batch was sent');
+  }
+}
+
 interface Pending {
   record: DeliveryRecord;
+  /** performance.now() when it was queued, for the stall check. */
+  queuedAt: number;
   resolve: (result: WriteResult) => void;
   reject: (error: Error) => void;
 }
@@ -33,6 +48,8 @@ export interface GroupCommitOptions {
 export class GroupCommitWriter {
   private queue: Pending[] = [];
   private inFlight = 0;
+  /** performance.now() at which each in-flight batch was sent. */
+  private readonly inFlightSince = new Set<{ since: number }>();
   private idleWaiters: (() => void)[] = [];
 
   constructor(
@@ -40,11 +57,50 @@ export class GroupCommitWriter {
     private readonly options: GroupCommitOptions,
   ) {}
 
-  write(record: DeliveryRecord): Promise<WriteResult> {
+  /**
+   * Settles after the delivery's batch committed, or with AckDeadlineError once `deadlineMs`
+   * (milliseconds from now) passes first: then a delivery still queued is taken out and never
+   * written, and one already sent may still commit.
+   */
+  write(record: DeliveryRecord, deadlineMs?: number): Promise<WriteResult> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ record, resolve, reject });
+      let timer: NodeJS.Timeout | undefined;
+      const pending: Pending = {
+        record,
+        queuedAt: performance.now(),
+        resolve: (result) => {
+          clearTimeout(timer);
+          resolve(result);
+        },
+        reject: (error) => {
+          clearTimeout(timer);
+          reject(error);
+        },
+      };
+      if (deadlineMs !== undefined) {
+        timer = setTimeout(() => {
+          const at = this.queue.indexOf(pending);
+          if (at >= 0) this.queue.splice(at, 1);
+          reject(new AckDeadlineError(at < 0));
+          if (this.queue.length === 0 && this.inFlight === 0) for (const wake of this.idleWaiters.splice(0)) wake();
+        }, Math.max(0, deadlineMs));
+      }
+      this.queue.push(pending);
       this.pump();
     });
+  }
+
+  /**
+   * Milliseconds the oldest delivery still waiting for its commit (queued or in a batch sent to
+   * the database) has waited; 0 when none waits. Readiness reads it: commits that stall past the
+   * ack deadline mean this replica cannot acknowledge.
+   */
+  oldestPendingMs(): number {
+    const now = performance.now();
+    let oldest = now;
+    for (const batch of this.inFlightSince) oldest = Math.min(oldest, batch.since);
+    for (const pending of this.queue) oldest = Math.min(oldest, pending.queuedAt);
+    return now - oldest;
   }
 
   /** Resolves when nothing is queued or in flight: the receiver's drain on shutdown. */
@@ -57,8 +113,11 @@ export class GroupCommitWriter {
     while (this.queue.length > 0 && this.inFlight < this.options.maxConcurrentBatches) {
       const batch = this.queue.splice(0, this.options.maxBatch);
       this.inFlight += 1;
+      const sent = { since: Math.min(...batch.map((p) => p.queuedAt)) };
+      this.inFlightSince.add(sent);
       void this.commit(batch).finally(() => {
         this.inFlight -= 1;
+        this.inFlightSince.delete(sent);
         this.pump();
         if (this.queue.length === 0 && this.inFlight === 0) for (const wake of this.idleWaiters.splice(0)) wake();
       });

@@ -18,6 +18,8 @@ export interface WebhookReceiver {
   secrets: SecretSource;
   /** Stop answering 2xx (new deliveries get 503) and wait for queued commits. */
   drain(): Promise<void>;
+  /** Why this replica cannot acknowledge now (commits stalled past the ack deadline), or undefined. */
+  commitStall(): string | undefined;
 }
 
 export interface ReceiverDeps {
@@ -60,6 +62,7 @@ export async function createWebhookReceiver(ctx: AppContext, deps: ReceiverDeps 
     environment: config.PROVIDER_ENV,
     signatureHeader: config.WEBHOOK_SIGNATURE_HEADER,
     maxBodyBytes: config.WEBHOOK_MAX_BODY_BYTES,
+    ackDeadlineMs: config.WEBHOOK_ACK_DEADLINE_MS,
     allowedSources: allowedAddresses(config.WEBHOOK_ALLOWED_IPS, config.PROVIDER_ENV),
     trustedProxies: addressMatcher(config.TRUSTED_PROXIES),
     secrets,
@@ -71,6 +74,10 @@ export async function createWebhookReceiver(ctx: AppContext, deps: ReceiverDeps 
   return {
     route: { method: 'POST', path: '/webhooks', handler: (req, res) => handler(req, res) },
     secrets,
+    commitStall() {
+      const waitedMs = writer.oldestPendingMs();
+      return waitedMs > config.WEBHOOK_ACK_DEADLINE_MS ? `ledger commits stalled: oldest pending commit waited ${Math.round(waitedMs)} ms (ack deadline ${config.WEBHOOK_ACK_DEADLINE_MS} ms)` : undefined;
+    },
     async drain() {
       closing = true;
       secrets.stop();

@@ -11,6 +11,7 @@ export const WEBHOOK_OUTCOMES = [
   'invalid_json',
   'too_large',
   'ledger_unavailable',
+  'ack_deadline',
   'no_secret',
   'error',
 ] as const;

@@ -4,7 +4,7 @@ import type { ProviderEnvironment } from '../config/schema.js';
 import { sendJson } from '../http/server.js';
 import type { Logger } from '../log/logger.js';
 import { classifyDelivery } from './classify.js';
-import { LedgerUnavailableError, type GroupCommitWriter } from './group-commit.js';
+import { AckDeadlineError, LedgerUnavailableError, type GroupCommitWriter } from './group-commit.js';
 import type { WebhookMetrics, WebhookOutcome } from './metrics.js';
 import { BodyTooLargeError, readBody } from './read-body.js';
 import type { SecretSource } from './secrets.js';
@@ -17,6 +17,11 @@ export interface ReceiverOptions {
   environment: ProviderEnvironment;
   signatureHeader: string;
   maxBodyBytes: number;
+  /**
+   * Milliseconds from the request's start within which it is answered: 2xx after its commit, or
+   * 503 when the commit has not happened by then (the provider gives up after 5 s and retries).
+   */
+  ackDeadlineMs: number;
   allowedSources: AddressMatcher | undefined;
   trustedProxies: AddressMatcher;
   secrets: SecretSource;
@@ -106,6 +111,7 @@ export function createWebhookHandler(options: ReceiverOptions): (req: IncomingMe
     }
 
     try {
+      const elapsedMs = Number(process.hrtime.bigint() - started) / 1e6;
       const result = await options.writer.write({
         deliveryUuid: randomUUID(),
         environment: options.environment,
@@ -115,7 +121,7 @@ export function createWebhookHandler(options: ReceiverOptions): (req: IncomingMe
         rawBody,
         keyFingerprint: check.keyFingerprint ?? null,
         classification,
-      });
+      }, options.ackDeadlineMs - elapsedMs);
       const outcome: WebhookOutcome = result.duplicate ? 'duplicate' : 'stored';
       const stored = result.classification;
       if (stored.status !== 'parsed') {
@@ -129,6 +135,10 @@ export function createWebhookHandler(options: ReceiverOptions): (req: IncomingMe
         parse_status: stored.status,
       });
     } catch (error) {
+      if (error instanceof AckDeadlineError) {
+        log.error({ deadlineMs: options.ackDeadlineMs, mayCommit: error.mayCommit }, 'webhook answered 503: no commit within the ack deadline');
+        return finish(res, started, 'ack_deadline', 'none', 503, { error: 'ledger too slow; retry' });
+      }
       if (error instanceof LedgerUnavailableError) {
         log.error({ err: (error.cause as Error | undefined)?.message }, 'webhook not stored: ledger unavailable');
         return finish(res, started, 'ledger_unavailable', 'none', 503, { error: 'ledger unavailable; retry' });

@@ -48,8 +48,11 @@ describe('ledger outage', () => {
     }
 
     await server.stop();
+    const outageStarted = performance.now();
     const duringOutage = await Promise.all(bodies.slice(10, 20).map((body) => postDelivery(receiver.url, body)));
     expect(duringOutage.map((r) => r.status)).toEqual(Array(10).fill(503));
+    // Within WEBHOOK_ACK_DEADLINE_MS (3000 by default) plus scheduling margin, inside the provider's 5 s.
+    expect(performance.now() - outageStarted).toBeLessThan(4000);
 
     server = await startEmbeddedPostgres(dir, silentLogger(), { port: server.port });
     // The provider retries every refused delivery, and sends new ones.
