@@ -5,7 +5,7 @@ import type { Config } from './config/schema.js';
 import { healthRoutes } from './http/health.js';
 import { operatorRoutes } from './http/operator-api.js';
 import { pageRoutes } from './http/page.js';
-import { startHttpServer } from './http/server.js';
+import { serverTimeouts, startHttpServer } from './http/server.js';
 import type { Logger } from './log/logger.js';
 import { createLedgerHealthMetrics } from './metrics/ledger-health.js';
 import { startMetricsServer } from './metrics/server.js';
@@ -51,6 +51,7 @@ export async function startDaemon(config: Config, log: Logger): Promise<Daemon> 
       port: config.PORT,
       log,
       name: 'receiver and operator API',
+      timeouts: serverTimeouts(config),
       routes: [receiver.route, ...healthRoutes(database, { isStopping: () => shutdown.isShuttingDown, hasSigningSecret: () => receiver.secrets.current().length > 0, commitStall: () => receiver.commitStall() }), ...operatorRoutes({ config, database, log }), ...pageRoutes()],
     });
     shutdown.register('receiver', async () => {
@@ -59,7 +60,7 @@ export async function startDaemon(config: Config, log: Logger): Promise<Daemon> 
 
     reconcileMetricsFor(registry, database, config.PROVIDER_ENV);
     createLedgerHealthMetrics(registry, database, config.PROVIDER_ENV);
-    const metricsServer = await startMetricsServer(registry, { host: config.HOST, port: config.METRICS_PORT, log });
+    const metricsServer = await startMetricsServer(registry, { host: config.HOST, port: config.METRICS_PORT, log, timeouts: serverTimeouts(config) });
     shutdown.register('metrics server', () => metricsServer.close());
 
     const inbox = startStatementInbox(ctx);

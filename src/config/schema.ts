@@ -71,6 +71,10 @@ export const configShape = {
   WEBHOOK_ACK_DEADLINE_MS: positiveInt.max(4500).default(3000),
   TRUSTED_PROXIES: addressList.default([]),
   PORT: port.default(8080),
+  // How long a client may take to send a request's headers, and the whole request, on PORT and
+  // METRICS_PORT: a slow client is cut off then (408) instead of holding a connection.
+  SERVER_HEADERS_TIMEOUT_MS: positiveInt.default(5000),
+  SERVER_REQUEST_TIMEOUT_MS: positiveInt.default(10000),
   METRICS_PORT: port.default(9464),
   HOST: z.string().default('0.0.0.0'),
   POLL_SCHEDULE: cronExpression.default('*/5 * * * *'),
@@ -119,6 +123,10 @@ export const configSchema = z.object(configShape).superRefine((config, ctx) => {
     if (url.protocol === 'http:' && !isLoopbackHost(url.hostname)) {
       ctx.addIssue({ code: 'custom', path: ['PROVIDER_BASE_URL'], message: 'plain http would send PROVIDER_API_KEY in clear in production: use https (or a loopback proxy)' });
     }
+  }
+  // node:http refuses a headers timeout longer than the request timeout.
+  if (config.SERVER_HEADERS_TIMEOUT_MS > config.SERVER_REQUEST_TIMEOUT_MS) {
+    ctx.addIssue({ code: 'custom', path: ['SERVER_HEADERS_TIMEOUT_MS'], message: `is longer than SERVER_REQUEST_TIMEOUT_MS (${config.SERVER_REQUEST_TIMEOUT_MS})` });
   }
   // 0 asks the OS for a free port (the tests' way), so two zeros are two different ports.
   if (config.PORT !== 0 && config.PORT === config.METRICS_PORT) {

@@ -36,13 +36,43 @@ function sendJson(res: ServerResponse, status: number, body: unknown, close = fa
 
 export { sendJson };
 
+export interface ServerTimeouts {
+  /** A request's headers must have arrived this long after its first byte. */
+  headersMs: number;
+  /** The whole request (headers and body) must have arrived this long after its first byte. */
+  requestMs: number;
+}
+
+export const DEFAULT_SERVER_TIMEOUTS: ServerTimeouts = { headersMs: 5_000, requestMs: 10_000 };
+
+export function serverTimeouts(config: { SERVER_HEADERS_TIMEOUT_MS: number; SERVER_REQUEST_TIMEOUT_MS: number }): ServerTimeouts {
+  return { headersMs: config.SERVER_HEADERS_TIMEOUT_MS, requestMs: config.SERVER_REQUEST_TIMEOUT_MS };
+}
+
 /**
- * A small router over node:http. Timeouts bound what a slow client can hold: headers within 5 s,
- * the whole request within 10 s (the provider itself gives up after 5 s).
+ * How often node:http looks for requests past headersTimeout or requestTimeout. Node checks only
+ * every connectionsCheckingInterval (30 s by default), so a slow client was cut off 17-40 s in
+ * instead of at the configured 5 and 10 s; checking at a quarter of the shorter timeout (at most
+ * every 500 ms) enforces each within that much. The check walks the open connections: cheap.
  */
-export async function startHttpServer(options: { host: string; port: number; routes: Route[]; log: Logger; name: string }): Promise<HttpServer> {
+function checkingIntervalMs(timeouts: ServerTimeouts): number {
+  return Math.max(25, Math.min(500, Math.floor(timeouts.headersMs / 4)));
+}
+
+/**
+ * A small router over node:http. Timeouts bound what a slow client can hold (SERVER_HEADERS_TIMEOUT_MS,
+ * SERVER_REQUEST_TIMEOUT_MS: 5 s and 10 s by default; the provider itself gives up after 5 s).
+ */
+export async function startHttpServer(options: { host: string; port: number; routes: Route[]; log: Logger; name: string; timeouts?: ServerTimeouts }): Promise<HttpServer> {
   const { log, routes } = options;
-  const server = createServer({ requestTimeout: 10_000, headersTimeout: 5_000, keepAliveTimeout: 5_000 }, (req, res) => {
+  const timeouts = options.timeouts ?? DEFAULT_SERVER_TIMEOUTS;
+  const serverOptions = {
+    requestTimeout: timeouts.requestMs,
+    headersTimeout: timeouts.headersMs,
+    keepAliveTimeout: 5_000,
+    connectionsCheckingInterval: checkingIntervalMs(timeouts),
+  };
+  const server = createServer(serverOptions, (req, res) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
     const route = routes.find((r) => (typeof r.path === 'string' ? r.path === url.pathname : r.path.test(url.pathname)) && r.method === req.method);
     if (!route) {
@@ -58,8 +88,11 @@ export async function startHttpServer(options: { host: string; port: number; rou
       });
   });
   server.on('clientError', (error, socket) => {
-    log.debug({ err: error.message }, 'client error');
-    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n');
+    // A client past SERVER_HEADERS_TIMEOUT_MS or SERVER_REQUEST_TIMEOUT_MS is told 408, as node:http
+    // itself would; every other parse failure is a 400.
+    const timedOut = (error as NodeJS.ErrnoException).code === 'ERR_HTTP_REQUEST_TIMEOUT';
+    log.debug({ err: error.message }, timedOut ? 'client too slow: cut off' : 'client error');
+    if (socket.writable) socket.end(timedOut ? 'HTTP/1.1 408 Request Timeout\r\nconnection: close\r\n\r\n' : 'HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n');
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -1,14 +1,15 @@
 import type { Registry } from 'prom-client';
 import type { Logger } from '../log/logger.js';
-import { startHttpServer, type HttpServer } from '../http/server.js';
+import { startHttpServer, type HttpServer, type ServerTimeouts } from '../http/server.js';
 
 /** GET /metrics on its own port, so scraping never competes with the provider's deliveries. */
-export async function startMetricsServer(registry: Registry, options: { host: string; port: number; log: Logger }): Promise<HttpServer> {
+export async function startMetricsServer(registry: Registry, options: { host: string; port: number; log: Logger; timeouts?: ServerTimeouts }): Promise<HttpServer> {
   return startHttpServer({
     host: options.host,
     port: options.port,
     log: options.log,
     name: 'metrics',
+    timeouts: options.timeouts,
     routes: [
       {
         method: 'GET',

@@ -1,7 +1,7 @@
 import type { AppContext } from '../../src/app/context.js';
 import { loadConfig } from '../../src/config/load.js';
 import type { Database } from '../../src/db/database.js';
-import { startHttpServer, type HttpServer } from '../../src/http/server.js';
+import { serverTimeouts, startHttpServer, type HttpServer } from '../../src/http/server.js';
 import { Shutdown } from '../../src/lifecycle/shutdown.js';
 import { createLogger, silentLogger } from '../../src/log/logger.js';
 import { createRegistry } from '../../src/metrics/registry.js';
@@ -25,7 +25,7 @@ export async function startTestReceiver(database: Database, env: Record<string, 
   const log = process.env.TEST_LOG ? createLogger(process.env.TEST_LOG, 'stderr') : silentLogger();
   const ctx: AppContext = { config, log, database, registry: createRegistry({ defaultMetrics: false }), shutdown: new Shutdown(log, 5000) };
   const receiver = await createWebhookReceiver(ctx, deps);
-  const http = await startHttpServer({ host: '127.0.0.1', port: 0, routes: [receiver.route], log, name: 'test receiver' });
+  const http = await startHttpServer({ host: '127.0.0.1', port: 0, routes: [receiver.route], log, name: 'test receiver', timeouts: serverTimeouts(config) });
   return {
     url: `${http.url}/webhooks`,
     ctx,
