@@ -5,7 +5,7 @@ import type { Logger } from '../log/logger.js';
 import { acknowledgeDiscrepancy } from '../reconcile/index.js';
 import {
   XLSX_MAX_ROWS, contentTypeFor, csvHeader, decodeCursor, discrepancySource, fetchAll, fetchPage, ordersSource, parseDiscrepancyQuery,
-  payoutsSource, renderBatch, renderXlsx, streamSource, type ReportSource,
+  openBatches, payoutsSource, renderBatch, renderXlsx, streamReport, type ReportSource,
 } from '../reports/index.js';
 import { readBody, BodyTooLargeError } from '../webhooks/read-body.js';
 import { detailRoutes } from './operator-detail.js';
@@ -44,8 +44,12 @@ async function answerReport(req: IncomingMessage, res: ServerResponse, url: URL,
   }
   const headers = { 'content-type': contentTypeFor(format), ...(format === 'csv' ? disposition('csv') : {}) };
   if (page.limit === undefined) {
+    // A ledger that cannot be read fails here, before the 200 (the router answers 503); one that
+    // fails later throws out of streamReport, and the router then cuts the connection without the
+    // closing chunk (sendJson in server.ts), so no client takes the part it got for the report.
+    const batches = await openBatches(source, after);
     res.writeHead(200, headers);
-    await streamSource(source, format, res, csv, after);
+    await streamReport(batches, source.shape, format, res, csv);
     res.end();
     return;
   }

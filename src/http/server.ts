@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { isTransientDatabaseError } from '../db/errors.js';
 import type { Logger } from '../log/logger.js';
 
 export type Handler = (req: IncomingMessage, res: ServerResponse, url: URL) => Promise<void> | void;
@@ -22,7 +23,10 @@ export interface HttpServer {
 /** A JSON answer; `close` asks the client to drop the connection (refusals whose body we did not read). */
 function sendJson(res: ServerResponse, status: number, body: unknown, close = false): void {
   if (res.headersSent) {
-    res.end();
+    // Too late for a status: the answer began (a streamed report). Ending it would make the part
+    // sent look whole; destroying the socket leaves a chunked body without its last chunk, which
+    // every HTTP client reports as an error.
+    res.destroy();
     return;
   }
   const payload = JSON.stringify(body);
@@ -83,6 +87,10 @@ export async function startHttpServer(options: { host: string; port: number; rou
     Promise.resolve()
       .then(() => route.handler(req, res, url))
       .catch((error: unknown) => {
+        if (isTransientDatabaseError(error)) {
+          log.error({ err: (error as Error).message, path: url.pathname }, 'request failed: database unavailable');
+          return sendJson(res, 503, { error: 'database unavailable; retry' });
+        }
         log.error({ err: error, path: url.pathname }, 'request failed');
         sendJson(res, 500, { error: 'internal error' });
       });

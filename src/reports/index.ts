@@ -3,7 +3,7 @@ export {
   type CsvDelimiter, type CsvOptions, type ReportFormat, type ReportShape,
 } from './format.js';
 export { streamReport, type StreamResult } from './writer.js';
-export { decodeCursor, encodeCursor, fetchAll, fetchPage, streamSource, type ReportRow, type ReportSource } from './source.js';
+export { decodeCursor, encodeCursor, fetchAll, fetchPage, openBatches, streamSource, type ReportRow, type ReportSource } from './source.js';
 export {
   DISCREPANCY_COLUMNS, DISCREPANCY_SHAPE, STATUS_FILTERS, discrepancySource, parseDiscrepancyQuery, streamDiscrepancies,
   type DiscrepancyFilters, type DiscrepancyQueryInput, type StatusFilter,

@@ -40,9 +40,34 @@ async function* mapped(source: ReportSource, batches: AsyncIterable<ReportRow[]>
   }
 }
 
-/** The whole report (from `after`), streamed with a cursor of 1,000 rows: constant memory. */
-export function streamSource(source: ReportSource, format: ReportFormat, out: Writable, csv?: CsvOptions, after?: string): Promise<StreamResult> {
-  return streamReport(mapped(source, source.query(after, undefined).cursor(1000)), source.shape, format, out, csv);
+/**
+ * Starts the report's query (from `after`, a cursor of 1,000 rows: constant memory) and waits for
+ * its first batch, so a ledger that cannot be read fails here, before a header or a byte is
+ * written: an HTTP client then gets 503, not a 200 with an empty report. The batches that follow
+ * replay that first one; return() closes the cursor even if iteration never began.
+ */
+export async function openBatches(source: ReportSource, after?: string): Promise<AsyncIterableIterator<ReportRow[]>> {
+  const inner = mapped(source, source.query(after, undefined).cursor(1000));
+  let first: IteratorResult<ReportRow[]> | undefined = await inner.next();
+  const replaying: AsyncIterableIterator<ReportRow[]> = {
+    [Symbol.asyncIterator]: () => replaying,
+    next() {
+      const replay = first;
+      first = undefined;
+      return replay ? Promise.resolve(replay) : inner.next();
+    },
+    async return() {
+      first = undefined;
+      await inner.return(undefined);
+      return { done: true, value: undefined };
+    },
+  };
+  return replaying;
+}
+
+/** The whole report (from `after`), streamed in constant memory; fails before writing if the ledger cannot be read. */
+export async function streamSource(source: ReportSource, format: ReportFormat, out: Writable, csv?: CsvOptions, after?: string): Promise<StreamResult> {
+  return streamReport(await openBatches(source, after), source.shape, format, out, csv);
 }
 
 /** One page of at most `limit` rows, and the cursor of the next when there are more. */

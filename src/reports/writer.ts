@@ -45,11 +45,20 @@ export async function streamReport(
 ): Promise<StreamResult> {
   const resolved: ReportShape = 'columns' in shape ? shape : { columns: shape };
   let rows = 0;
-  if (!(await write(out, format === 'csv' ? csvHeader(resolved, csv) : '['))) return { rows, aborted: true };
-  for await (const batch of batches) {
-    if (batch.length === 0) continue;
-    if (!(await write(out, renderBatch(format, resolved, batch, rows === 0, csv)))) return { rows, aborted: true };
-    rows += batch.length;
+  // Iterated by hand so that leaving early, even before the first batch, closes the cursor.
+  const iterator = batches[Symbol.asyncIterator]();
+  let finished = false;
+  try {
+    if (!(await write(out, format === 'csv' ? csvHeader(resolved, csv) : '['))) return { rows, aborted: true };
+    for (let next = await iterator.next(); !next.done; next = await iterator.next()) {
+      const batch = next.value;
+      if (batch.length === 0) continue;
+      if (!(await write(out, renderBatch(format, resolved, batch, rows === 0, csv)))) return { rows, aborted: true };
+      rows += batch.length;
+    }
+    finished = true;
+  } finally {
+    if (!finished) await iterator.return?.();
   }
   if (format === 'json' && !(await write(out, rows === 0 ? ']\n' : '\n]\n'))) return { rows, aborted: true };
   return { rows, aborted: false };
