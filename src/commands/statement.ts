@@ -2,7 +2,7 @@ import { open } from 'node:fs/promises';
 import { withContext, type Command } from './command.js';
 import { UsageError } from '../app/errors.js';
 import { startProgress } from '../lifecycle/progress.js';
-import { importStatementFile, type ImportResult } from '../statements/import.js';
+import { importLimits, importStatementFile, type ImportResult } from '../statements/import.js';
 import { StatementFormatError } from '../statements/types.js';
 
 const HELP = `Usage: bnpl-recon statement import FILE...
@@ -42,7 +42,7 @@ export const command: Command = {
             },
           );
           const progress = startProgress({ label: file, unit: 'lines', log: ctx.log });
-          const r = await importStatementFile(ctx.database, ctx.config.PROVIDER_ENV, file, { onProgress: (lines) => progress.update(lines) }).finally(() => progress.finish());
+          const r = await importStatementFile(ctx.database, ctx.config.PROVIDER_ENV, file, { ...importLimits(ctx.config), onProgress: (lines) => progress.update(lines) }).finally(() => progress.finish());
           done.push(r);
           process.stdout.write(
             `${file}: format ${r.format}, statements ${r.statements ?? '?'}, lines read ${r.linesRead}, lines new ${r.linesNew}${r.alreadyImported ? ' (file already imported)' : ''}\n`,

@@ -110,6 +110,11 @@ export const configShape = {
     .min(1)
     .refine((v) => { try { new RegExp(v); return true; } catch { return false; } }, { message: 'not a valid regular expression' })
     .optional(),
+  // Statement imports: a larger file is refused (and moved to inbox/failed/), and so is a file with
+  // a line over the amount ceiling (10 billion in cents by default: far above any payout, far
+  // below what a misread decimal produces).
+  STATEMENT_MAX_FILE_BYTES: positiveInt.default(128 * 1024 * 1024),
+  STATEMENT_MAX_AMOUNT_CENTS: positiveInt.max(Number.MAX_SAFE_INTEGER).default(1_000_000_000_000),
   // `start` in production refuses to run on an embedded, per-process ledger unless this says so: a
   // pod's embedded database is lost with the pod.
   EMBEDDED_DATABASE_IN_PRODUCTION: booleanString.default(false),

@@ -1,4 +1,5 @@
 import { decimalToCents } from './money.js';
+import { StatementFormatError } from './types.js';
 
 export type Node = Record<string, unknown>;
 
@@ -23,9 +24,15 @@ export function dateOf(choice: unknown): string | null {
   return value ? value.slice(0, 10) : null;
 }
 
-export function amountOf(amt: unknown): { cents: bigint; currency: string | null } | null {
+/**
+ * An Amt element. ISO 20022 amounts are unsigned (ActiveOrHistoricCurrencyAndAmount has
+ * minInclusive 0; the direction is CdtDbtInd), so a signed one is refused rather than its sign
+ * dropped: a credit of '-50.00' would otherwise be read as a credit of 50.00.
+ */
+export function amountOf(amt: unknown, where?: string): { cents: bigint; currency: string | null } | null {
   const value = text(amt);
   if (value === null) return null;
+  if (/^\s*[+-]/.test(value)) throw new StatementFormatError(`${where ? `${where}: ` : ''}signed amount '${value}': camt.053 amounts are unsigned, the direction is CdtDbtInd`);
   return { cents: decimalToCents(value), currency: text(node(amt)['@_Ccy']) };
 }
 

@@ -97,8 +97,9 @@ function context(stmt: Node, index: number) {
 function addEntry(open: Open, stmt: Node, entry: Node, section: number): void {
   const c = context(stmt, section);
   const entryIndex = open.entries++;
-  for (const line of entryLines(entry, c.account, c.accountCurrency, c.statementDate, c.where)) {
-    open.lines.push({ ...line, section, entryIndex });
+  const where = `${c.where} entry ${entryIndex + 1}`;
+  for (const line of entryLines(entry, c.account, c.accountCurrency, c.statementDate, c.where, where)) {
+    open.lines.push({ ...line, section, entryIndex, where });
     if (!open.firstDay || line.bookingDate < open.firstDay) open.firstDay = line.bookingDate;
     if (!open.lastDay || line.bookingDate > open.lastDay) open.lastDay = line.bookingDate;
   }
@@ -172,9 +173,9 @@ function bookedAmount(entry: Node, accountCurrency: string | null): { cents: big
 
 type EntryLine = Omit<StatementLine, 'section' | 'entryIndex'>;
 
-function entryLines(entry: Node, account: string | null, accountCurrency: string | null, statementDate: string | null, where: string): EntryLine[] {
+function entryLines(entry: Node, account: string | null, accountCurrency: string | null, statementDate: string | null, where: string, entryWhere: string): EntryLine[] {
   if (!isBooked(entry)) return [];
-  const amount = amountOf(entry['Amt']);
+  const amount = amountOf(entry['Amt'], entryWhere);
   if (!amount) throw new StatementFormatError(`${where}: entry without Amt`);
   const currency = amount.currency ?? accountCurrency ?? 'EUR';
   const direction = directionOf(text(entry['CdtDbtInd']), where);
@@ -185,7 +186,7 @@ function entryLines(entry: Node, account: string | null, accountCurrency: string
   const txs = list(entry['NtryDtls']).flatMap((d) => list(d['TxDtls']));
   const base = { accountIban: account, bookingDate, valueDate: dateOf(entry['ValDt']) } as const;
   // TxDtls/Amt (001.03 and later) is in the account's currency; AmtDtls/TxAmt is what was instructed.
-  const txAmount = (tx: Node) => amountOf(tx['Amt']) ?? amountOf(at(tx, 'AmtDtls', 'TxAmt', 'Amt'));
+  const txAmount = (tx: Node) => amountOf(tx['Amt'], entryWhere) ?? amountOf(at(tx, 'AmtDtls', 'TxAmt', 'Amt'), entryWhere);
   const txDirection = (tx: Node): Direction => {
     const ind = text(tx['CdtDbtInd']);
     return ind === 'CRDT' ? 'credit' : ind === 'DBIT' ? 'debit' : direction;

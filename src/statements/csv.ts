@@ -153,6 +153,7 @@ export function parseCsv(text: string): ParsedStatement {
       section: 0,
       entryIndex: lines.length,
       txIndex: 0,
+      where,
     });
   });
   const dates = lines.map((l) => l.bookingDate).sort();

@@ -36,6 +36,15 @@ export interface ImportResult {
 export interface ImportOptions {
   /** called as lines are staged: lines read so far */
   onProgress?: (linesRead: number) => void;
+  /** STATEMENT_MAX_FILE_BYTES: a larger file is refused before it is parsed */
+  maxFileBytes?: number;
+  /** STATEMENT_MAX_AMOUNT_CENTS: a line over it is refused, naming the file and the line */
+  maxAmountCents?: bigint;
+}
+
+/** The import limits the settings give. */
+export function importLimits(config: { STATEMENT_MAX_FILE_BYTES: number; STATEMENT_MAX_AMOUNT_CENTS: number }): Pick<ImportOptions, 'maxFileBytes' | 'maxAmountCents'> {
+  return { maxFileBytes: config.STATEMENT_MAX_FILE_BYTES, maxAmountCents: BigInt(config.STATEMENT_MAX_AMOUNT_CENTS) };
 }
 
 /** The file's bytes differed between the two reads (still being written): nothing was imported; try again later. */
@@ -74,7 +83,12 @@ export async function importStatementSource(
   const hash = createHash('sha256');
   const validator = utf8Validator();
   let head: Uint8Array | null = null;
+  let bytes = 0;
   for await (const chunk of source()) {
+    bytes += chunk.length;
+    if (options.maxFileBytes !== undefined && bytes > options.maxFileBytes) {
+      throw new StatementFormatError(`${path.basename(fileName)}: larger than STATEMENT_MAX_FILE_BYTES (${options.maxFileBytes} bytes); split the statement or raise the setting`);
+    }
     hash.update(chunk);
     validator.write(chunk);
     head ??= chunk;
@@ -141,6 +155,19 @@ export function importParsed(database: Database, environment: ProviderEnvironmen
 
 type Stage = (section: StatementSection, lines: StatementLine[]) => Promise<void>;
 
+/**
+ * A line over the ceiling is a misread or a corrupt file (9.2e16 EUR was accepted once), not a
+ * booking: the whole file is refused, naming it and the line.
+ */
+function refuseImplausible(fileName: string, section: number, lines: readonly StatementLine[], max: bigint): void {
+  const over = lines.find((l) => l.amountCents > max);
+  if (!over) return;
+  const where = over.where ?? `statement ${section + 1} entry ${over.entryIndex + 1}`;
+  throw new StatementFormatError(
+    `${path.basename(fileName)}: ${where}: amount of ${over.amountCents} cents (${over.currency}) is over STATEMENT_MAX_AMOUNT_CENTS (${max})`,
+  );
+}
+
 async function importSections(
   database: Database,
   environment: ProviderEnvironment,
@@ -164,6 +191,7 @@ async function importSections(
     const sections: StatementSection[] = [];
     let linesRead = 0;
     const format = await read(async (section, lines) => {
+      if (options.maxAmountCents !== undefined) refuseImplausible(fileName, sections.length, lines, options.maxAmountCents);
       sections.push(section);
       const bookings = sectionBookingKeys(section, lines);
       const positions = lines.map((l) => positionKey(section, l));

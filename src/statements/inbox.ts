@@ -2,7 +2,7 @@ import { mkdir, readdir, rename, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { AppContext } from '../app/context.js';
 import { isTransientDatabaseError } from '../db/errors.js';
-import { FileChangedError, fileSource, importStatementSource, type ImportResult } from './import.js';
+import { FileChangedError, fileSource, importLimits, importStatementSource, type ImportResult } from './import.js';
 import { createStatementMetrics } from './metrics.js';
 import { startJob } from '../jobs/job.js';
 
@@ -97,7 +97,7 @@ async function scan(
         result.deferred.push(entry.name);
         continue;
       }
-      const imported = await importStatementSource(ctx.database, ctx.config.PROVIDER_ENV, fileSource(file), entry.name);
+      const imported = await importStatementSource(ctx.database, ctx.config.PROVIDER_ENV, fileSource(file), entry.name, importLimits(ctx.config));
       await moveAside(file, path.join(dir, 'imported'));
       result.imported.push(imported);
       log.info(

@@ -19,13 +19,23 @@ export function decimalToCents(text: string): bigint {
 
 /**
  * A CSV amount that may carry thousands separators: when both '.' and ',' occur, the last one is the
- * decimal separator and the other is dropped ('1.234,56', '1,234.56'); spaces and apostrophes
- * (Swiss grouping) are dropped too.
+ * decimal separator ('1.234,56', '1,234.56'); one of them occurring once is the decimal separator;
+ * spaces and apostrophes (Swiss grouping) group thousands too. Grouping must be in threes after a
+ * first group of one to three digits, with one separator throughout: '12,3.4' is refused, not read
+ * as 123.40.
  */
 export function csvAmountToCents(text: string): bigint {
-  let t = text.trim().replace(/[\s']/g, '');
-  const lastDot = t.lastIndexOf('.');
-  const lastComma = t.lastIndexOf(',');
-  if (lastDot >= 0 && lastComma >= 0) t = lastDot > lastComma ? t.replaceAll(',', '') : t.replaceAll('.', '');
-  return decimalToCents(t);
+  const m = /^([+-]?)\s*([\d\s'.,\u00a0\u202f]+)$/.exec(text.trim());
+  if (!m) throw new StatementFormatError(`not a decimal amount: '${text}'`);
+  const sign = m[1]!;
+  const body = m[2]!.trim();
+  const dots = body.split('.').length - 1;
+  const commas = body.split(',').length - 1;
+  const decimalAt = dots > 0 && commas > 0 ? Math.max(body.lastIndexOf('.'), body.lastIndexOf(',')) : dots + commas === 1 ? body.search(/[.,]/) : -1;
+  const whole = decimalAt >= 0 ? body.slice(0, decimalAt) : body;
+  const fraction = decimalAt >= 0 ? `.${body.slice(decimalAt + 1)}` : '';
+  if (/\D/.test(whole) && !/^\d{1,3}([\s'.,\u00a0\u202f])\d{3}(?:\1\d{3})*$/.test(whole)) {
+    throw new StatementFormatError(`not a decimal amount: '${text}' (thousands separators must group three digits)`);
+  }
+  return decimalToCents(`${sign}${whole.replace(/\D/g, '')}${fraction}`);
 }

@@ -104,7 +104,8 @@ export function mt940Reader(emit: SectionSink): StatementReader {
       if (f.tag !== '61') return;
       const next = fields[i + 1];
       const line = statementLine(f.value, opening.currency, account, next?.tag === '86' ? next.value : undefined, where);
-      current.lines.push({ ...line, section: sections, entryIndex: current.entries++, txIndex: 0 });
+      const entryIndex = current.entries++;
+      current.lines.push({ ...line, section: sections, entryIndex, txIndex: 0, where: `${where} :61: ${entryIndex + 1}` });
       addTotal(current.section.booked, line.currency, line.direction, line.amountCents);
       addTotal(messageBooked, line.currency, line.direction, line.amountCents);
     });

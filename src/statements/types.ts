@@ -27,6 +27,8 @@ export interface StatementLine {
   entryIndex: number;
   /** the transaction's position in its entry when a batch is split, else 0 */
   txIndex: number;
+  /** where the line is in its file, for messages (CSV row, CAMT statement and entry) */
+  where?: string;
 }
 
 /** Signed amounts per currency, in cents: credits positive. */
