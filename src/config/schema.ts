@@ -115,6 +115,10 @@ export const configShape = {
   // below what a misread decimal produces).
   STATEMENT_MAX_FILE_BYTES: positiveInt.default(128 * 1024 * 1024),
   STATEMENT_MAX_AMOUNT_CENTS: positiveInt.max(Number.MAX_SAFE_INTEGER).default(1_000_000_000_000),
+  // The inbox imports each file in a child process with this heap limit and time limit: a file
+  // that exhausts either is moved to inbox/failed/, and the daemon goes on answering.
+  STATEMENT_IMPORT_MAX_MEMORY_MB: positiveInt.min(64).default(1024),
+  STATEMENT_IMPORT_TIMEOUT_SECONDS: positiveInt.default(1800),
   // `start` in production refuses to run on an embedded, per-process ledger unless this says so: a
   // pod's embedded database is lost with the pod.
   EMBEDDED_DATABASE_IN_PRODUCTION: booleanString.default(false),

@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { AppContext } from '../app/context.js';
 import { isTransientDatabaseError } from '../db/errors.js';
 import { FileChangedError, fileSource, importLimits, importStatementSource, type ImportResult } from './import.js';
+import { ImportStoppedError, importInChildProcess } from './isolated-import.js';
 import { createStatementMetrics } from './metrics.js';
 import { startJob } from '../jobs/job.js';
 
@@ -77,7 +78,7 @@ export function startStatementInbox(ctx: Pick<AppContext, 'config' | 'log' | 'da
 }
 
 async function scan(
-  ctx: Pick<AppContext, 'config' | 'database'>,
+  ctx: Pick<AppContext, 'config' | 'database' | 'shutdown'>,
   dir: string,
   settleMs: number,
   log: AppContext['log'],
@@ -97,7 +98,7 @@ async function scan(
         result.deferred.push(entry.name);
         continue;
       }
-      const imported = await importStatementSource(ctx.database, ctx.config.PROVIDER_ENV, fileSource(file), entry.name, importLimits(ctx.config));
+      const imported = await importOne(ctx, file, entry.name);
       await moveAside(file, path.join(dir, 'imported'));
       result.imported.push(imported);
       log.info(
@@ -109,6 +110,11 @@ async function scan(
       if (error instanceof FileChangedError) {
         result.deferred.push(entry.name);
         log.warn({ file: entry.name }, 'statement changed while it was read; retried at the next scan');
+        continue;
+      }
+      if (error instanceof ImportStoppedError) {
+        result.deferred.push(entry.name);
+        log.info({ file: entry.name }, 'statement import stopped by shutdown; retried at the next start');
         continue;
       }
       if (isTransientDatabaseError(error)) {
@@ -129,6 +135,21 @@ async function scan(
     }
   }
   return result;
+}
+
+/**
+ * One file's import: in a child process with its own heap limit and time limit when the ledger's
+ * address is known (DATABASE_URL, or the embedded server this process started), so a huge or
+ * hostile file cannot stall or kill the daemon (isolated-import.ts); in this process otherwise.
+ */
+function importOne(ctx: Pick<AppContext, 'config' | 'database' | 'shutdown'>, file: string, name: string): Promise<ImportResult> {
+  const limits = importLimits(ctx.config);
+  const databaseUrl = ctx.config.DATABASE_URL ?? ctx.database.embeddedUrl;
+  if (databaseUrl === undefined) return importStatementSource(ctx.database, ctx.config.PROVIDER_ENV, fileSource(file), name, limits);
+  return importInChildProcess(
+    { databaseUrl, environment: ctx.config.PROVIDER_ENV, file, name, maxFileBytes: ctx.config.STATEMENT_MAX_FILE_BYTES, maxAmountCents: String(limits.maxAmountCents) },
+    { maxMemoryMb: ctx.config.STATEMENT_IMPORT_MAX_MEMORY_MB, timeoutMs: ctx.config.STATEMENT_IMPORT_TIMEOUT_SECONDS * 1000, signal: ctx.shutdown.signal },
+  );
 }
 
 /** Moves the file into `targetDir`, never overwriting: a second file of the same name gets a time suffix. */

@@ -1,0 +1,34 @@
+import { drizzle } from 'drizzle-orm/postgres-js';
+import { createSqlClient } from '../db/database.js';
+import { errorCode } from '../db/errors.js';
+import * as schema from '../ledger/schema/index.js';
+import { FileChangedError, fileSource, importStatementSource } from './import.js';
+import type { ChildReply, ChildRequest } from './isolated-import.js';
+
+/**
+ * The statement inbox's import process (isolated-import.ts forks it with its own heap limit): one
+ * file, over its own database connection, one answer on the IPC channel, then exit. A file that
+ * exhausts this heap kills this process, never the daemon.
+ */
+process.once('message', (message: ChildRequest) => {
+  void run(message).then((reply) => {
+    process.send?.(reply, () => process.disconnect());
+  });
+});
+
+async function run(request: ChildRequest): Promise<ChildReply> {
+  const sql = createSqlClient(request.databaseUrl, { poolMax: 1, applicationName: 'bnpl-recon statement import' });
+  try {
+    const database = { sql, db: drizzle(sql, { schema }), embedded: false, close: () => sql.end({ timeout: 5 }) };
+    const result = await importStatementSource(database, request.environment, fileSource(request.file), request.name, {
+      maxFileBytes: request.maxFileBytes,
+      maxAmountCents: BigInt(request.maxAmountCents),
+    });
+    return { ok: true, result };
+  } catch (error) {
+    const e = error as Error;
+    return { ok: false, message: e.message ?? String(error), code: errorCode(error), changed: error instanceof FileChangedError };
+  } finally {
+    await sql.end({ timeout: 5 });
+  }
+}

@@ -1,0 +1,85 @@
+import { fork } from 'node:child_process';
+import type { ProviderEnvironment } from '../config/schema.js';
+import { FileChangedError, type ImportResult } from './import.js';
+
+export interface ChildRequest {
+  databaseUrl: string;
+  environment: ProviderEnvironment;
+  file: string;
+  name: string;
+  maxFileBytes: number;
+  /** decimal text: bigint does not cross the IPC channel */
+  maxAmountCents: string;
+}
+
+export type ChildReply = { ok: true; result: ImportResult } | { ok: false; message: string; code: string | undefined; changed: boolean };
+
+/** The import process died (out of memory, a crash) or ran past its time: the file is at fault, not the database. */
+export class ImportCrashedError extends Error {
+  override readonly name = 'ImportCrashedError';
+}
+
+/** The daemon is stopping: the import was stopped and its transaction rolled back; the file stays for the next start. */
+export class ImportStoppedError extends Error {
+  override readonly name = 'ImportStoppedError';
+}
+
+export interface IsolatedImportOptions {
+  /** --max-old-space-size of the import process */
+  maxMemoryMb: number;
+  timeoutMs: number;
+  signal?: AbortSignal;
+}
+
+// Compiled (dist/) the child is .js; under the TypeScript sources (tests, tsx) it needs tsx's loader.
+const CHILD = new URL(import.meta.url.endsWith('.ts') ? './import-child.ts' : './import-child.js', import.meta.url);
+const LOADER = import.meta.url.endsWith('.ts') ? ['--import', 'tsx'] : [];
+
+/**
+ * Imports one statement file in a child process with its own heap limit: a 500,000-entry CAMT
+ * parsed in the daemon's process took it to 4.2 GB and blocked webhook answers for 70 s; one of
+ * 1,000,000 entries killed it, and again at each restart. In a child the parse neither shares the
+ * receiver's event loop nor its heap, and a file that kills the child (or runs past `timeoutMs`)
+ * fails with ImportCrashedError, which the inbox treats like any bad file: moved to failed/. The
+ * child's transaction dies with its connection, so a killed import leaves nothing half-written.
+ * Errors come back as messages; a database error keeps its code, so the caller still tells an
+ * outage (retry later) from a bad file.
+ */
+export function importInChildProcess(request: ChildRequest, options: IsolatedImportOptions): Promise<ImportResult> {
+  return new Promise((resolve, reject) => {
+    const child = fork(CHILD, [], {
+      execArgv: [...LOADER, `--max-old-space-size=${options.maxMemoryMb}`],
+      stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+      serialization: 'advanced',
+    });
+    let reply: ChildReply | undefined;
+    let stderr = '';
+    let why: Error | undefined;
+    child.stderr?.on('data', (chunk: Buffer) => {
+      stderr = (stderr + chunk.toString('utf8')).slice(-2000);
+    });
+    const kill = (error: Error) => {
+      why ??= error;
+      child.kill('SIGKILL');
+    };
+    const timer = setTimeout(() => kill(new ImportCrashedError(`import did not finish within ${options.timeoutMs} ms: stopped`)), options.timeoutMs);
+    const onAbort = () => kill(new ImportStoppedError('import stopped: shutting down'));
+    options.signal?.addEventListener('abort', onAbort, { once: true });
+    if (options.signal?.aborted) onAbort();
+    child.on('message', (message: ChildReply) => (reply = message));
+    child.on('error', (error) => kill(error));
+    child.on('exit', (code, signal) => {
+      clearTimeout(timer);
+      options.signal?.removeEventListener('abort', onAbort);
+      if (why) return reject(why);
+      if (reply?.ok) return resolve(reply.result);
+      if (reply) {
+        if (reply.changed) return reject(new FileChangedError(reply.message));
+        return reject(Object.assign(new Error(reply.message), reply.code ? { code: reply.code } : {}));
+      }
+      const last = stderr.trim().split('\n').slice(-3).join(' | ');
+      reject(new ImportCrashedError(`import process died (${signal ?? `exit code ${code}`}) with heap limit ${options.maxMemoryMb} MB${last ? `: ${last}` : ''}`));
+    });
+    child.send(request);
+  });
+}
