@@ -1,6 +1,5 @@
 import type { TransactionSql } from 'postgres';
 import type { ProviderEnvironment } from '../config/schema.js';
-import type { PayoutRuleSettings } from './rules/payout-common.js';
 
 /** Order states that have a webhook topic (spec, "Topics"): only these can have a missed webhook. */
 export const ORDER_STATES_WITH_TOPIC = ['authorized', 'pending', 'confirmed', 'declined', 'canceled'] as const;
@@ -9,6 +8,15 @@ export const ORDER_STATES_WITH_TOPIC = ['authorized', 'pending', 'confirmed', 'd
 export const ORDER_RULE_KINDS = ['missed_webhook', 'state_mismatch', 'orphan_webhook', 'duplicate_event'] as const;
 
 /** What every rule needs: one environment, one instant, one grace period. */
+export interface PayoutRuleSettings {
+  /** PAYOUT_SETTLEMENT_DAYS */
+  settlementDays: number;
+  /** PAYOUT_SOURCE_IBANS, normalised (no spaces, upper case) */
+  sourceIbans: readonly string[];
+  /** PAYOUT_REFERENCE_PATTERN: a Postgres regular expression; a credit whose reference matches is a payout credit */
+  referencePattern: string | null;
+}
+
 export interface RuleParams {
   environment: ProviderEnvironment;
   /** The pass's clock; tests move it to cross the grace period without waiting. */
