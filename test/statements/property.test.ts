@@ -20,6 +20,7 @@ afterAll(async () => {
 // replay an account while shrinking), so runs do not see each other's lines.
 async function clear(account: string): Promise<void> {
   await db.sql`delete from statement_lines where account_iban = ${account}`;
+  await db.sql`delete from statement_periods where statement_id in (select id from bank_statements where account_iban = ${account})`;
   await db.sql`delete from bank_statements where account_iban = ${account}`;
 }
 
