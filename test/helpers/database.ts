@@ -2,9 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { inject } from 'vitest';
 import { drizzle } from 'drizzle-orm/postgres-js';
 import { createSqlClient, type Database } from '../../src/db/database.js';
-import { applyMigrations } from '../../src/ledger/migrate.js';
 import * as schema from '../../src/ledger/schema/index.js';
-import { silentLogger } from '../../src/log/logger.js';
 
 export interface TestDatabase extends Database {
   url: string;
@@ -25,14 +23,16 @@ export function serverUrl(): string {
 }
 
 /**
- * A fresh database on the test server, named after the test file, with every migration applied.
+ * A fresh database on the test server, named after the test file, with every migration applied
+ * (cloned from the run's template).
  * Each test file gets its own, so files run in parallel without seeing each other's rows.
  */
 export async function createTestDatabase(label: string, options: { migrate?: boolean; poolMax?: number } = {}): Promise<TestDatabase> {
   const admin = createSqlClient(serverUrl(), { poolMax: 1 });
   const name = `t_${label.replace(/[^a-z0-9]+/gi, '_').toLowerCase().slice(0, 40)}_${randomBytes(4).toString('hex')}`;
   try {
-    await admin.unsafe(`create database "${name}"`);
+    // A copy of the run's migrated template (test/global-setup.ts) unless the test wants it bare.
+    await admin.unsafe(options.migrate === false ? `create database "${name}"` : `create database "${name}" template "${inject('templateDatabase')}"`);
   } finally {
     await admin.end({ timeout: 5 });
   }
@@ -57,6 +57,5 @@ export async function createTestDatabase(label: string, options: { migrate?: boo
       }
     },
   };
-  if (options.migrate !== false) await applyMigrations(database, silentLogger());
   return database;
 }
