@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { inject } from 'vitest';
+import { afterAll, afterEach, beforeAll, inject } from 'vitest';
 import { drizzle } from 'drizzle-orm/postgres-js';
 import { createSqlClient, type Database } from '../../src/db/database.js';
 import * as schema from '../../src/ledger/schema/index.js';
@@ -58,4 +58,23 @@ export async function createTestDatabase(label: string, options: { migrate?: boo
     },
   };
   return database;
+}
+
+/**
+ * This test file's database: created before its tests, dropped after them when every test passed,
+ * and kept (closed) when one failed, so its rows are there to inspect. `set` receives it.
+ */
+export function useTestDatabase(label: string, set: (database: TestDatabase) => void, options: { migrate?: boolean; poolMax?: number } = {}): void {
+  let database: TestDatabase | undefined;
+  let failed = false;
+  beforeAll(async () => {
+    database = await createTestDatabase(label, options);
+    set(database);
+  });
+  afterEach(({ task }) => {
+    if (task.result?.state === 'fail') failed = true;
+  });
+  afterAll(async () => {
+    await (failed ? database?.close() : database?.drop());
+  });
 }
