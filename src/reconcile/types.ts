@@ -6,7 +6,7 @@ export type DiscrepancyKind = (typeof DISCREPANCY_KINDS)[number];
 export type EntityType = (typeof ENTITY_TYPES)[number];
 
 /** Order states that have a webhook topic (spec, "Topics"): only these can have a missed webhook. */
-export const ORDER_STATES_WITH_TOPIC = ['authorized', 'pending', 'confirmed', 'declined', 'canceled'] as const;
+export { ORDER_STATES_WITH_TOPIC } from '../provider/vocabulary.js';
 
 /** The payout rules' settings (rules/payout-common.ts payoutSettings normalises them). */
 export interface PayoutRuleSettings {

@@ -11,7 +11,7 @@ import type { SecretSource } from './secrets.js';
 import { verifySignature } from './signature.js';
 import type { AddressMatcher } from '../config/addresses.js';
 import { clientAddress } from './source-address.js';
-import { familyOf } from './topics.js';
+import { familyOf } from '../provider/vocabulary.js';
 
 export interface ReceiverOptions {
   environment: ProviderEnvironment;
