@@ -13,7 +13,7 @@ import { removeEmbeddedLedger } from '../db/embedded.js';
 import { demoSummary } from './demo-summary.js';
 import { DEFAULT_FAULT_RATES, startSimulator, type Simulator } from '../sim/index.js';
 import { importStatementFile } from '../statements/import.js';
-import { SUBSCRIPTION_TOPICS } from '../webhooks/topics.js';
+import { SUBSCRIPTION_TOPICS } from '../provider/vocabulary.js';
 
 const HELP = `Usage: bnpl-recon demo [--duration SECONDS] [--seed N] [--time-scale S]
 

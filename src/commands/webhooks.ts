@@ -5,7 +5,7 @@ import { UsageError } from '../app/errors.js';
 import { loadConfig, requireSettings } from '../config/load.js';
 import { createLogger } from '../log/logger.js';
 import { createProviderClient } from '../provider/client.js';
-import { SUBSCRIPTION_TOPICS } from '../webhooks/topics.js';
+import { SUBSCRIPTION_TOPICS } from '../provider/vocabulary.js';
 
 const TOPIC_SHAPE = /^[a-z_]+(\/[a-z_]+)?$/;
 

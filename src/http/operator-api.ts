@@ -10,7 +10,7 @@ import {
 import { readBody, BodyTooLargeError } from '../webhooks/read-body.js';
 import { detailRoutes } from './operator-detail.js';
 import {
-  XLSX_TYPE, answerBadRequest, authorise, csvOptions, environmentOf, negotiateFormat, operatorMatcher, pageOf, type Operator,
+  XLSX_TYPE, answerBadRequest, authorise, csvOptions, environmentOf, negotiateFormat, operatorMatcher, pageOf, type Guarded, type Operator,
 } from './operator-request.js';
 import { overviewRoutes } from './operator-overview.js';
 import { sendJson, type Route } from './server.js';
@@ -64,7 +64,6 @@ async function answerReport(req: IncomingMessage, res: ServerResponse, url: URL,
   else res.end(rows.length === 0 ? '[]\n' : `[${renderBatch('json', source.shape, rows, true)}\n]\n`);
 }
 
-type Guarded = (req: IncomingMessage, res: ServerResponse, url: URL, who: Operator) => Promise<void>;
 
 export function operatorRoutes(deps: { config: Config; database: Database; log: Logger }): Route[] {
   const { config, database, log } = deps;
@@ -141,4 +140,3 @@ export function operatorRoutes(deps: { config: Config; database: Database; log: 
   ];
 }
 
-export type { Guarded };

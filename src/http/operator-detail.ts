@@ -2,7 +2,7 @@ import type { Config } from '../config/schema.js';
 import type { Database } from '../db/database.js';
 import { discrepancySource } from '../reports/index.js';
 import { REPORT_TIME_FORMAT } from '../reports/source.js';
-import type { Guarded } from './operator-api.js';
+import type { Guarded } from './operator-request.js';
 import { sendJson, type Route } from './server.js';
 
 const ISO_US = 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"';

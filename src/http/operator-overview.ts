@@ -1,7 +1,7 @@
 import type { Config } from '../config/schema.js';
 import type { Database } from '../db/database.js';
 import { REPORT_TIME_FORMAT } from '../reports/source.js';
-import type { Guarded } from './operator-api.js';
+import type { Guarded } from './operator-request.js';
 import { sendJson, type Route } from './server.js';
 
 const SERIES_POINTS = 30;

@@ -5,6 +5,9 @@ import { parseDelimiter, type CsvOptions } from '../reports/index.js';
 import { tokenMatcher, type TokenMatcher } from './operator-tokens.js';
 import { sendJson } from './server.js';
 
+/** A handler that runs only for an authorised operator, who is named. */
+export type Guarded = (req: IncomingMessage, res: ServerResponse, url: URL, who: Operator) => Promise<void>;
+
 export interface Operator {
   /** The token's name ('api' for the shared OPERATOR_TOKEN). */
   name: string;

@@ -26,3 +26,12 @@ export async function createFoundTable(tx: TransactionSql): Promise<void> {
 
 /** ISO 8601 UTC with microseconds, independent of the session's TimeZone (for evidence and hashes). */
 export const ISO_FORMAT = 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"';
+
+/**
+ * The head of every rule's insert into `found`, with its columns named, so a rule's select lines up
+ * by name with this list rather than by counting twelve positions.
+ */
+export function insertIntoFound(tx: TransactionSql) {
+  return tx`insert into found (environment, kind, entity_type, entity_id, subject, external_reference_id, sepa_reference,
+                               expected, observed, details, evidence, evidence_hash)`;
+}

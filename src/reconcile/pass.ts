@@ -11,22 +11,9 @@ import { runSingleton } from '../jobs/singleton.js';
 import { assertStillHeld, type SessionLock } from '../jobs/session-lock.js';
 import { reconcileMetricsFor } from './metrics.js';
 import { recordDuplicateDeliveries } from './rules/duplicate-delivery.js';
-import { duplicateEvent } from './rules/duplicate-event.js';
-import { missedWebhook } from './rules/missed-webhook.js';
-import { orphanWebhook } from './rules/orphan-webhook.js';
-import { payoutAmountMismatch } from './rules/payout-amount-mismatch.js';
-import { payoutCancelledButCredited } from './rules/payout-cancelled-but-credited.js';
-import { PAYOUT_RULE_KINDS, DEFAULT_PAYOUT_SETTINGS } from './rules/payout-common.js';
-import { statementCreditWithoutPayout } from './rules/payout-credit-without-payout.js';
-import { payoutNotOnStatement } from './rules/payout-not-on-statement.js';
-import { payoutUnknownInvoice } from './rules/payout-unknown-invoice.js';
-import { stateMismatch } from './rules/state-mismatch.js';
-import { ORDER_RULE_KINDS, type PassSummary, type Rule, type RuleParams } from './types.js';
-
-export const RULES: readonly Rule[] = [
-  missedWebhook, stateMismatch, orphanWebhook, duplicateEvent,
-  payoutNotOnStatement, statementCreditWithoutPayout, payoutAmountMismatch, payoutCancelledButCredited, payoutUnknownInvoice,
-];
+import { DEFAULT_PAYOUT_SETTINGS } from './rules/payout-common.js';
+import { ORDER_RULE_KINDS, RULES, RULE_KINDS } from './rules/index.js';
+import type { PassSummary, RuleParams } from './types.js';
 
 export interface ReconcileContext {
   config: Pick<Config, 'PROVIDER_ENV' | 'WEBHOOK_GRACE_SECONDS'> &
@@ -136,19 +123,19 @@ async function runRules(
   });
   const orderAndPayoutRules = ctx.database.sql.begin(async (tx) => {
     await tuneForPass(tx);
-    const scope = await timed('scope', () => buildScope(tx, base, forceFull));
+    const scope = await timed('scope', () => buildScope(tx, base, forceFull, ORDER_RULE_KINDS));
     const params: RuleParams = { ...base, scoped: scope.mode === 'incremental' };
     summary.mode = scope.mode;
     if (scope.orders !== undefined) summary.scopeOrders = scope.orders;
     ctx.log.debug({ mode: scope.mode, reason: scope.reason, orders: scope.orders }, 'reconcile scope');
     await createFoundTable(tx);
-    for (const rule of RULES) summary.found[rule.name] = await timed(rule.name, () => rule.collect(tx, params));
+    for (const rule of RULES) summary.found[rule.kind] = await timed(rule.kind, () => rule.collect(tx, params));
     // No scope filter on resolution: every order with an open or acknowledged discrepancy is in
     // scope (scope.ts, 5), so `found` is complete for each of them.
     const counts = await timed('upsert', () => upsertFindings(tx, params));
     summary.opened = counts.opened;
     summary.reopened = counts.reopened;
-    summary.resolved = await timed('resolve', () => resolveCleared(tx, params, [...ORDER_RULE_KINDS, ...PAYOUT_RULE_KINDS]));
+    summary.resolved = await timed('resolve', () => resolveCleared(tx, params, RULE_KINDS));
     // Fencing: a pass whose lock session was killed meanwhile commits nothing beside the next holder.
     await assertStillHeld(tx, lock);
   });

@@ -1,6 +1,6 @@
 import type { TransactionSql } from 'postgres';
 import { ISO_FORMAT } from './found.js';
-import { ORDER_RULE_KINDS, type RuleParams } from './types.js';
+import type { RuleParams } from './types.js';
 
 /**
  * Which orders a pass must look at. A full pass looks at all of them; an incremental pass only at
@@ -35,7 +35,8 @@ export interface Scope {
   orders?: number;
 }
 
-export async function buildScope(tx: TransactionSql, p: RuleParams, forceFull: boolean): Promise<Scope> {
+/** `orderKinds`: the kinds whose findings name orders (rules/index.ts), kept in scope while open. */
+export async function buildScope(tx: TransactionSql, p: RuleParams, forceFull: boolean, orderKinds: readonly string[]): Promise<Scope> {
   const now = p.now.toISOString();
   const [last] = await tx<{ w: string | null; last_full: string | null }[]>`
     select to_char(max(started_at) at time zone 'UTC', ${ISO_FORMAT}) as w,
@@ -77,7 +78,7 @@ export async function buildScope(tx: TransactionSql, p: RuleParams, forceFull: b
     union
     select entity_id::uuid from discrepancies
     where environment = ${p.environment} and entity_type = 'order' and status in ('open', 'acknowledged')
-      and kind::text in ${tx(ORDER_RULE_KINDS)}`;
+      and kind::text in ${tx(orderKinds as string[])}`;
   await tx`analyze scope`;
   return { mode: 'incremental', reason: `changes since ${w}`, orders: result.count };
 }

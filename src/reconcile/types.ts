@@ -1,12 +1,22 @@
 import type { TransactionSql } from 'postgres';
 import type { ProviderEnvironment } from '../config/schema.js';
-import type { PayoutRuleSettings } from './rules/payout-common.js';
+import type { DISCREPANCY_KINDS, ENTITY_TYPES } from '../ledger/schema/discrepancies.js';
+
+export type DiscrepancyKind = (typeof DISCREPANCY_KINDS)[number];
+export type EntityType = (typeof ENTITY_TYPES)[number];
 
 /** Order states that have a webhook topic (spec, "Topics"): only these can have a missed webhook. */
-export const ORDER_STATES_WITH_TOPIC = ['authorized', 'pending', 'confirmed', 'declined', 'canceled'] as const;
+export { ORDER_STATES_WITH_TOPIC } from '../provider/vocabulary.js';
 
-/** The kinds this engine decides. The payout/statement kinds wait for the statement tables. */
-export const ORDER_RULE_KINDS = ['missed_webhook', 'state_mismatch', 'orphan_webhook', 'duplicate_event'] as const;
+/** The payout rules' settings (rules/payout-common.ts payoutSettings normalises them). */
+export interface PayoutRuleSettings {
+  /** PAYOUT_SETTLEMENT_DAYS */
+  settlementDays: number;
+  /** PAYOUT_SOURCE_IBANS, normalised (no spaces, upper case) */
+  sourceIbans: readonly string[];
+  /** PAYOUT_REFERENCE_PATTERN: a Postgres regular expression; a credit whose reference matches is a payout credit */
+  referencePattern: string | null;
+}
 
 /** What every rule needs: one environment, one instant, one grace period. */
 export interface RuleParams {
@@ -25,7 +35,10 @@ export interface RuleParams {
  * lifecycle then turns the difference between `found` and `discrepancies` into status changes.
  */
 export interface Rule {
-  name: string;
+  /** The discrepancy kind this rule decides: it alone opens and resolves findings of it. */
+  kind: DiscrepancyKind;
+  /** The entities its findings name; an order rule's findings follow an incremental pass's scope. */
+  entities: readonly EntityType[];
   collect(tx: TransactionSql, params: RuleParams): Promise<number>;
 }
 

@@ -5,9 +5,6 @@ import type { BuyerRecord } from './payloads.js';
 import { germanIban } from './parties.js';
 import { Prng } from './prng.js';
 import { formatEventTime } from './time.js';
-import { startBuyers } from './business-buyers.js';
-import { startOrders } from './business-orders.js';
-import { startPayoutsAndBank } from './business-payouts.js';
 
 /** What the business asks of the fault layer and tells it: decisions come from the fault stream. */
 export interface BusinessHooks {
@@ -61,13 +58,14 @@ export class Business {
     this.providerIban = germanIban(this.rng);
   }
 
-  /** Schedules the first actions; nothing runs until runUntil. */
-  begin(): void {
+  /**
+   * Schedules the first actions of each part (business-start.ts passes them in, so this file
+   * imports none of the parts that import it); nothing runs until runUntil.
+   */
+  begin(parts: readonly ((b: Business) => void)[]): void {
     if (this.started) return;
     this.started = true;
-    startBuyers(this);
-    startOrders(this);
-    startPayoutsAndBank(this);
+    for (const start of parts) start(this);
   }
 
   schedule(at: number, run: () => void): void {

@@ -3,6 +3,7 @@ import { writeFile, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { silentLogger } from '../log/logger.js';
 import { Business, type BusinessHooks } from './business.js';
+import { beginBusiness } from './business-start.js';
 import { Dispatcher } from './delivery.js';
 import { FaultPlanner, type PlannedDelivery } from './faults.js';
 import { PayloadVariants } from './variants.js';
@@ -100,7 +101,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       record: (record) => planner.record(record),
     };
     const business = new Business(env, seed, businessOptions, start, hooks);
-    business.begin();
+    beginBusiness(business);
     return { env, planner, business };
   });
   const world = (env: Env) => worlds.find((w) => w.env === env) as (typeof worlds)[number];

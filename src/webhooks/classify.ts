@@ -6,7 +6,7 @@ import { numberLiterals, onlyMemberLiteral, pathKey } from './number-literals.js
 import * as payloads from './payloads.js';
 import { hasUnicodeEscape, storableText } from './storable.js';
 import * as rows from './typed-rows.js';
-import { familyOf, type TopicFamily } from './topics.js';
+import { familyOf, type TopicFamily } from '../provider/vocabulary.js';
 import { typedRowProblem, type TypedRow } from './typed-rows.js';
 
 export type ParseStatus = 'parsed' | 'unknown_topic' | 'invalid_shape';

@@ -9,7 +9,7 @@ import { allowedAddresses } from './source-address.js';
 
 export { computeSignature, verifySignature, secretFingerprint } from './signature.js';
 export { classifyDelivery, eventKey } from './classify.js';
-export { ALL_TOPICS, BARE_TOPICS, ORDER_STATES_WITH_TOPIC, familyOf } from './topics.js';
+export { ALL_TOPICS, BARE_TOPICS, ORDER_STATES_WITH_TOPIC, familyOf } from '../provider/vocabulary.js';
 export { parseEventTime } from './event-time.js';
 export type { SecretSource } from './secrets.js';
 

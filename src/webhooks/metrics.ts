@@ -1,7 +1,7 @@
 import { Counter, Histogram, type Registry } from 'prom-client';
 import { METRIC_PREFIX } from '../metrics/registry.js';
 import type { UnparsedReason } from './classify.js';
-import { TOPICS_BY_FAMILY } from './topics.js';
+import { TOPICS_BY_FAMILY } from '../provider/vocabulary.js';
 
 export const WEBHOOK_OUTCOMES = [
   'stored',

@@ -11,7 +11,7 @@ import type { SecretSource } from './secrets.js';
 import { verifySignature } from './signature.js';
 import type { AddressMatcher } from '../config/addresses.js';
 import { clientAddress } from './source-address.js';
-import { familyOf } from './topics.js';
+import { familyOf } from '../provider/vocabulary.js';
 
 export interface ReceiverOptions {
   environment: ProviderEnvironment;
@@ -56,9 +56,16 @@ function storedHeaders(req: IncomingMessage): Record<string, string> {
 export function createWebhookHandler(options: ReceiverOptions): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
   const { log, metrics } = options;
 
-  const finish = (res: ServerResponse, started: bigint, outcome: WebhookOutcome, parseStatus: string, status: number, body: Record<string, unknown>, close = false) => {
+  // One line per answer with the delivery's correlation id (its delivery_uuid in the ledger when
+  // stored, and the X-Request-Id header of the answer): refusals at info, successes at debug, since
+  // at 10,000 deliveries/s a line per success would be the daemon's main cost (bench/README.md).
+  const finish = (res: ServerResponse, started: bigint, id: string, outcome: WebhookOutcome, parseStatus: string, status: number, body: Record<string, unknown>, close = false) => {
+    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     metrics.deliveries.labels(outcome, parseStatus).inc();
-    metrics.ackSeconds.labels(outcome).observe(Number(process.hrtime.bigint() - started) / 1e9);
+    metrics.ackSeconds.labels(outcome).observe(seconds);
+    if (status >= 400) log.info({ delivery: id, outcome, status, ms: Math.round(seconds * 1e4) / 10 }, 'webhook answered');
+    else log.debug({ delivery: id, outcome, status, ms: Math.round(seconds * 1e4) / 10 }, 'webhook answered');
+    res.setHeader('x-request-id', id);
     sendJson(res, status, body, close);
   };
 
@@ -71,11 +78,12 @@ export function createWebhookHandler(options: ReceiverOptions): (req: IncomingMe
   return async (req, res) => {
     const started = process.hrtime.bigint();
     const receivedAt = new Date();
+    const id = randomUUID();
     const source = clientAddress(req.socket.remoteAddress, req.headers['x-forwarded-for'] as string | undefined, options.trustedProxies);
-    if (options.isClosing()) return finish(res, started, 'ledger_unavailable', 'none', 503, { error: 'shutting down; retry' }, true);
+    if (options.isClosing()) return finish(res, started, id, 'ledger_unavailable', 'none', 503, { error: 'shutting down; retry' }, true);
     if (options.allowedSources && (source === undefined || !options.allowedSources.has(source))) {
-      log.warn({ source }, 'webhook refused: source address not allowed');
-      return finish(res, started, 'forbidden_source', 'none', 403, { error: 'source address not allowed' }, true);
+      log.warn({ delivery: id, source }, 'webhook refused: source address not allowed');
+      return finish(res, started, id, 'forbidden_source', 'none', 403, { error: 'source address not allowed' }, true);
     }
 
     let rawBody: Buffer;
@@ -83,37 +91,37 @@ export function createWebhookHandler(options: ReceiverOptions): (req: IncomingMe
       rawBody = await readBody(req, options.maxBodyBytes);
     } catch (error) {
       if (error instanceof BodyTooLargeError) {
-        log.warn({ source, err: error.message }, 'webhook refused: body too large');
-        return finish(res, started, 'too_large', 'none', 413, { error: error.message }, true);
+        log.warn({ delivery: id, source, err: error.message }, 'webhook refused: body too large');
+        return finish(res, started, id, 'too_large', 'none', 413, { error: error.message }, true);
       }
-      log.warn({ source, err: (error as Error).message }, 'webhook body could not be read');
-      return finish(res, started, 'error', 'none', 400, { error: 'body could not be read' }, true);
+      log.warn({ delivery: id, source, err: (error as Error).message }, 'webhook body could not be read');
+      return finish(res, started, id, 'error', 'none', 400, { error: 'body could not be read' }, true);
     }
 
     if (options.secrets.current().length === 0 && !(await options.secrets.refreshAfterFailure()) && options.secrets.current().length === 0) {
-      log.error('webhook refused: no signing secret available yet (GET /webhooks/keys failed)');
-      return finish(res, started, 'no_secret', 'none', 503, { error: 'signing secret unavailable; retry' });
+      log.error({ delivery: id }, 'webhook refused: no signing secret available yet (GET /webhooks/keys failed)');
+      return finish(res, started, id, 'no_secret', 'none', 503, { error: 'signing secret unavailable; retry' });
     }
     const header = req.headers[options.signatureHeader];
     const check = await verify(rawBody, Array.isArray(header) ? header[0] : header);
     if (!check.valid) {
-      log.warn({ source, header: options.signatureHeader, present: header !== undefined, bytes: rawBody.length }, 'webhook refused: bad or missing signature');
-      return finish(res, started, 'bad_signature', 'none', 401, { error: 'bad or missing signature' });
+      log.warn({ delivery: id, source, header: options.signatureHeader, present: header !== undefined, bytes: rawBody.length }, 'webhook refused: bad or missing signature');
+      return finish(res, started, id, 'bad_signature', 'none', 401, { error: 'bad or missing signature' });
     }
 
     const classification = classifyDelivery(rawBody);
     if (!classification.ok) {
-      log.warn({ source, err: classification.error }, 'webhook refused: body is not JSON');
-      return finish(res, started, 'invalid_json', 'none', 400, { error: `body is not JSON: ${classification.error}` });
+      log.warn({ delivery: id, source, err: classification.error }, 'webhook refused: body is not JSON');
+      return finish(res, started, id, 'invalid_json', 'none', 400, { error: `body is not JSON: ${classification.error}` });
     }
     if (classification.status !== 'parsed') {
-      log.warn({ topic: classification.topic, status: classification.status, reason: classification.reason, err: classification.error }, 'webhook stored unparsed');
+      log.warn({ delivery: id, topic: classification.topic, status: classification.status, reason: classification.reason, err: classification.error }, 'webhook stored unparsed');
     }
 
     try {
       const elapsedMs = Number(process.hrtime.bigint() - started) / 1e6;
       const result = await options.writer.write({
-        deliveryUuid: randomUUID(),
+        deliveryUuid: id,
         environment: options.environment,
         receivedAt,
         sourceIp: source ?? null,
@@ -127,8 +135,8 @@ export function createWebhookHandler(options: ReceiverOptions): (req: IncomingMe
       if (stored.status !== 'parsed') {
         metrics.unparsed.labels((stored.topic !== null && familyOf(stored.topic)) || 'unknown', stored.reason).inc();
       }
-      log.debug({ deliveryId: result.deliveryId, topic: stored.topic, duplicate: result.duplicate }, 'webhook stored');
-      finish(res, started, outcome, stored.status, 200, {
+      log.debug({ delivery: id, deliveryId: result.deliveryId, topic: stored.topic, duplicate: result.duplicate }, 'webhook stored');
+      finish(res, started, id, outcome, stored.status, 200, {
         status: 'stored',
         delivery_id: result.deliveryId,
         duplicate: result.duplicate,
@@ -140,11 +148,11 @@ export function createWebhookHandler(options: ReceiverOptions): (req: IncomingMe
         return finish(res, started, 'ack_deadline', 'none', 503, { error: 'ledger too slow; retry' });
       }
       if (error instanceof LedgerUnavailableError) {
-        log.error({ err: (error.cause as Error | undefined)?.message }, 'webhook not stored: ledger unavailable');
-        return finish(res, started, 'ledger_unavailable', 'none', 503, { error: 'ledger unavailable; retry' });
+        log.error({ delivery: id, err: (error.cause as Error | undefined)?.message }, 'webhook not stored: ledger unavailable');
+        return finish(res, started, id, 'ledger_unavailable', 'none', 503, { error: 'ledger unavailable; retry' });
       }
-      log.error({ err: error }, 'webhook not stored');
-      finish(res, started, 'error', 'none', 500, { error: 'delivery not stored; retry' });
+      log.error({ delivery: id, err: error }, 'webhook not stored');
+      finish(res, started, id, 'error', 'none', 500, { error: 'delivery not stored; retry' });
     }
   };
 }

@@ -1,13 +1,10 @@
 import { addressMatcher, normaliseAddress, splitList, type AddressMatcher } from '../config/addresses.js';
 import type { ProviderEnvironment } from '../config/schema.js';
+import { SPEC_SOURCE_ADDRESSES } from '../provider/vocabulary.js';
 
 export { normaliseAddress } from '../config/addresses.js';
+export { SPEC_SOURCE_ADDRESSES };
 
-/** The spec's "Webhook authenticity" table: the fixed addresses deliveries come from. */
-export const SPEC_SOURCE_ADDRESSES: Record<ProviderEnvironment, readonly string[]> = {
-  sandbox: ['3.67.101.172', '3.69.55.142', '3.72.30.70', '34.159.77.21'],
-  production: ['3.68.36.187', '3.127.195.5', '18.194.230.169', '34.185.141.246'],
-};
 
 /**
  * The address a delivery came from. X-Forwarded-For is believed only when the peer is a trusted

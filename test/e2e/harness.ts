@@ -3,11 +3,12 @@ import type { Config } from '../../src/config/schema.js';
 import { startDaemon, type Daemon } from '../../src/daemon.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { startSimulator, type FaultRates, type Simulator, type SimulatorOptions } from '../../src/sim/index.js';
-import { BARE_TOPICS } from '../../src/webhooks/topics.js';
+import { SUBSCRIPTION_TOPICS } from '../../src/provider/vocabulary.js';
 import type { TestDatabase } from '../helpers/database.js';
 
 /** Every topic family the simulator sends: the ground truth assumes the receiver takes them all. */
-export const ALL_TOPICS = [...BARE_TOPICS, 'applicant', 'billing_configuration'] as const;
+/** What `webhooks register` subscribes to by default: every topic family the daemon reads. */
+export const ALL_TOPICS = SUBSCRIPTION_TOPICS;
 
 /** Once a year: the tests drive polls and passes themselves (pollNow, reconcileNow). */
 export const RARE_CRON = '0 0 1 1 *';

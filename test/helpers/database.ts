@@ -1,10 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { inject } from 'vitest';
+import { afterAll, afterEach, beforeAll, inject } from 'vitest';
 import { drizzle } from 'drizzle-orm/postgres-js';
 import { createSqlClient, type Database } from '../../src/db/database.js';
-import { applyMigrations } from '../../src/ledger/migrate.js';
 import * as schema from '../../src/ledger/schema/index.js';
-import { silentLogger } from '../../src/log/logger.js';
 
 export interface TestDatabase extends Database {
   url: string;
@@ -25,14 +23,16 @@ export function serverUrl(): string {
 }
 
 /**
- * A fresh database on the test server, named after the test file, with every migration applied.
+ * A fresh database on the test server, named after the test file, with every migration applied
+ * (cloned from the run's template).
  * Each test file gets its own, so files run in parallel without seeing each other's rows.
  */
 export async function createTestDatabase(label: string, options: { migrate?: boolean; poolMax?: number } = {}): Promise<TestDatabase> {
   const admin = createSqlClient(serverUrl(), { poolMax: 1 });
   const name = `t_${label.replace(/[^a-z0-9]+/gi, '_').toLowerCase().slice(0, 40)}_${randomBytes(4).toString('hex')}`;
   try {
-    await admin.unsafe(`create database "${name}"`);
+    // A copy of the run's migrated template (test/global-setup.ts) unless the test wants it bare.
+    await admin.unsafe(options.migrate === false ? `create database "${name}"` : `create database "${name}" template "${inject('templateDatabase')}"`);
   } finally {
     await admin.end({ timeout: 5 });
   }
@@ -57,6 +57,24 @@ export async function createTestDatabase(label: string, options: { migrate?: boo
       }
     },
   };
-  if (options.migrate !== false) await applyMigrations(database, silentLogger());
   return database;
+}
+
+/**
+ * This test file's database: created before its tests, dropped after them when every test passed,
+ * and kept (closed) when one failed, so its rows are there to inspect. `set` receives it.
+ */
+export function useTestDatabase(label: string, set: (database: TestDatabase) => void, options: { migrate?: boolean; poolMax?: number } = {}): void {
+  let database: TestDatabase | undefined;
+  let failed = false;
+  beforeAll(async () => {
+    database = await createTestDatabase(label, options);
+    set(database);
+  });
+  afterEach(({ task }) => {
+    if (task.result?.state === 'fail') failed = true;
+  });
+  afterAll(async () => {
+    await (failed ? database?.close() : database?.drop());
+  });
 }

@@ -1,4 +1,4 @@
-import { ALL_TOPICS } from '../../src/webhooks/topics.js';
+import { ALL_TOPICS } from '../../src/provider/vocabulary.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { main } from '../../src/cli.js';
 import { fingerprint } from '../../src/commands/webhooks.js';

@@ -1,7 +1,7 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { streamPayoutsReport } from '../../src/reports/payouts.js';
 import { importStatement } from '../../src/statements/import.js';
-import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { useTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { findings, MERCHANT_IBAN, pass, payoutEvent, PROVIDER_IBAN } from '../statements/fixtures.js';
 import { Writable } from 'node:stream';
 
@@ -17,16 +17,7 @@ function statement(rows: { ref: string; cents: string; remittance: string }[]): 
 }
 
 let d: TestDatabase;
-let failed = false;
-beforeAll(async () => {
-  d = await createTestDatabase('payout_ref_in_text');
-});
-afterEach(({ task }) => {
-  if (task.result?.state === 'fail') failed = true;
-});
-afterAll(async () => {
-  await (failed ? d.close() : d.drop());
-});
+useTestDatabase('payout_ref_in_text', (database) => (d = database));
 
 async function payoutsReport(): Promise<Record<string, string>[]> {
   let text = '';

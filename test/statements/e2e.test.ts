@@ -8,7 +8,7 @@ import { importStatementFile } from '../../src/statements/import.js';
 import { streamPayoutsReport } from '../../src/reports/payouts.js';
 import { runReconcilePass } from '../../src/reconcile/pass.js';
 import { silentLogger } from '../../src/log/logger.js';
-import { PAYOUT_RULE_KINDS } from '../../src/reconcile/rules/payout-common.js';
+import { PAYOUT_RULE_KINDS } from '../../src/reconcile/rules/index.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { postDelivery, startTestReceiver, type TestReceiver } from '../helpers/receiver.js';
 import { PAYOUT_FAULTS } from './sim-helpers.js';
@@ -91,7 +91,7 @@ describe('payout reconciliation against the ground truth', () => {
       [d.kind, d.entity_type, d.entity_id, d.subject, d.expected ?? '', d.observed ?? '', d.sepa_reference ?? ''].join('|');
     const found = await db.sql<{ kind: string; entity_type: string; entity_id: string; subject: string; expected: string | null; observed: string | null; sepa_reference: string | null }[]>`
       select kind::text, entity_type::text, entity_id, subject, expected, observed, sepa_reference from discrepancies
-      where kind::text in ${db.sql(PAYOUT_RULE_KINDS)} and status = 'open'`;
+      where kind::text in ${db.sql(PAYOUT_RULE_KINDS as string[])} and status = 'open'`;
     expect(found.map(key).sort()).toEqual(expected.map(key).sort());
     for (const kind of PAYOUT_RULE_KINDS) expect(expected.filter((d) => d.kind === kind).length, kind).toBeGreaterThan(0);
     // The duplicate-SEPA payouts (duplicate_event, another rule) share one credit and cause none of ours.

@@ -1,25 +1,16 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { FileChangedError, importParsed, importStatement, importStatementSource } from '../../src/statements/import.js';
 import { parseStatement } from '../../src/statements/index.js';
-import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { useTestDatabase, type TestDatabase } from '../helpers/database.js';
 
 const file = (name: string) => readFileSync(path.join(import.meta.dirname, 'banks', name));
 const text = (name: string) => file(name).toString('latin1');
 const bytes = (t: string) => Buffer.from(t, 'latin1');
 
 let db: TestDatabase;
-let failed = false;
-beforeAll(async () => {
-  db = await createTestDatabase('statements_identity');
-});
-afterEach(({ task }) => {
-  if (task.result?.state === 'fail') failed = true;
-});
-afterAll(async () => {
-  await (failed ? db.close() : db.drop());
-});
+useTestDatabase('statements_identity', (database) => (db = database));
 
 async function stored(account: string) {
   const [r] = await db.sql<{ n: number; credit: string; debit: string }[]>`

@@ -1,20 +1,11 @@
 import fc from 'fast-check';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { importStatement } from '../../src/statements/import.js';
-import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { useTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { booked, camt, mt940, statementArb, type GenStatement, type Wrapper } from './generate.js';
 
 let db: TestDatabase;
-let failed = false;
-beforeAll(async () => {
-  db = await createTestDatabase('statements_property');
-});
-afterEach(({ task }) => {
-  if (task.result?.state === 'fail') failed = true;
-});
-afterAll(async () => {
-  await (failed ? db.close() : db.drop());
-});
+useTestDatabase('statements_property', (database) => (db = database));
 
 // Every run uses its own environment-wide unique account (and clears it first: fast-check may
 // replay an account while shrinking), so runs do not see each other's lines.

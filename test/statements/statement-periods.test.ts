@@ -1,6 +1,6 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { importStatement } from '../../src/statements/import.js';
-import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { useTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { findings, pass, payoutEvent } from './fixtures.js';
 import { camt, type GenDay, type GenStatement } from './generate.js';
 
@@ -9,16 +9,7 @@ import { camt, type GenDay, type GenStatement } from './generate.js';
  * payout due on Tuesday is not "missing from the statements" until Tuesday's statement is imported.
  */
 let d: TestDatabase;
-let failed = false;
-beforeAll(async () => {
-  d = await createTestDatabase('statement_periods');
-});
-afterEach(({ task }) => {
-  if (task.result?.state === 'fail') failed = true;
-});
-afterAll(async () => {
-  await (failed ? d.close() : d.drop());
-});
+useTestDatabase('statement_periods', (database) => (d = database));
 
 const account = 'DE44500105175407324931';
 const day = (date: string, cents: bigint): GenDay => ({ date, entries: [{ cents, direction: 'credit', ref: `R-${date}`, e2e: null, txs: null }] });

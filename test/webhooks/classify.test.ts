@@ -3,7 +3,7 @@ import { classifyDelivery, eventKey } from '../../src/webhooks/classify.js';
 import { parseEventTime } from '../../src/webhooks/event-time.js';
 import { integerString } from '../../src/webhooks/money.js';
 import { parseReferenceList } from '../../src/webhooks/reference-list.js';
-import { ALL_TOPICS } from '../../src/webhooks/topics.js';
+import { ALL_TOPICS } from '../../src/provider/vocabulary.js';
 import { samplePayload } from '../fixtures/spec-payloads.js';
 
 const body = (value: unknown) => Buffer.from(JSON.stringify(value));

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ALL_TOPICS } from '../../src/webhooks/topics.js';
+import { ALL_TOPICS } from '../../src/provider/vocabulary.js';
 import { samplePayload } from '../fixtures/spec-payloads.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { postDelivery, startTestReceiver, type PostResult, type TestReceiver } from '../helpers/receiver.js';

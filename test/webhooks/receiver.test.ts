@@ -2,7 +2,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { computeSignature } from '../../src/webhooks/signature.js';
-import { ALL_TOPICS } from '../../src/webhooks/topics.js';
+import { ALL_TOPICS } from '../../src/provider/vocabulary.js';
 import { samplePayload, ORDER_UUID } from '../fixtures/spec-payloads.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { postDelivery, startTestReceiver, TEST_SECRET, type TestReceiver } from '../helpers/receiver.js';

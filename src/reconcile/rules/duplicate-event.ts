@@ -1,4 +1,5 @@
 import type { TransactionSql } from 'postgres';
+import { insertIntoFound } from '../found.js';
 import { inScope } from '../scope.js';
 import { stage } from '../stage.js';
 import type { Rule, RuleParams } from '../types.js';
@@ -27,7 +28,8 @@ import type { Rule, RuleParams } from '../types.js';
  * sorted event keys (or payout uuids), so a third claimant reopens an acknowledged finding.
  */
 export const duplicateEvent: Rule = {
-  name: 'duplicate_event',
+  kind: 'duplicate_event',
+  entities: ['order', 'payout'],
   async collect(tx: TransactionSql, p: RuleParams): Promise<number> {
     // Count first (an index-only scan of order_events_state_idx, no per-group strings), staged so
     // that the describing join knows it has ~1,000 groups, not the planner's guess of ~200,000
@@ -41,7 +43,7 @@ export const duplicateEvent: Rule = {
       having count(*) > 1`);
     await tx`analyze pg_temp.duplicate_order_groups`;
     const orders = await tx`
-      insert into found
+      ${insertIntoFound(tx)}
       select ${p.environment}::provider_environment, 'duplicate_event', 'order', g.order_uuid::text, g.order_state,
              g.external_reference_id, null, '1', g.n::text,
              format('%s distinct order/%s events for one order (event times %s).', g.n, g.order_state, g.times),
@@ -58,7 +60,7 @@ export const duplicateEvent: Rule = {
         group by e.order_uuid, e.order_state
       ) g`;
     const sepa = await tx`
-      insert into found
+      ${insertIntoFound(tx)}
       select ${p.environment}::provider_environment, 'duplicate_event', 'payout', g.payout_uuid, g.sepa_instruction_id,
              null, g.sepa_instruction_id, g.first_payout, g.payout_uuid,
              format('Payout %s carries SEPA reference %s, which payout %s reported first.', g.payout_uuid, g.sepa_instruction_id, g.first_payout),
@@ -76,7 +78,7 @@ export const duplicateEvent: Rule = {
       ) g
       where g.payout_uuid <> g.first_payout`;
     const repeated = await tx`
-      insert into found
+      ${insertIntoFound(tx)}
       select ${p.environment}::provider_environment, 'duplicate_event', 'payout', g.payout_uuid::text, 'status:' || g.status,
              null, g.sepa_instruction_id, '1', g.n::text,
              format('%s distinct payout/%s events for one payout.', g.n, g.status),

@@ -1,5 +1,5 @@
 import type { TransactionSql } from 'postgres';
-import { ISO_FORMAT } from '../found.js';
+import { ISO_FORMAT, insertIntoFound } from '../found.js';
 import { inScope } from '../scope.js';
 import { stage } from '../stage.js';
 import { ORDER_STATES_WITH_TOPIC, type Rule, type RuleParams } from '../types.js';
@@ -29,7 +29,8 @@ import { ORDER_STATES_WITH_TOPIC, type Rule, type RuleParams } from '../types.js
  * anti-join against order_events; staged (stage.ts), then described.
  */
 export const missedWebhook: Rule = {
-  name: 'missed_webhook',
+  kind: 'missed_webhook',
+  entities: ['order'],
   async collect(tx: TransactionSql, p: RuleParams): Promise<number> {
     const cutoff = tx`${p.now.toISOString()}::timestamptz - make_interval(secs => ${p.graceSeconds})`;
     // Seen states without a webhook. One anti-join of the seen (order, state) pairs with
@@ -55,7 +56,7 @@ export const missedWebhook: Rule = {
         where e.environment = ${p.environment} and e.order_uuid = u.order_uuid and e.order_state = u.state)
       group by u.order_uuid, u.state`);
     const result = await tx`
-      insert into found
+      ${insertIntoFound(tx)}
       select ${p.environment}::provider_environment, 'missed_webhook', 'order', seen.order_uuid::text, seen.state,
              s.external_reference_id, null, seen.state, null,
              format('The API has shown order state %s since %s but no order/%s webhook arrived within %s s.',

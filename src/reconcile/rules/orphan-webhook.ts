@@ -1,5 +1,5 @@
 import type { TransactionSql } from 'postgres';
-import { ISO_FORMAT } from '../found.js';
+import { ISO_FORMAT, insertIntoFound } from '../found.js';
 import { inScope } from '../scope.js';
 import { stage } from '../stage.js';
 import type { Rule, RuleParams } from '../types.js';
@@ -26,7 +26,8 @@ import type { Rule, RuleParams } from '../types.js';
  * stage.ts), then a small group over the survivors.
  */
 export const orphanWebhook: Rule = {
-  name: 'orphan_webhook',
+  kind: 'orphan_webhook',
+  entities: ['order'],
   async collect(tx: TransactionSql, p: RuleParams): Promise<number> {
     // R is read first and passed as constants: joined as a CTE it turned the anti-join into a
     // serial nested loop over all of order_events (1.9 s at 1,000,000 orders, 0.8 s in parallel).
@@ -48,7 +49,7 @@ export const orphanWebhook: Rule = {
       group by e.order_uuid
       having min(e.received_at) + make_interval(secs => ${p.graceSeconds}) < ${run.started_at}::timestamptz`);
     const result = await tx`
-      insert into found
+      ${insertIntoFound(tx)}
       select ${p.environment}::provider_environment, 'orphan_webhook', 'order', u.order_uuid::text, '',
              u.external_reference_id, null, 'listed', 'absent',
              format('Webhooks for order %s arrived from %s, but complete poll run %s (started %s) did not list it.',

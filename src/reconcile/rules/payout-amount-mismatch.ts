@@ -1,4 +1,5 @@
 import type { TransactionSql } from 'postgres';
+import { insertIntoFound } from '../found.js';
 import type { Rule, RuleParams } from '../types.js';
 import { creditsByReference, latestPayouts } from './payout-common.js';
 
@@ -21,10 +22,11 @@ import { creditsByReference, latestPayouts } from './payout-common.js';
  * agree. The evidence hash covers A, C and the lines, so a new credit reopens an acknowledged one.
  */
 export const payoutAmountMismatch: Rule = {
-  name: 'payout_amount_mismatch',
+  kind: 'payout_amount_mismatch',
+  entities: ['payout'],
   async collect(tx: TransactionSql, p: RuleParams): Promise<number> {
     const result = await tx`
-      insert into found
+      ${insertIntoFound(tx)}
       select ${p.environment}::provider_environment, 'payout_amount_mismatch', 'payout', l.payout_uuid::text, '',
              null, l.sepa_instruction_id, l.amount_cents::text, c.credited::text,
              format('Payout %s (SEPA reference %s) is %s cents, but the bank credited %s cents: %s.',

@@ -1,4 +1,5 @@
 import type { TransactionSql } from 'postgres';
+import { insertIntoFound } from '../found.js';
 import type { Rule, RuleParams } from '../types.js';
 import { creditsByReference, latestPayouts } from './payout-common.js';
 
@@ -19,11 +20,12 @@ import { creditsByReference, latestPayouts } from './payout-common.js';
  * later payout/complete supersedes the cancellation, or the line goes (it never does by itself).
  */
 export const payoutCancelledButCredited: Rule = {
-  name: 'payout_cancelled_but_credited',
+  kind: 'payout_cancelled_but_credited',
+  entities: ['payout'],
   async collect(tx: TransactionSql, p: RuleParams): Promise<number> {
     const result = await tx`
       with latest as (${latestPayouts(tx, p)})
-      insert into found
+      ${insertIntoFound(tx)}
       select ${p.environment}::provider_environment, 'payout_cancelled_but_credited', 'payout', l.payout_uuid::text, '',
              null, l.sepa_instruction_id, 'cancelled', c.credited::text,
              format('Payout %s (SEPA reference %s) was cancelled, but the bank credited %s cents with its reference: %s.',

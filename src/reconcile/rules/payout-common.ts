@@ -1,24 +1,7 @@
 import type { TransactionSql } from 'postgres';
-import type { RuleParams } from '../types.js';
+import type { PayoutRuleSettings, RuleParams } from '../types.js';
 import { creditLines } from '../../ledger/payout-credits.js';
 
-/** The kinds the payout rules decide: a pass resolves an open one of these that no rule found again. */
-export const PAYOUT_RULE_KINDS = [
-  'payout_not_on_statement',
-  'statement_credit_without_payout',
-  'payout_amount_mismatch',
-  'payout_cancelled_but_credited',
-  'payout_unknown_invoice',
-] as const;
-
-export interface PayoutRuleSettings {
-  /** PAYOUT_SETTLEMENT_DAYS */
-  settlementDays: number;
-  /** PAYOUT_SOURCE_IBANS, normalised (no spaces, upper case) */
-  sourceIbans: readonly string[];
-  /** PAYOUT_REFERENCE_PATTERN: a Postgres regular expression; a credit whose reference matches is a payout credit */
-  referencePattern: string | null;
-}
 
 export const DEFAULT_PAYOUT_SETTINGS: PayoutRuleSettings = { settlementDays: 3, sourceIbans: [], referencePattern: null };
 

@@ -1,4 +1,5 @@
 import type { TransactionSql } from 'postgres';
+import { insertIntoFound } from '../found.js';
 import type { Rule, RuleParams } from '../types.js';
 import { payoutSettings } from './payout-common.js';
 import { creditLines } from '../../ledger/payout-credits.js';
@@ -29,7 +30,8 @@ import { creditLines } from '../../ledger/payout-credits.js';
  * the credited cents.
  */
 export const statementCreditWithoutPayout: Rule = {
-  name: 'statement_credit_without_payout',
+  kind: 'statement_credit_without_payout',
+  entities: ['statement_line'],
   async collect(tx: TransactionSql, p: RuleParams): Promise<number> {
     const { sourceIbans, referencePattern } = payoutSettings(p);
     if (sourceIbans.length === 0 && !referencePattern) return 0;
@@ -40,7 +42,7 @@ export const statementCreditWithoutPayout: Rule = {
         where (s.counterparty_iban = any(${sourceIbans as string[]}::text[]) or s.matches_pattern)
           and not s.carries_payout
       )
-      insert into found
+      ${insertIntoFound(tx)}
       select ${p.environment}::provider_environment, 'statement_credit_without_payout', 'statement_line',
              case when f.bank_reference is null then '#' || f.id::text
                   when f.same_ref > 1 then f.bank_reference || '#' || f.id::text

@@ -1,5 +1,5 @@
 import type { TransactionSql } from 'postgres';
-import { ISO_FORMAT } from '../found.js';
+import { ISO_FORMAT, insertIntoFound } from '../found.js';
 import type { Rule, RuleParams } from '../types.js';
 import { creditLines } from '../../ledger/payout-credits.js';
 import { latestPayouts, payoutSettings } from './payout-common.js';
@@ -36,7 +36,8 @@ import { latestPayouts, payoutSettings } from './payout-common.js';
  * the reference and amount only, so an acknowledged finding stays acknowledged as statements grow.
  */
 export const payoutNotOnStatement: Rule = {
-  name: 'payout_not_on_statement',
+  kind: 'payout_not_on_statement',
+  entities: ['payout'],
   async collect(tx: TransactionSql, p: RuleParams): Promise<number> {
     const { settlementDays } = payoutSettings(p);
     const result = await tx`
@@ -55,7 +56,7 @@ export const payoutNotOnStatement: Rule = {
         from (${latestPayouts(tx, p)}) l
         where l.status = 'complete'
       )
-      insert into found
+      ${insertIntoFound(tx)}
       select ${p.environment}::provider_environment, 'payout_not_on_statement', 'payout', d.payout_uuid::text, '',
              null, d.sepa_instruction_id, d.amount_cents::text, null,
              format('Payout %s (SEPA reference %s, %s cents) completed at %s; no bank credit carries its reference %s days later, though the imported statements cover %s to %s.',

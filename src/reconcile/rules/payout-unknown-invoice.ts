@@ -1,4 +1,5 @@
 import type { TransactionSql } from 'postgres';
+import { insertIntoFound } from '../found.js';
 import type { Rule, RuleParams } from '../types.js';
 
 /**
@@ -21,10 +22,11 @@ import type { Rule, RuleParams } from '../types.js';
  * an invoice event with R arrives.
  */
 export const payoutUnknownInvoice: Rule = {
-  name: 'payout_unknown_invoice',
+  kind: 'payout_unknown_invoice',
+  entities: ['payout'],
   async collect(tx: TransactionSql, p: RuleParams): Promise<number> {
     const result = await tx`
-      insert into found
+      ${insertIntoFound(tx)}
       select ${p.environment}::provider_environment, 'payout_unknown_invoice', 'payout', u.payout_uuid::text, u.ref,
              null, u.sepa_instruction_id, null, u.ref,
              format('Payout %s (SEPA reference %s) lists invoice %s, which no invoice webhook in the ledger has.',

@@ -1,5 +1,5 @@
 import type { TransactionSql } from 'postgres';
-import { ISO_FORMAT } from '../found.js';
+import { ISO_FORMAT, insertIntoFound } from '../found.js';
 import { inScope } from '../scope.js';
 import { ORDER_STATES_WITH_TOPIC, type Rule, type RuleParams } from '../types.js';
 
@@ -36,7 +36,8 @@ import { ORDER_STATES_WITH_TOPIC, type Rule, type RuleParams } from '../types.js
  * covers A, L's state and L's event_key, so a new contradicting event reopens an acknowledged one.
  */
 export const stateMismatch: Rule = {
-  name: 'state_mismatch',
+  kind: 'state_mismatch',
+  entities: ['order'],
   async collect(tx: TransactionSql, p: RuleParams): Promise<number> {
     const cutoff = tx`${p.now.toISOString()}::timestamptz - make_interval(secs => ${p.graceSeconds})`;
     const result = await tx`
@@ -75,7 +76,7 @@ export const stateMismatch: Rule = {
           and l.received_at <= ${cutoff}
           and r.started_at > greatest(l.received_at, coalesce(l.event_time_sortable::timestamptz, l.received_at))
       )
-      insert into found
+      ${insertIntoFound(tx)}
       select ${p.environment}::provider_environment, 'state_mismatch', 'order', m.order_uuid::text, '',
              coalesce(m.external_reference_id, le.external_reference_id), null, m.state, m.order_state,
              format('The API says %s (since %s) but the latest webhook (event_time %s) says %s.',

@@ -1,3 +1,11 @@
+import type { ProviderEnvironment } from '../config/schema.js';
+
+/**
+ * The provider's vocabulary as the spec (shared/provider-api.md) states it, in one place: the
+ * topics by family, which are bare and which must be subscribed one by one, the order states that
+ * have a topic, and the addresses deliveries come from. The receiver, the reconciler, the commands
+ * and the simulator all read it from here.
+ */
 /**
  * Every topic the spec lists (the "Topics" table plus the payloads shown for applicant/*,
  * billing_configuration/created and kyc/accepted), by family. A family shares one payload shape.
@@ -41,3 +49,15 @@ export function familyOf(topic: string): TopicFamily | undefined {
 
 /** Order states that some webhook topic announces; any other state (shipped, complete, ...) has none. */
 export const ORDER_STATES_WITH_TOPIC = ['authorized', 'pending', 'confirmed', 'declined', 'canceled'] as const;
+
+/** The spec's rule: a bare topic receives every event under it, topic/subtopic only that event. */
+export function subscriptionMatches(registered: string, topic: string): boolean {
+  if (registered === topic) return true;
+  return !registered.includes('/') && topic.startsWith(`${registered}/`);
+}
+
+/** The spec's "Webhook authenticity" table: the fixed addresses deliveries come from. */
+export const SPEC_SOURCE_ADDRESSES: Record<ProviderEnvironment, readonly string[]> = {
+  sandbox: ['3.67.101.172', '3.69.55.142', '3.72.30.70', '34.159.77.21'],
+  production: ['3.68.36.187', '3.127.195.5', '18.194.230.169', '34.185.141.246'],
+};

@@ -1,0 +1,25 @@
+import type { DiscrepancyKind, Rule } from '../types.js';
+import { duplicateEvent } from './duplicate-event.js';
+import { missedWebhook } from './missed-webhook.js';
+import { orphanWebhook } from './orphan-webhook.js';
+import { payoutAmountMismatch } from './payout-amount-mismatch.js';
+import { payoutCancelledButCredited } from './payout-cancelled-but-credited.js';
+import { statementCreditWithoutPayout } from './payout-credit-without-payout.js';
+import { payoutNotOnStatement } from './payout-not-on-statement.js';
+import { payoutUnknownInvoice } from './payout-unknown-invoice.js';
+import { stateMismatch } from './state-mismatch.js';
+
+/** Every rule of a pass, each deciding one kind (duplicate_delivery is recorded apart: it has no lifecycle). */
+export const RULES: readonly Rule[] = [
+  missedWebhook, stateMismatch, orphanWebhook, duplicateEvent,
+  payoutNotOnStatement, statementCreditWithoutPayout, payoutAmountMismatch, payoutCancelledButCredited, payoutUnknownInvoice,
+];
+
+/** The kinds the rules decide: a pass resolves an open one of these that no rule found again. */
+export const RULE_KINDS: readonly DiscrepancyKind[] = RULES.map((r) => r.kind);
+
+/** The kinds whose findings name orders: an incremental pass keeps their orders in scope (scope.ts). */
+export const ORDER_RULE_KINDS: readonly DiscrepancyKind[] = RULES.filter((r) => r.entities.includes('order')).map((r) => r.kind);
+
+/** The kinds about payouts and bank lines alone. */
+export const PAYOUT_RULE_KINDS: readonly DiscrepancyKind[] = RULES.filter((r) => !r.entities.includes('order')).map((r) => r.kind);

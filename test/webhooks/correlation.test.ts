@@ -1,0 +1,62 @@
+import { Writable } from 'node:stream';
+import { pino } from 'pino';
+import { request } from 'undici';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config/load.js';
+import { startHttpServer, type HttpServer } from '../../src/http/server.js';
+import { Shutdown } from '../../src/lifecycle/shutdown.js';
+import { createRegistry } from '../../src/metrics/registry.js';
+import { computeSignature } from '../../src/webhooks/signature.js';
+import { createWebhookReceiver, type WebhookReceiver } from '../../src/webhooks/index.js';
+import { samplePayload } from '../fixtures/spec-payloads.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { TEST_SECRET } from '../helpers/receiver.js';
+
+/**
+ * Every answer carries the delivery's correlation id (X-Request-Id, the stored delivery_uuid), and
+ * one log line names it with the outcome and the latency: refusals at info, successes at debug.
+ */
+let db: TestDatabase;
+let http: HttpServer;
+let receiver: WebhookReceiver;
+const lines: Record<string, unknown>[] = [];
+
+beforeAll(async () => {
+  db = await createTestDatabase('correlation');
+  const log = pino({ level: 'debug' }, new Writable({ write: (chunk, _e, done) => { lines.push(JSON.parse(chunk.toString()) as Record<string, unknown>); done(); } }));
+  const config = loadConfig({ WEBHOOK_SECRET: TEST_SECRET, PORT: '0' });
+  receiver = await createWebhookReceiver({ config, log, database: db, registry: createRegistry({ defaultMetrics: false }), shutdown: new Shutdown(log, 5000) });
+  http = await startHttpServer({ host: '127.0.0.1', port: 0, routes: [receiver.route], log, name: 'test' });
+});
+afterAll(async () => {
+  await http?.close();
+  await receiver?.drain();
+  await db?.drop();
+});
+
+async function post(body: string, signature: string) {
+  const r = await request(`${http.url}/webhooks`, { method: 'POST', body, headers: { 'content-type': 'application/json', 'x-service-signature': signature } });
+  await r.body.text();
+  return { status: r.statusCode, id: r.headers['x-request-id'] as string };
+}
+
+describe('delivery correlation ids', () => {
+  it('names a stored delivery by its delivery_uuid, and logs each answer with outcome and latency', async () => {
+    const body = JSON.stringify(samplePayload('order/confirmed'));
+    const stored = await post(body, computeSignature(Buffer.from(body), TEST_SECRET));
+    expect(stored.status).toBe(200);
+    const [row] = await db.sql<{ delivery_uuid: string }[]>`select delivery_uuid::text from webhook_deliveries`;
+    expect(stored.id).toBe(row?.delivery_uuid);
+    const refused = await post(body, 'deadbeef');
+    expect(refused.status).toBe(401);
+    expect(refused.id).toMatch(/^[0-9a-f-]{36}$/);
+    expect(refused.id).not.toBe(stored.id);
+
+    const answered = lines.filter((l) => l.msg === 'webhook answered');
+    expect(answered).toEqual([
+      expect.objectContaining({ level: 20, delivery: stored.id, outcome: 'stored', status: 200, ms: expect.any(Number) }),
+      expect.objectContaining({ level: 30, delivery: refused.id, outcome: 'bad_signature', status: 401, ms: expect.any(Number) }),
+    ]);
+    expect(lines.find((l) => l.msg === 'webhook refused: bad or missing signature')).toMatchObject({ delivery: refused.id });
+  });
+});
