@@ -144,8 +144,8 @@ export function createWebhookHandler(options: ReceiverOptions): (req: IncomingMe
       });
     } catch (error) {
       if (error instanceof AckDeadlineError) {
-        log.error({ deadlineMs: options.ackDeadlineMs, mayCommit: error.mayCommit }, 'webhook answered 503: no commit within the ack deadline');
-        return finish(res, started, 'ack_deadline', 'none', 503, { error: 'ledger too slow; retry' });
+        log.error({ delivery: id, deadlineMs: options.ackDeadlineMs, mayCommit: error.mayCommit }, 'webhook answered 503: no commit within the ack deadline');
+        return finish(res, started, id, 'ack_deadline', 'none', 503, { error: 'ledger too slow; retry' });
       }
       if (error instanceof LedgerUnavailableError) {
         log.error({ delivery: id, err: (error.cause as Error | undefined)?.message }, 'webhook not stored: ledger unavailable');
