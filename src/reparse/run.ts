@@ -112,10 +112,10 @@ async function walk(ctx: { database: Database; log: Logger }, options: ReparseOp
     for (;;) {
       if (signal.aborted) return true;
       const rows = await sql<StoredRow[]>`
-        select id::text as id, raw_body, topic, parse_status::text as parse_status, parse_error, event_key, applied
-        from webhook_deliveries
-        where ${filter} and id > ${after}
-        order by id
+        select d.id::text as id, d.raw_body, d.topic, d.parse_status::text as parse_status, d.parse_error, d.event_key, d.applied
+        from webhook_deliveries d
+        where ${filter} and d.id > ${after}
+        order by d.id
         limit ${batchSize}`;
       if (rows.length === 0) return false;
       after = Number(rows[rows.length - 1]!.id);
