@@ -43,11 +43,14 @@ export function derivedFields(database: Database) {
     from webhook_deliveries order by id`;
 }
 
-/** Every typed table's rows without received_at (the instant of storage, not a derived value), in a stable order. */
-export async function typedSnapshot(database: Database): Promise<Record<string, unknown[]>> {
-  const snapshot: Record<string, unknown[]> = {};
+/**
+ * Every typed table's rows as jsonb text (exact: bigints stay digits), without received_at (the
+ * instant of storage, not a value derived from the bytes), in a stable order.
+ */
+export async function typedSnapshot(database: Database): Promise<Record<string, string[]>> {
+  const snapshot: Record<string, string[]> = {};
   for (const table of TYPED_TABLES) {
-    const rows = await database.sql.unsafe(`select to_jsonb(t) - 'received_at' as row from ${table} t order by environment, event_key`);
+    const rows = await database.sql.unsafe<{ row: string }[]>(`select (to_jsonb(t) - 'received_at')::text as row from ${table} t order by environment, event_key`);
     snapshot[table] = rows.map((r) => r.row);
   }
   return snapshot;
