@@ -1,4 +1,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { request } from 'undici';
+import { loadConfig } from '../../src/config/load.js';
+import { operatorRoutes } from '../../src/http/operator-api.js';
+import { startHttpServer } from '../../src/http/server.js';
 import { cleanEnv, runCli } from '../e2e/cli.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { postDelivery, startTestReceiver } from '../helpers/receiver.js';
@@ -170,6 +174,32 @@ describe('ledger reparse of deliveries an older parser stored', () => {
     expect(csv.stdout.split('\r\n')[0]).toBe('status,topic,reason,count,first_delivery_id,first_received_at,last_received_at,parser_version');
     expect(csv.stdout.trim().split('\r\n')).toHaveLength(2);
     expect((await runCli(['report', 'deliveries', '--status', 'parsed'], env)).code).toBe(2);
+  });
+
+  it('GET /api/deliveries serves the same listing, filtered by status and paged', async () => {
+    const token = 'operator-token-0123456789';
+    const server = await startHttpServer({
+      host: '127.0.0.1', port: 0, log: silentLogger(), name: 'test',
+      routes: operatorRoutes({ config: loadConfig({ OPERATOR_TOKEN: token, PROVIDER_ENV: 'sandbox' }), database: old, log: silentLogger() }),
+    });
+    try {
+      const get = async (path: string) => {
+        const response = await request(`${server.url}${path}`, { headers: { authorization: `Bearer ${token}` } });
+        return { status: response.statusCode, headers: response.headers, body: await response.body.text() };
+      };
+      const all = await get('/api/deliveries');
+      expect(all.status, all.body).toBe(200);
+      expect((JSON.parse(all.body) as { status: string }[]).map((r) => r.status)).toEqual(['unknown_topic', 'invalid_shape']);
+      const unknown = JSON.parse((await get('/api/deliveries?status=unknown_topic')).body) as { topic: string; count: number }[];
+      expect(unknown.map((r) => [r.topic, r.count])).toEqual([['widget/created', 1]]);
+      const first = await get('/api/deliveries?limit=1');
+      expect(JSON.parse(first.body)).toHaveLength(1);
+      const second = await get(`/api/deliveries?limit=1&cursor=${String(first.headers['next-cursor'])}`);
+      expect((JSON.parse(second.body) as { status: string }[]).map((r) => r.status)).toEqual(['invalid_shape']);
+      expect((await get('/api/deliveries?status=parsed')).status).toBe(400);
+    } finally {
+      await server.close();
+    }
   });
 });
 
