@@ -165,6 +165,19 @@ describe('ledger reparse of deliveries an older parser stored', () => {
     expect(await typedSnapshot(old)).toEqual(before.typed);
   });
 
+  it('--since limits the run to deliveries received from then on; bad usage exits 2', async () => {
+    const since = new Date(Date.now() + 3_600_000);
+    const summary = await reparse(old, { status: 'all', since });
+    expect(summary).toMatchObject({ examined: 0, changed: 0 });
+    const [run] = await old.sql`select extract(epoch from since)::float8 * 1000 as since, status_filter from reparse_runs where id = ${summary.runId}`;
+    expect(run).toEqual({ since: since.getTime(), status_filter: 'all' });
+    for (const args of [['ledger', 'reparse', '--status', 'parsed'], ['ledger', 'reparse', '--since', 'yesterday'], ['ledger', 'rebuild']]) {
+      const result = await runCli(args, env);
+      expect(result.code, args.join(' ')).toBe(2);
+      expect(result.stderr).toMatch(/--status|--since|reparse/);
+    }
+  });
+
   it('report deliveries lists what is still unparsed, by topic and reason', async () => {
     const result = await runCli(['report', 'deliveries', '--format', 'json'], env);
     expect(result.code, result.stderr).toBe(0);
