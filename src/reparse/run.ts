@@ -27,6 +27,11 @@ export interface ReparseOptions {
   /** Only deliveries classified by an older parser than this one (the daemon's automatic run). */
   olderOnly?: boolean;
   batchSize?: number;
+  /**
+   * The share of wall time spent on batches (0 < duty <= 1, default 1): after a batch that took
+   * t ms the run pauses t * (1 - duty) / duty ms, leaving the rest of the machine to the receiver.
+   */
+  duty?: number;
   signal?: AbortSignal;
   metrics?: ReparseMetrics;
   /** Log progress as "reparse <environment>" (startProgress). */
@@ -119,6 +124,7 @@ async function walk(ctx: { database: Database; log: Logger }, options: ReparseOp
         limit ${batchSize}`;
       if (rows.length === 0) return false;
       after = Number(rows[rows.length - 1]!.id);
+      const batchStarted = performance.now();
       const batch: Rederived[] = rows.map((row) => ({ deliveryId: Number(row.id), classification: reclassify(row) }));
       const results = await writeBatch(ctx.log, batch, (part) => (options.dryRun ? rolledBack(sql, part) : rederiveDeliveries(sql, part)));
       const decided = new Map(results.map((r) => [r.deliveryId, r]));
@@ -139,6 +145,8 @@ async function walk(ctx: { database: Database; log: Logger }, options: ReparseOp
       });
       if (!options.dryRun) for (const [outcome, n] of batchOutcomes) options.metrics?.deliveries.labels(outcome).inc(n);
       progress?.update(tally.examined);
+      const duty = options.duty ?? 1;
+      if (duty < 1) await pause(((performance.now() - batchStarted) * (1 - duty)) / duty, signal);
     }
   } finally {
     progress?.finish();
@@ -213,4 +221,17 @@ async function rolledBack(sql: Sql, batch: Rederived[]): Promise<RederiveResult[
     throw error;
   }
   throw new Error('dry run transaction committed');
+}
+
+/** Waits `ms`, or less if the signal aborts. */
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
 }
