@@ -14,7 +14,7 @@ interface Delivery {
   signature: string;
 }
 
-function makeDeliveries(count: number): Delivery[] {
+export function makeDeliveries(count: number): Delivery[] {
   return Array.from({ length: count }, (_, i) => {
     const body = Buffer.from(
       JSON.stringify({
@@ -33,7 +33,7 @@ function makeDeliveries(count: number): Delivery[] {
 
 type TargetMode = 'daemon' | 'baseline' | 'unbatched' | 'floor';
 
-async function startTarget(mode: TargetMode, databaseUrl: string): Promise<{ url: string; child: ChildProcess }> {
+export async function startTarget(mode: TargetMode, databaseUrl: string): Promise<{ url: string; child: ChildProcess }> {
   const child = spawn(process.execPath, ['--import', 'tsx', new URL('./ingest-target.ts', import.meta.url).pathname], {
     env: { ...process.env, MODE: mode, DATABASE_URL: databaseUrl, WEBHOOK_SECRET: SECRET },
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -57,7 +57,7 @@ async function post(pool: Pool, path: string, delivery: Delivery): Promise<numbe
 }
 
 /** Closed loop: `connections` requests always in flight, as fast as the server answers. */
-async function maxThroughput(url: string, deliveries: Delivery[], connections: number) {
+export async function maxThroughput(url: string, deliveries: Delivery[], connections: number) {
   const target = new URL(url);
   const pool = new Pool(target.origin, { connections, pipelining: 1 });
   let next = 0;
@@ -80,7 +80,7 @@ async function maxThroughput(url: string, deliveries: Delivery[], connections: n
  * Open loop at a fixed rate: latency is measured from when each request was due, so a stalled
  * server is charged for the requests it delayed (no coordinated omission).
  */
-async function fixedRate(url: string, deliveries: Delivery[], ratePerSecond: number) {
+export async function fixedRate(url: string, deliveries: Delivery[], ratePerSecond: number) {
   const target = new URL(url);
   const pool = new Pool(target.origin, { connections: 128, pipelining: 1 });
   const latencies: number[] = [];

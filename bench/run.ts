@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --quick] [-- --only ingest,poll,reconcile,statements]`: runs each benchmark, which measures
+ * `npm run bench [-- --quick] [-- --only ingest,poll,reconcile,statements,reparse]`: runs each benchmark, which measures
  * its baseline in the same run and reports the ratio, prints the figures and writes them to
  * bench/results/latest.json (and a dated copy).
  */
@@ -8,6 +8,7 @@ import os from 'node:os';
 import { runIngestBench } from './ingest.js';
 import { runPollBench } from './poll.js';
 import { runReconcileBench } from './reconcile.js';
+import { runReparseBench } from './reparse.js';
 import { runStatementsBench } from './statements.js';
 import { stopBenchServer } from './support.js';
 
@@ -18,6 +19,7 @@ const parts: Record<string, (o: { quick?: boolean }) => Promise<Record<string, u
   poll: runPollBench,
   reconcile: runReconcileBench,
   statements: runStatementsBench,
+  reparse: runReparseBench,
 };
 const selected = onlyArg ? onlyArg.split(',') : Object.keys(parts);
 

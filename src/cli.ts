@@ -17,6 +17,7 @@ const COMMANDS: Record<string, () => Promise<{ command: Command }>> = {
   report: () => import('./commands/report.js'),
   discrepancy: () => import('./commands/discrepancy.js'),
   webhooks: () => import('./commands/webhooks.js'),
+  ledger: () => import('./commands/ledger.js'),
   sim: () => import('./commands/sim.js'),
 };
 
@@ -29,7 +30,8 @@ Commands:
   poll                       one full poll of the provider's orders, then exit
   reconcile                  one reconciliation pass, then exit
   statement import FILE...   import bank statements (CAMT.053, MT940, CSV)
-  report discrepancies|orders|payouts
+  report discrepancies|orders|payouts|deliveries
+  ledger reparse             re-classify stored deliveries with this release's parser
   discrepancy ack ID --note TEXT
   webhooks register|keys
   sim                        run the provider simulator alone

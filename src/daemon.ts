@@ -12,6 +12,7 @@ import { startMetricsServer } from './metrics/server.js';
 import { startPollScheduler } from './poller/index.js';
 import { createProviderClient, type ProviderClient } from './provider/client.js';
 import { reconcileMetricsFor, startReconcileScheduler } from './reconcile/index.js';
+import { startReparseJob } from './reparse/job.js';
 import { startStatementInbox } from './statements/inbox.js';
 import { createWebhookReceiver } from './webhooks/index.js';
 
@@ -24,6 +25,8 @@ export interface Daemon {
   /** Runs one poll now (demo, tests); resolves when it and the reconciliation after it are done. */
   pollNow(): Promise<void>;
   reconcileNow(): Promise<void>;
+  /** Runs the automatic reparse now (queued behind one in flight); resolves when it is done. */
+  reparseNow(): Promise<void>;
   stop(reason?: string): Promise<void>;
 }
 
@@ -77,6 +80,14 @@ export async function startDaemon(config: Config, log: Logger): Promise<Daemon> 
     if (poller) shutdown.register('poll scheduler', () => poller.stop());
     else log.warn('PROVIDER_BASE_URL or PROVIDER_API_KEY unset: the poller is off, only webhooks are reconciled');
 
+    // After the reconciler, so a reparse that applied deliveries can ask it for a pass.
+    const reparse = startReparseJob(ctx, {
+      onApplied: async () => {
+        await reconciler.runNow();
+      },
+    });
+    shutdown.register('reparse job', () => reparse.stop());
+
     log.info({ ...buildInfo(), environment: config.PROVIDER_ENV, url: http.url, metrics: `${metricsServer.url}/metrics` }, 'bnpl-recon running');
     return {
       ctx,
@@ -88,6 +99,9 @@ export async function startDaemon(config: Config, log: Logger): Promise<Daemon> 
       },
       reconcileNow: async () => {
         await reconciler.runNow();
+      },
+      reparseNow: async () => {
+        await reparse.runNow();
       },
       stop: (reason = 'stop requested') => shutdown.run(reason),
     };

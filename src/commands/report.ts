@@ -9,10 +9,11 @@ import { parseDiscrepancyQuery, streamDiscrepancies } from '../reports/discrepan
 import { REPORT_FORMATS, parseDelimiter, type CsvOptions, type ReportFormat } from '../reports/format.js';
 import { streamOrdersReport } from '../reports/orders.js';
 import { streamPayoutsReport } from '../reports/payouts.js';
+import { parseDeliveryStatus, streamDeliveriesReport, type DeliveryStatusFilter } from '../reports/deliveries.js';
 import type { StreamResult } from '../reports/writer.js';
 import type { Database } from '../db/database.js';
 
-const HELP = `Usage: bnpl-recon report discrepancies|orders|payouts [options]
+const HELP = `Usage: bnpl-recon report discrepancies|orders|payouts|deliveries [options]
 
 Writes the report to stdout (logs go to stderr). CSV is RFC 4180 (header row, CRLF, quoted fields);
 JSON is one array of objects with the same fields. Rows are streamed from the database, so reports of
@@ -44,6 +45,12 @@ report orders         one row per order: uuid, external_reference_id, api_state,
 report payouts        one row per payout: payout_uuid, sepa_reference, amount_cents, amount, currency,
                       status, matched_bank_line (empty until statements are imported),
                       invoice_references, credited_cents, credited_amount, difference, received_at
+  --format csv|json, --env sandbox|production (default PROVIDER_ENV)
+
+report deliveries     what is still stored unparsed: one row per status, topic and reason with
+                      status, topic, reason, count, first_delivery_id, first_received_at,
+                      last_received_at, parser_version ('ledger reparse' re-reads them)
+  --status S            unknown_topic, invalid_shape or unparsed (both; the default)
   --format csv|json, --env sandbox|production (default PROVIDER_ENV)`;
 
 function formatOf(value: string | undefined): ReportFormat {
@@ -60,12 +67,12 @@ function envOf(value: string | undefined, fallback: ProviderEnvironment): Provid
 }
 
 export const command: Command = {
-  summary: 'write a report (discrepancies, orders, payouts) to stdout',
+  summary: 'write a report (discrepancies, orders, payouts, deliveries) to stdout',
   help: HELP,
   async run(argv) {
     const [which, ...rest] = argv;
-    if (which !== 'discrepancies' && which !== 'orders' && which !== 'payouts') {
-      throw new UsageError(`report needs one of discrepancies, orders, payouts${which ? `, not '${which}'` : ''}`);
+    if (which !== 'discrepancies' && which !== 'orders' && which !== 'payouts' && which !== 'deliveries') {
+      throw new UsageError(`report needs one of discrepancies, orders, payouts, deliveries${which ? `, not '${which}'` : ''}`);
     }
     const { values, positionals } = parseArgs({
       args: rest,
@@ -83,9 +90,11 @@ export const command: Command = {
       },
     });
     if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
-    if (which !== 'discrepancies' && (values.status || values.kind || values.since || values.search)) {
-      throw new UsageError(`--status, --kind, --since and --search apply to report discrepancies only`);
+    if (which !== 'discrepancies' && (values.kind || values.since || values.search)) {
+      throw new UsageError(`--kind, --since and --search apply to report discrepancies only`);
     }
+    if (which !== 'discrepancies' && which !== 'deliveries' && values.status) throw new UsageError(`--status applies to report discrepancies and deliveries only`);
+    const deliveryStatus = which === 'deliveries' ? parseDeliveryStatus(values.status) : 'unparsed';
     const delimiter = parseDelimiter(values.delimiter);
     if (!delimiter) throw new UsageError(`--delimiter must be ',', ';' or tab, not '${values.delimiter}'`);
     const csv: CsvOptions = { delimiter, bom: values.bom === true };
@@ -98,7 +107,7 @@ export const command: Command = {
     process.stdout.on('error', ignore);
     try {
       return await withContext('report', { access: 'reader' }, async (ctx) => {
-        const result = await write(ctx.database, which, query, format, envOf(values.env, ctx.config.PROVIDER_ENV), csv);
+        const result = await write(ctx.database, which, query, format, envOf(values.env, ctx.config.PROVIDER_ENV), csv, deliveryStatus);
         ctx.log.debug({ report: which, rows: result.rows, aborted: result.aborted }, 'report written');
         return 0;
       });
@@ -110,13 +119,15 @@ export const command: Command = {
 
 function write(
   database: Database,
-  which: 'discrepancies' | 'orders' | 'payouts',
+  which: 'discrepancies' | 'orders' | 'payouts' | 'deliveries',
   query: ReturnType<typeof parseDiscrepancyQuery> | undefined,
   format: ReportFormat,
   env: ProviderEnvironment,
   csv: CsvOptions,
+  deliveryStatus: DeliveryStatusFilter,
 ): Promise<StreamResult> {
   if (which === 'discrepancies') return streamDiscrepancies(database, query!.filters, query!.format, process.stdout, csv);
+  if (which === 'deliveries') return streamDeliveriesReport(database, { environment: env, status: deliveryStatus }, format, process.stdout, csv);
   if (which === 'orders') return streamOrdersReport(database, { environment: env }, format, process.stdout, csv);
   return streamPayoutsReport(database, { environment: env }, format, process.stdout, csv);
 }

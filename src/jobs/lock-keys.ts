@@ -12,6 +12,8 @@ const KEYS = {
   poll: { sandbox: 0x626e706c_0002n, production: 0x626e706c_0003n },
   /** one reconciliation pass per environment; acknowledgements wait on it (reconcile/ack.ts) */
   reconcile: { sandbox: 0x626e706c_0500n, production: 0x626e706c_0501n },
+  /** one re-classification of stored deliveries per environment (ledger reparse, the daemon's after an upgrade) */
+  reparse: { sandbox: 0x626e706c_0600n, production: 0x626e706c_0601n },
 } as const satisfies Record<string, Record<ProviderEnvironment, bigint>>;
 
 export type LockName = keyof typeof KEYS;

@@ -3,20 +3,21 @@ import type { ProviderEnvironment } from '../config/schema.js';
 
 /**
  * Run records of the singleton jobs: one row per run in the job's table (poll_runs,
- * reconcile_runs), started `running` and finished `complete`, `failed` or `aborted` with the
+ * reconcile_runs, reparse_runs), started `running` and finished `complete`, `failed` or `aborted` with the
  * job's own totals. A row still `running` while the caller holds the job's lock was left by a
  * process that died mid-run: abandoning it is the lock holder's first step.
  */
-export type RunTable = 'poll_runs' | 'reconcile_runs';
+export type RunTable = 'poll_runs' | 'reconcile_runs' | 'reparse_runs';
 export type RunEnd = 'complete' | 'failed' | 'aborted';
 
 /** What a dead process's run is recorded as: a poll cut short is aborted, a pass that did not finish failed. */
 const ABANDONED: Record<RunTable, { as: RunEnd; error: string }> = {
   poll_runs: { as: 'aborted', error: 'the polling process ended before the run finished' },
   reconcile_runs: { as: 'failed', error: 'the reconciling process ended before the pass finished' },
+  reparse_runs: { as: 'aborted', error: 'the reparsing process ended before the run finished' },
 };
 
-export async function startRun(sql: Sql, table: RunTable, environment: ProviderEnvironment, columns: Record<string, string | number | null> = {}): Promise<number> {
+export async function startRun(sql: Sql, table: RunTable, environment: ProviderEnvironment, columns: Record<string, string | number | boolean | null> = {}): Promise<number> {
   const row = { environment, ...columns };
   const [inserted] = await sql<{ id: string }[]>`insert into ${sql(table)} ${sql(row)} returning id::text as id`;
   return Number(inserted!.id);

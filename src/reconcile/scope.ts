@@ -23,11 +23,13 @@ import type { RuleParams } from './types.js';
  *  5. it has an open or acknowledged order discrepancy: it may resolve, and its last_checked_at moves.
  * Anything else has the same evidence it had at the previous pass, so its findings cannot differ.
  *
- * A full pass runs when there is no previous complete pass, when asked, and at least every
- * FULL_PASS_INTERVAL_HOURS as a safety net against a gap in this reasoning.
+ * A full pass runs when there is no previous complete pass, when asked, when deliveries were
+ * reparsed since W, and at least every FULL_PASS_INTERVAL_HOURS as a safety net against a gap in
+ * this reasoning.
  */
 export const SCOPE_MARGIN_SECONDS = 3600;
 export const FULL_PASS_INTERVAL_HOURS = 24;
+const REPARSE_SKEW_SECONDS = 60;
 
 export interface Scope {
   mode: 'full' | 'incremental';
@@ -48,6 +50,18 @@ export async function buildScope(tx: TransactionSql, p: RuleParams, forceFull: b
     return { mode: 'full', reason: `no full pass in the last ${FULL_PASS_INTERVAL_HOURS} h` };
   }
   const w = last.w;
+  // Reparse (src/reparse) gives old deliveries typed rows with their old received_at, which clause 1
+  // cannot see: a run that changed deliveries and finished after W (less a minute for clock skew
+  // between a replica and the database; its batches all committed before its finish), or one still
+  // running, makes this pass full.
+  const [reparsed] = await tx<{ any: boolean }[]>`
+    select exists (
+      select 1 from reparse_runs
+      where environment = ${p.environment}
+        and (status = 'running' or (finished_at >= ${w}::timestamptz - make_interval(secs => ${REPARSE_SKEW_SECONDS})
+             and coalesce((outcomes->>'applied')::int, 0) + coalesce((outcomes->>'duplicate')::int, 0) > 0))
+    ) as any`;
+  if (reparsed?.any === true) return { mode: 'full', reason: 'deliveries were reparsed since the previous pass' };
   const lookback = p.graceSeconds + SCOPE_MARGIN_SECONDS;
   await tx`create temporary table scope (order_uuid uuid primary key) on commit drop`;
   const lower = tx`${w}::timestamptz - make_interval(secs => ${lookback})`;

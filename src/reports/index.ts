@@ -11,3 +11,7 @@ export {
 export { ORDER_COLUMNS, ordersSource, streamOrdersReport, type OrdersReportFilters } from './orders.js';
 export { PAYOUT_COLUMNS, payoutsSource, streamPayoutsReport } from './payouts.js';
 export { renderXlsx, XLSX_MAX_ROWS } from './xlsx.js';
+export {
+  DELIVERY_COLUMNS, DELIVERY_STATUS_FILTERS, deliveriesSource, parseDeliveryStatus, streamDeliveriesReport,
+  type DeliveriesReportFilters, type DeliveryStatusFilter,
+} from './deliveries.js';

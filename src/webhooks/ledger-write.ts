@@ -1,6 +1,7 @@
 import type { Sql } from 'postgres';
 import type { ProviderEnvironment } from '../config/schema.js';
 import type { StorableClassification } from './classify.js';
+import { PARSER_VERSION } from './parser-version.js';
 import { TYPED_COLUMNS, type TypedTable } from './typed-rows.js';
 
 /** A verified delivery, ready for the ledger. */
@@ -61,14 +62,15 @@ function deliveriesJson(records: readonly DeliveryRecord[]): string {
   );
 }
 
-const TYPED_TABLES = Object.keys(TYPED_COLUMNS) as TypedTable[];
+export const TYPED_TABLES = Object.keys(TYPED_COLUMNS) as TypedTable[];
 
 /**
  * One CTE per typed table: its rows arrive as their own JSON parameter, carrying the batch position
  * (n) of their delivery, and land only for the events this statement inserted, so a retry never
- * adds a second typed row and two deliveries of one event in a batch give one.
+ * adds a second typed row and two deliveries of one event in a batch give one. Shared with reparse
+ * (ledger-rederive.ts), whose statement names its CTEs `input` and `e` alike.
  */
-function typedInsert(table: TypedTable, param: number): string {
+export function typedInsert(table: TypedTable, param: number): string {
   const spec = TYPED_COLUMNS[table] as Record<string, string>;
   const names = Object.keys(spec);
   const definitions = names.map((name) => `${name} ${spec[name] === 'text_list' ? 'text[]' : spec[name]}`);
@@ -97,10 +99,10 @@ function typedInsert(table: TypedTable, param: number): string {
  * The text is the same for any batch (absent tables get '[]'), so it is prepared once.
  */
 const DELIVERY_COLUMNS = `id, delivery_uuid, environment, received_at, source_ip, headers, raw_body, signature_valid,
-          signature_key_fingerprint, topic, parse_status, parse_error, event_key, entity_type, entity_id, event_time, event_time_sortable, applied`;
+          signature_key_fingerprint, topic, parse_status, parse_error, event_key, entity_type, entity_id, event_time, event_time_sortable, applied, parser_version`;
 const deliveryValues = (applied: string) => `i.id, i.delivery_uuid, i.environment, i.received_at, i.source_ip, i.headers,
           decode(i.raw_body, 'base64'), true, i.fingerprint, i.topic, i.parse_status, i.parse_error, i.event_key, i.entity_type,
-          i.entity_id, i.event_time, i.event_time_sortable, ${applied}`;
+          i.entity_id, i.event_time, i.event_time_sortable, ${applied}, ${PARSER_VERSION}`;
 
 const WRITE_STATEMENT = `
       with input as materialized (
@@ -127,7 +129,8 @@ const WRITE_STATEMENT = `
       select json_agg(json_build_array(i.id, e.id is not null, i.event_key is not null and e.id is null) order by i.n)::text as outcome
       from input i left join e on e.id = i.id`;
 
-function typedJson(records: readonly DeliveryRecord[]): string[] {
+/** The typed rows of a batch, one JSON array per typed table, each row carrying its delivery's batch position n. */
+export function typedJson(records: readonly Pick<DeliveryRecord, 'classification'>[]): string[] {
   const rows = new Map<TypedTable, Record<string, unknown>[]>(TYPED_TABLES.map((table) => [table, []]));
   records.forEach((r, n) => {
     const e = r.classification.event;

@@ -1,6 +1,6 @@
 
 import { sql } from 'drizzle-orm';
-import { bigserial, boolean, customType, index, jsonb, pgEnum, pgTable, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { bigserial, boolean, customType, index, integer, jsonb, pgEnum, pgTable, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 import { providerEnvironment } from './common.js';
 
 const bytea = customType<{ data: Buffer; driverData: Buffer }>({ dataType: () => 'bytea' });
@@ -9,7 +9,9 @@ export const parseStatus = pgEnum('webhook_parse_status', ['parsed', 'unknown_to
 
 /**
  * Every delivery that was answered 2xx, exactly as received: the raw bytes (so the signature can be
- * re-checked later), the headers that matter and what the receiver made of it. Never updated.
+ * re-checked later), the headers that matter and what the receiver made of it. The raw bytes and
+ * headers are never updated; what was made of them (topic through applied, parser_version) is
+ * re-derived by `ledger reparse` (src/reparse) when a newer parser understands more.
  */
 export const webhookDeliveries = pgTable(
   'webhook_deliveries',
@@ -40,6 +42,11 @@ export const webhookDeliveries = pgTable(
      * Every other delivery with the same event_key is a retry, stored and not applied again.
      */
     applied: boolean('applied').notNull().default(false),
+    /**
+     * PARSER_VERSION (webhooks/parser-version.ts) of the classifier that made the parsed fields
+     * above; 0 for deliveries stored before versions were recorded.
+     */
+    parserVersion: integer('parser_version').notNull().default(0),
   },
   (t) => [
     // The event itself: at most one applied delivery per (environment, event_key), the arbiter of
@@ -56,5 +63,33 @@ export const webhookDeliveries = pgTable(
     index('webhook_deliveries_retry_idx')
       .on(t.environment, t.eventKey)
       .where(sql`${t.eventKey} is not null and not ${t.applied}`),
+    // Unparsed deliveries only (a provider change, or a bug): reparse walks them by id and the
+    // deliveries report groups them, without reading the parsed majority.
+    index('webhook_deliveries_unparsed_idx')
+      .on(t.environment, t.id)
+      .where(sql`${t.parseStatus} <> 'parsed'`),
   ],
 );
+
+/**
+ * One row per `ledger reparse` run (command or the daemon's automatic one): started `running`,
+ * finished `complete`, `failed` or `aborted` (jobs/runs.ts), with what it did. Dry runs write none.
+ */
+export const reparseRuns = pgTable('reparse_runs', {
+  id: bigserial('id', { mode: 'number' }).primaryKey(),
+  environment: providerEnvironment('environment').notNull(),
+  startedAt: timestamp('started_at', { withTimezone: true, precision: 6 }).notNull().defaultNow(),
+  finishedAt: timestamp('finished_at', { withTimezone: true, precision: 6 }),
+  status: text('status').notNull().default('running'),
+  /** 'command' or 'automatic' (the daemon after an upgrade). */
+  trigger: text('trigger').notNull(),
+  /** unknown_topic, invalid_shape, unparsed or all. */
+  statusFilter: text('status_filter').notNull(),
+  since: timestamp('since', { withTimezone: true, precision: 6 }),
+  parserVersion: integer('parser_version').notNull(),
+  examined: integer('examined').notNull().default(0),
+  /** Totals by outcome (reparse/outcome.ts), and changes per topic and status. */
+  outcomes: jsonb('outcomes'),
+  changes: jsonb('changes'),
+  error: text('error'),
+});

@@ -1,0 +1,237 @@
+import type { Sql } from 'postgres';
+import type { ProviderEnvironment } from '../config/schema.js';
+import type { Database } from '../db/database.js';
+import { isTransientDatabaseError } from '../db/errors.js';
+import { finishRun, startRun } from '../jobs/runs.js';
+import { runSingleton } from '../jobs/singleton.js';
+import { startProgress } from '../lifecycle/progress.js';
+import type { Logger } from '../log/logger.js';
+import { classifyDelivery, unparsed, type StorableClassification } from '../webhooks/classify.js';
+import { isAppliedConflict, rederiveDeliveries, type Rederived, type RederiveResult } from '../webhooks/ledger-rederive.js';
+import { PARSER_VERSION } from '../webhooks/parser-version.js';
+import type { ReparseMetrics } from './metrics.js';
+import { outcomeOf, ReparseTally, type ReparseChange, type ReparseOutcome, type StoredFields } from './outcome.js';
+
+/** Which stored deliveries a run re-classifies: one unparsed status, both (unparsed), or every delivery (all). */
+export const REPARSE_STATUS_FILTERS = ['unknown_topic', 'invalid_shape', 'unparsed', 'all'] as const;
+export type ReparseStatusFilter = (typeof REPARSE_STATUS_FILTERS)[number];
+
+export interface ReparseOptions {
+  environment: ProviderEnvironment;
+  status: ReparseStatusFilter;
+  /** Only deliveries received at or after this instant. */
+  since?: Date | undefined;
+  /** Classify and decide inside a transaction that is rolled back: what would change, nothing written. */
+  dryRun: boolean;
+  trigger: 'command' | 'automatic';
+  /** Only deliveries classified by an older parser than this one (the daemon's automatic run). */
+  olderOnly?: boolean;
+  batchSize?: number;
+  /**
+   * The share of wall time spent on batches (0 < duty <= 1, default 1): after a batch that took
+   * t ms the run pauses t * (1 - duty) / duty ms, leaving the rest of the machine to the receiver.
+   */
+  duty?: number;
+  signal?: AbortSignal;
+  metrics?: ReparseMetrics;
+  /** Log progress as "reparse <environment>" (startProgress). */
+  progress?: boolean;
+}
+
+export interface ReparseSummary {
+  skipped: boolean;
+  runId: number | null;
+  dryRun: boolean;
+  aborted: boolean;
+  parserVersion: number;
+  examined: number;
+  changed: number;
+  outcomes: Record<ReparseOutcome, number>;
+  changes: ReparseChange[];
+}
+
+interface StoredRow {
+  id: string;
+  raw_body: Buffer;
+  topic: string | null;
+  parse_status: string;
+  parse_error: string | null;
+  event_key: string | null;
+  applied: boolean;
+}
+
+const DEFAULT_BATCH = 500;
+/** Rounds of a batch that met a retry the receiver committed meanwhile, before it is split. */
+const CONFLICT_ATTEMPTS = 3;
+
+/**
+ * Re-classifies stored raw bodies with the current parser (the signature was verified at receipt;
+ * the stored bytes are authoritative) and re-derives their parsed fields, applied decision and
+ * typed rows in batches walked by id (ledger-rederive.ts). Idempotent: a second run finds nothing to
+ * change. One run per environment at a time (the reparse lock); it runs beside the receiver, whose
+ * concurrent retries the unique index of applied deliveries arbitrates.
+ */
+export async function runReparse(ctx: { database: Database; log: Logger }, options: ReparseOptions): Promise<ReparseSummary> {
+  const tally = new ReparseTally();
+  const summary = (skipped: boolean, runId: number | null, aborted: boolean): ReparseSummary => ({
+    skipped, runId, dryRun: options.dryRun, aborted, parserVersion: PARSER_VERSION,
+    examined: tally.examined, changed: tally.changed, outcomes: { ...tally.outcomes }, changes: tally.changeList(),
+  });
+  const result = await runSingleton(
+    ctx,
+    { lock: 'reparse', environment: options.environment, heartbeatMs: 10_000, ...(options.dryRun ? {} : { runs: 'reparse_runs' as const }), ...(options.signal ? { signal: options.signal } : {}) },
+    async (signal) => {
+      const { sql } = ctx.database;
+      const runId = options.dryRun
+        ? null
+        : await startRun(sql, 'reparse_runs', options.environment, {
+            trigger: options.trigger, status_filter: options.status, since: options.since?.toISOString() ?? null, parser_version: PARSER_VERSION,
+          });
+      const totals = () => ({ examined: tally.examined, outcomes: JSON.stringify(tally.outcomes), changes: JSON.stringify(tally.changeList()) });
+      try {
+        const aborted = await walk(ctx, options, tally, signal);
+        if (runId !== null) await finishRun(sql, 'reparse_runs', runId, aborted ? 'aborted' : 'complete', aborted ? String(signal.reason ?? 'aborted') : null, totals());
+        return summary(false, runId, aborted);
+      } catch (error) {
+        if (runId !== null) await finishRun(sql, 'reparse_runs', runId, 'failed', String((error as Error).message ?? error), totals()).catch(() => undefined);
+        throw error;
+      }
+    },
+  );
+  return result.skipped ? summary(true, null, false) : result.value;
+}
+
+/** The batches; true when the signal stopped the walk before the end. */
+async function walk(ctx: { database: Database; log: Logger }, options: ReparseOptions, tally: ReparseTally, signal: AbortSignal): Promise<boolean> {
+  const { sql } = ctx.database;
+  const batchSize = options.batchSize ?? DEFAULT_BATCH;
+  const filter = selection(sql, options);
+  const [count] = await sql<{ n: string }[]>`select count(*) as n from webhook_deliveries where ${filter}`;
+  const total = Number(count?.n ?? 0);
+  const progress = options.progress ? startProgress({ label: `reparse ${options.environment}`, unit: 'deliveries', total, log: ctx.log }) : undefined;
+  // Dry runs roll every batch back, so an event a dry batch "applied" is remembered here to count its
+  // later deliveries as the retries they would be.
+  const dryApplied = new Set<string>();
+  let after = 0;
+  try {
+    for (;;) {
+      if (signal.aborted) return true;
+      const rows = await sql<StoredRow[]>`
+        select d.id::text as id, d.raw_body, d.topic, d.parse_status::text as parse_status, d.parse_error, d.event_key, d.applied
+        from webhook_deliveries d
+        where ${filter} and d.id > ${after}
+        order by d.id
+        limit ${batchSize}`;
+      if (rows.length === 0) return false;
+      after = Number(rows[rows.length - 1]!.id);
+      const batchStarted = performance.now();
+      const batch: Rederived[] = rows.map((row) => ({ deliveryId: Number(row.id), classification: reclassify(row) }));
+      const results = await writeBatch(ctx.log, batch, (part) => (options.dryRun ? rolledBack(sql, part) : rederiveDeliveries(sql, part)));
+      const decided = new Map(results.map((r) => [r.deliveryId, r]));
+      const batchOutcomes = new Map<ReparseOutcome, number>();
+      rows.forEach((row, i) => {
+        const stored = decided.get(Number(row.id));
+        const now = stored?.classification ?? batch[i]!.classification;
+        let applied = stored?.applied ?? false;
+        if (options.dryRun && applied && now.event) {
+          const key = now.event.key;
+          if (dryApplied.has(key) && !row.applied) applied = false;
+          dryApplied.add(key);
+        }
+        const before: StoredFields = { topic: row.topic, parseStatus: row.parse_status, parseError: row.parse_error, eventKey: row.event_key, applied: row.applied };
+        const outcome = outcomeOf(before, now, applied);
+        tally.add(now.topic ?? row.topic, row.parse_status, now.status, outcome);
+        batchOutcomes.set(outcome, (batchOutcomes.get(outcome) ?? 0) + 1);
+      });
+      if (!options.dryRun) for (const [outcome, n] of batchOutcomes) options.metrics?.deliveries.labels(outcome).inc(n);
+      progress?.update(tally.examined);
+      const duty = options.duty ?? 1;
+      if (duty < 1) await pause(((performance.now() - batchStarted) * (1 - duty)) / duty, signal);
+    }
+  } finally {
+    progress?.finish();
+  }
+}
+
+function selection(sql: Sql, options: ReparseOptions) {
+  // Both unparsed filters repeat parse_status <> 'parsed' so the partial index of unparsed deliveries serves them.
+  const status =
+    options.status === 'all'
+      ? sql`true`
+      : options.status === 'unparsed'
+        ? sql`parse_status <> 'parsed'`
+        : sql`parse_status <> 'parsed' and parse_status = ${options.status}`;
+  return sql`environment = ${options.environment} and ${status}
+    and ${options.since ? sql`received_at >= ${options.since.toISOString()}::timestamptz` : sql`true`}
+    and ${options.olderOnly ? sql`parser_version < ${PARSER_VERSION}` : sql`true`}`;
+}
+
+/** The current parser's view of a stored body. Bodies were stored only as JSON; one that is not stays unparsed. */
+function reclassify(row: StoredRow): StorableClassification {
+  const c = classifyDelivery(row.raw_body);
+  if (c.ok) return c;
+  return { ok: true, status: 'invalid_shape', topic: row.topic, reason: 'not_an_object', error: `body is not JSON: ${c.error}`.slice(0, 1000) };
+}
+
+interface Written extends RederiveResult {
+  classification: StorableClassification;
+}
+
+/**
+ * Writes a batch. A unique violation of the applied index means the receiver committed a retry of
+ * one of these events meanwhile: the batch is written again and now sees it. Any other refusal
+ * (the ledger refusing a typed value) is isolated by halving, as the receiver's group commit does,
+ * and the delivery at fault stays stored as invalid_shape (ledger_refused), as at receipt.
+ */
+async function writeBatch(log: Logger, batch: Rederived[], write: (batch: Rederived[]) => Promise<RederiveResult[]>): Promise<Written[]> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      const results = await write(batch);
+      return results.map((r, i) => ({ ...r, classification: batch[i]!.classification }));
+    } catch (error) {
+      if (isTransientDatabaseError(error)) throw error;
+      if (isAppliedConflict(error) && attempt < CONFLICT_ATTEMPTS) continue;
+      if (batch.length > 1) {
+        const half = Math.ceil(batch.length / 2);
+        return [...(await writeBatch(log, batch.slice(0, half), write)), ...(await writeBatch(log, batch.slice(half), write))];
+      }
+      const [one] = batch as [Rederived];
+      if (one.classification.status !== 'parsed' || isAppliedConflict(error)) throw error;
+      log.error({ err: (error as Error).message, deliveryId: one.deliveryId }, 'ledger refused a re-parsed delivery\'s fields; it stays unparsed');
+      const refused = unparsed(one.classification, 'ledger_refused', `the ledger refused the parsed fields: ${(error as Error).message}`);
+      return writeBatch(log, [{ deliveryId: one.deliveryId, classification: refused }], write);
+    }
+  }
+}
+
+class DryRunRollback extends Error {
+  constructor(readonly results: RederiveResult[]) {
+    super('dry run');
+  }
+}
+
+/** The batch written and decided by the database, then rolled back. */
+async function rolledBack(sql: Sql, batch: Rederived[]): Promise<RederiveResult[]> {
+  try {
+    await sql.begin(async (tx) => {
+      throw new DryRunRollback(await rederiveDeliveries(tx, batch));
+    });
+  } catch (error) {
+    if (error instanceof DryRunRollback) return error.results;
+    throw error;
+  }
+  throw new Error('dry run transaction committed');
+}
+
+/** Waits `ms`, or less if the signal aborts. */
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
