@@ -8,9 +8,12 @@ import type { ProviderEnvironment } from '../config/schema.js';
  * read it (statement_lines.sepa_reference: end-to-end id, else instruction id, else the first
  * id-like word) may not be the payout's. A line carries payout P when P's reference is that
  * reference or any word of its remittance text; the first such one (reference first, then words
- * in order) is its payout_reference. Lines that carry no payout keep their own reference, or, when
- * PAYOUT_REFERENCE_PATTERN is set, the first of those candidates that matches it (so the finding
- * names the reference that made it a payout credit). What the bank sent stays as stored.
+ * in order) is its payout_reference. A line that carries no known payout names, in this order: the
+ * first candidate matching PAYOUT_REFERENCE_PATTERN when it is set (the reference that made it a
+ * payout credit); else the first candidate shaped like the payouts' references the ledger holds
+ * (same length, same letters with the digits taken out: "PO" + 16 digits for PO2026112200000013),
+ * since a bank that writes the reference only in its text puts other id-like words before it; else
+ * the import's own reference. What the bank sent stays as stored.
  *
  * Cost: one hashed set of the environment's payout references (payouts are few: one a day) and a
  * split of each credit's remittance text, so it scales with the credit lines, read once.
@@ -25,10 +28,13 @@ export function creditLines(sql: Sql | TransactionSql, environment: ProviderEnvi
     with payout_refs as materialized (
       select distinct upper(sepa_instruction_id) as ref from payout_events
       where environment = ${environment} and sepa_instruction_id is not null
+    ),
+    payout_shapes as materialized (
+      select distinct length(ref) as len, regexp_replace(ref, '[0-9]', '', 'g') as letters from payout_refs
     )
     select s.id, s.line_key, s.bank_reference, s.booking_date, s.amount_cents, s.currency, s.counterparty_iban, s.counterparty_name,
            s.sepa_reference, s.remittance,
-           coalesce(m.ref, pat.ref, s.sepa_reference) as payout_reference,
+           coalesce(m.ref, pat.ref, shaped.ref, s.sepa_reference) as payout_reference,
            m.ref is not null as carries_payout,
            pat.ref is not null as matches_pattern
     from statement_lines s
@@ -39,5 +45,10 @@ export function creditLines(sql: Sql | TransactionSql, environment: ProviderEnvi
       select c.ref from ${candidates} c
       where ${referencePattern}::text is not null and c.ref <> '' and c.ref ~ ${referencePattern}::text order by c.pos limit 1
     ) pat on true
+    left join lateral (
+      select c.ref from ${candidates} c
+      where exists (select 1 from payout_shapes h where h.len = length(c.ref) and h.letters = regexp_replace(c.ref, '[0-9]', '', 'g'))
+      order by c.pos limit 1
+    ) shaped on true
     where s.environment = ${environment} and s.direction = 'credit'`;
 }

@@ -81,11 +81,20 @@ export const payloadVariantsSchema = z
   .object({
     /** payout/* and invoice/payment: amount_cents as a JSON number instead of an integer string */
     numericAmounts: rate.default(0.2),
+    /** payout/*: external_reference_ids as a JSON list in the string, a bracketed list, or '; '-separated */
+    referenceLists: rate.default(0.3),
+    /** order events' bank_account as a UK account (sort_code and account_number, no IBAN or BIC) */
+    ukBankAccounts: rate.default(0.2),
+    /**
+     * bank statements: a payout credit whose SEPA reference is not in the end-to-end or instruction
+     * id but in the remittance text after an invoice number ("Rechnung RE… Auszahlung PO…")
+     */
+    remittanceReferences: rate.default(0.3),
   })
   .strict();
 export type PayloadVariantRates = z.infer<typeof payloadVariantsSchema>;
 
-export const NO_PAYLOAD_VARIANTS: PayloadVariantRates = { numericAmounts: 0 };
+export const NO_PAYLOAD_VARIANTS: PayloadVariantRates = { numericAmounts: 0, referenceLists: 0, ukBankAccounts: 0, remittanceReferences: 0 };
 
 export const businessSchema = z
   .object({

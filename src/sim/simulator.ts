@@ -260,7 +260,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     },
     async writeStatements(dir) {
       const files: string[] = [];
-      for (const w of worlds) files.push(...(await writeStatementFiles(dir, w.business, clock.now())));
+      for (const w of worlds) files.push(...(await writeStatementFiles(dir, w.business, clock.now(), variantRates.remittanceReferences)));
       return files;
     },
     stats: () => ({

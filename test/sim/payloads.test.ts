@@ -1,3 +1,4 @@
+import { parseReferenceList } from '../../src/webhooks/reference-list.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { DEFAULT_FAULT_RATES, NO_PAYLOAD_VARIANTS } from '../../src/sim/options.js';
@@ -11,7 +12,11 @@ const intString = z.string().regex(/^-?\d+$/);
 // some as JSON numbers (its numericAmounts variant).
 const amount = z.union([intString, z.number().int().nonnegative()]);
 const eventTime = z.string().regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{9}Z$/);
-const bankAccount = z.object({ account_holder: z.string(), bank: z.string(), bic: z.string(), iban: z.string().regex(/^DE\d{20}$/), bank_name: z.string().optional() }).strict();
+const bankAccount = z.union([
+  z.object({ account_holder: z.string(), bank: z.string(), bic: z.string(), iban: z.string().regex(/^DE\d{20}$/), bank_name: z.string().optional() }).strict(),
+  // The spec's UK form: sort_code and account_number "only for UK buyers".
+  z.object({ account_holder: z.string(), bank: z.string(), sort_code: z.string().regex(/^\d{2}-\d{2}-\d{2}$/), account_number: z.string().regex(/^\d{8}$/) }).strict(),
+]);
 const address = z.object({ country_code: z.string().length(2), city: z.string(), zip_code: z.string(), address_line1: z.string(), address_line2: z.string() }).strict();
 
 const order = (topic: string, state: string, extra: z.ZodRawShape = {}) =>
@@ -169,7 +174,7 @@ describe('payload shapes', () => {
     }
   });
 
-  it('numeric amounts change bytes only: same business, same amounts, same ground truth', async () => {
+  it('payload variants change bytes only: same business, same amounts, references and holders, same ground truth', async () => {
     const plain = await startSimulator({ seed: 'shapes', faults: DEFAULT_FAULT_RATES, payloadVariants: NO_PAYLOAD_VARIANTS, business: { ordersPerDay: 150, newBuyersPerDay: 12 } });
     try {
       await plain.advance(21 * DAY_MS);
@@ -184,8 +189,18 @@ describe('payload shapes', () => {
         rewritten += 1;
         const a = JSON.parse(d.body.toString('utf8'));
         const b = JSON.parse(v.body.toString('utf8'));
-        expect(typeof b.amount_cents).toBe('number');
-        expect({ ...b, amount_cents: String(b.amount_cents) }).toEqual(a);
+        const same = { ...b };
+        if (typeof b.amount_cents === 'number') same.amount_cents = String(b.amount_cents);
+        else expect(b.amount_cents).toEqual(a.amount_cents);
+        if (b.external_reference_ids !== undefined && b.external_reference_ids !== a.external_reference_ids) {
+          expect(parseReferenceList(b.external_reference_ids)).toEqual(parseReferenceList(a.external_reference_ids));
+          same.external_reference_ids = a.external_reference_ids;
+        }
+        if (b.bank_account?.sort_code !== undefined) {
+          expect({ holder: b.bank_account.account_holder, bank: b.bank_account.bank }).toEqual({ holder: a.bank_account.account_holder, bank: a.bank_account.bank });
+          same.bank_account = a.bank_account;
+        }
+        expect(same).toEqual(a);
       });
       expect(rewritten).toBeGreaterThan(0);
       expect(JSON.stringify(plain.groundTruth())).toBe(JSON.stringify(sim.groundTruth()));

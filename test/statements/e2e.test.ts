@@ -103,9 +103,10 @@ describe('payout reconciliation against the ground truth', () => {
     const out = new Writable({ write(chunk, _enc, cb) { chunks.push(Buffer.from(chunk)); cb(); } });
     await streamPayoutsReport(db, { environment: 'sandbox' }, 'json', out);
     const rows = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { sepa_reference: string; status: string; matched_bank_line: string | null }[];
-    const lines = await db.sql<{ sepa_reference: string; bank_reference: string; booking_date: string }[]>`
-      select sepa_reference, bank_reference, booking_date::text from statement_lines where direction = 'credit'`;
-    const bySepa = new Map(lines.map((l) => [l.sepa_reference, `${l.bank_reference} ${l.booking_date}`]));
+    const lines = await db.sql<{ sepa_reference: string; remittance: string | null; bank_reference: string; booking_date: string }[]>`
+      select sepa_reference, remittance, bank_reference, booking_date::text from statement_lines where direction = 'credit'`;
+    // A payout's reference stands in the line's reference or, for some bank lines, in its remittance text.
+    const bySepa = new Map(lines.flatMap((l) => [l.sepa_reference, ...(l.remittance ?? '').split(' ')].map((ref) => [ref, `${l.bank_reference} ${l.booking_date}`] as const)));
     const noCredit = new Set(sim.groundTruth({ environment: 'sandbox' }).discrepancies.filter((d) => d.kind === 'payout_not_on_statement').map((d) => d.sepa_reference));
     let matched = 0;
     for (const row of rows) {

@@ -62,7 +62,15 @@ describe('parsers on the simulator statements', () => {
     });
     const payoutCredits = camt.filter((l) => l.counterpartyIban === sim.bank.sandbox.providerIban);
     expect(payoutCredits.length).toBeGreaterThan(2);
-    for (const l of payoutCredits) expect(l.sepaReference).toMatch(/^PO\d{16}$/);
+    // The payout's reference is the line's own, or (the bank variant that writes it only in the text)
+    // a word of its remittance after an invoice number, which then comes first.
+    for (const l of payoutCredits) {
+      if (/^PO\d{16}$/.test(l.sepaReference ?? '')) continue;
+      expect(l.remittance).toMatch(/^Rechnung RE\d{10} Auszahlung PO\d{16}$/);
+      expect(l.sepaReference).toMatch(/^RE\d{10}$/);
+    }
+    expect(payoutCredits.some((l) => /^PO\d{16}$/.test(l.sepaReference ?? ''))).toBe(true);
+    expect(payoutCredits.some((l) => /^RE\d{10}$/.test(l.sepaReference ?? ''))).toBe(true);
   });
 
   it('sums exactly to closing minus opening balance in every format', () => {

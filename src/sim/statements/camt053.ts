@@ -43,7 +43,8 @@ export function camt053(s: StatementInput): string {
       `        <AcctSvcrRef>${esc(line.id)}</AcctSvcrRef>`,
       `        <BkTxCd><Domn><Cd>PMNT</Cd><Fmly><Cd>${credit ? 'RCDT' : 'ICDT'}</Cd><SubFmlyCd>ESCT</SubFmlyCd></Fmly></Domn></BkTxCd>`,
       '        <NtryDtls><TxDtls>',
-      `          <Refs><InstrId>${esc(line.reference)}</InstrId><EndToEndId>${esc(line.reference)}</EndToEndId></Refs>`,
+      // NOTPROVIDED is SEPA's filler when the payer gave no reference.
+      `          <Refs><InstrId>${esc(line.reference || 'NOTPROVIDED')}</InstrId><EndToEndId>${esc(line.reference || 'NOTPROVIDED')}</EndToEndId></Refs>`,
       `          <AmtDtls><TxAmt>${amount(line.amountCents, s.currency)}</TxAmt></AmtDtls>`,
       `          <RltdPties>${party}</RltdPties>`,
       `          <RmtInf><Ustrd>${esc(line.remittance)}</Ustrd></RmtInf>`,

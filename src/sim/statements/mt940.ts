@@ -33,7 +33,9 @@ export function mt940(s: StatementInput): string {
   for (const line of s.lines) {
     const date = yymmdd(line.bookedAt);
     out.push(`:61:${date}${date.slice(2)}${line.amountCents < 0n ? 'D' : 'C'}${mtAmount(line.amountCents)}NTRFNONREF//${line.id}`);
-    const details = `166?00${line.amountCents < 0n ? 'SEPA-UEBERWEISUNG' : 'SEPA-GUTSCHRIFT'}?20EREF+${line.reference}?21SVWZ+${swiftText(line.remittance).slice(0, 22)}?31${line.counterpartyIban}?32${swiftText(line.counterpartyName).slice(0, 27)}`;
+    // The remittance continues over ?21..?29, 27 characters each, as German banks split it.
+    const remittance = (`SVWZ+${swiftText(line.remittance)}`.match(/.{1,27}/g) ?? []).slice(0, 9).map((part, i) => `?${21 + i}${part}`).join('');
+    const details = `166?00${line.amountCents < 0n ? 'SEPA-UEBERWEISUNG' : 'SEPA-GUTSCHRIFT'}?20EREF+${line.reference || 'NOTPROVIDED'}${remittance}?31${line.counterpartyIban}?32${swiftText(line.counterpartyName).slice(0, 27)}`;
     const chunks = details.match(/.{1,65}/g) ?? [];
     out.push(`:86:${chunks[0] ?? ''}`, ...chunks.slice(1));
   }
