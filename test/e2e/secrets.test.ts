@@ -1,0 +1,81 @@
+import { Writable } from 'node:stream';
+import { pino } from 'pino';
+import { request } from 'undici';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startDaemon, type Daemon } from '../../src/daemon.js';
+import { streamDiscrepancies, parseDiscrepancyQuery } from '../../src/reports/index.js';
+import { DAY_MS, DEFAULT_FAULT_RATES, startSimulator, type Simulator } from '../../src/sim/index.js';
+import { computeSignature } from '../../src/webhooks/signature.js';
+import { useTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { daemonConfig } from './harness.js';
+
+/**
+ * No secret leaves the process: the provider's API key, the webhook signing secret, the operator
+ * tokens and the database password appear in no log line (at trace level, so every line is
+ * written), no metric, no report, no page and no health body of a daemon that polled, reconciled,
+ * received deliveries and refused forged ones.
+ */
+const OPERATOR = 'operator-token-0123456789abcdef';
+const NAMED = 'named-token-fedcba9876543210';
+const DB_PASSWORD = 'db-password-never-shown-4711';
+
+let db: TestDatabase;
+useTestDatabase('secrets', (database) => (db = database));
+let sim: Simulator;
+let daemon: Daemon;
+const logs: string[] = [];
+
+beforeAll(async () => {
+  sim = await startSimulator({ seed: 'secrets', faults: DEFAULT_FAULT_RATES, business: { ordersPerDay: 40 } });
+  const url = new URL(db.url);
+  url.password = DB_PASSWORD; // trust auth ignores it; the daemon must still never show it
+  const config = daemonConfig({ sim, databaseUrl: url.toString(), graceSeconds: 1, extra: { OPERATOR_TOKEN: OPERATOR, OPERATOR_TOKENS: `ada:${NAMED}`, LOG_LEVEL: 'trace' } });
+  const log = pino({ level: 'trace' }, new Writable({ write: (chunk, _e, done) => { logs.push(chunk.toString()); done(); } }));
+  daemon = await startDaemon(config, log);
+  for (const topic of ['order', 'payout', 'invoice']) await daemon.provider!.registerWebhook(topic, `${daemon.url}/webhooks`);
+});
+
+afterAll(async () => {
+  await sim?.stop();
+  await daemon?.stop('test done');
+});
+
+async function text(url: string, token?: string): Promise<string> {
+  const r = await request(url, { headers: token ? { authorization: `Bearer ${token}` } : {} });
+  return r.body.text();
+}
+
+describe('secrets', () => {
+  it('appear in no log, metric, report, page or health body', async () => {
+    await sim.advance(DAY_MS);
+    await sim.drain();
+    await daemon.pollNow();
+    await daemon.reconcileNow();
+    // Forged and wrongly signed deliveries, and operator calls with a wrong token: the refusal paths log too.
+    const body = JSON.stringify({ topic: 'order/confirmed' });
+    await request(`${daemon.url}/webhooks`, { method: 'POST', body, headers: { 'x-service-signature': computeSignature(Buffer.from(body), 'not-the-secret') } }).then((r) => r.body.text());
+    await text(`${daemon.url}/api/discrepancies`, 'wrong-token-000000000000');
+
+    const outputs = [
+      ...logs,
+      await text(daemon.metricsUrl),
+      await text(`${daemon.url}/healthz`),
+      await text(`${daemon.url}/readyz`),
+      await text(`${daemon.url}/`),
+      await text(`${daemon.url}/api/session`, NAMED),
+      await text(`${daemon.url}/api/discrepancies?format=csv&status=all`, OPERATOR),
+      await text(`${daemon.url}/api/overview`, OPERATOR),
+    ];
+    let report = '';
+    await streamDiscrepancies(daemon.ctx.database, parseDiscrepancyQuery({ status: 'all', format: 'json' }).filters, 'json',
+      new Writable({ write: (chunk, _e, done) => { report += chunk.toString(); done(); } }));
+    outputs.push(report);
+
+    const all = outputs.join('\n');
+    expect(logs.length).toBeGreaterThan(20);
+    expect(all).toContain('"msg":"poll run started"');
+    for (const secret of [sim.apiKeys.sandbox, sim.secrets.sandbox, OPERATOR, NAMED, DB_PASSWORD]) {
+      expect(all.includes(secret), `a secret of ${secret.length} characters was found`).toBe(false);
+    }
+  });
+});
