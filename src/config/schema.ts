@@ -97,7 +97,7 @@ export const configShape = {
   SHUTDOWN_TIMEOUT_MS: positiveInt.default(10000),
   DB_POOL_MAX: positiveInt.default(10),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  // Poller (issue 3): a ceiling on pages per run so a server that never ends a list cannot loop us
+  // Poller: a ceiling on pages per run so a server that never ends a list cannot loop us
   // forever (100,000 pages of 100 = 10 million orders), and how often the poll-lock holder checks
   // that its lock (its database session) is still there.
   POLL_MAX_PAGES: positiveInt.default(100_000),

@@ -1,7 +1,7 @@
 import { abortableDelay } from './backoff.js';
 
 /**
- * The process's one request budget (issue 3: RATE_LIMIT_RPS shared by every request).
+ * The process's one request budget (RATE_LIMIT_RPS, shared by every request).
  *
  * Scheduling is GCRA-style: each request reserves the next free slot, slots 1/rate apart, with no
  * burst allowance. A classic bucket with capacity B lets B requests out at once after an idle spell;

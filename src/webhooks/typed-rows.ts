@@ -15,8 +15,8 @@ type ColumnType = 'uuid' | 'text' | 'int4' | 'int8' | 'jsonb' | 'text_list';
 
 /**
  * Columns of the typed event tables (besides environment, event_key, topic, received_at) with the
- * Postgres array type each is sent as: a batch goes in as one array per column through unnest, so
- * the statement text is the same for every batch size and is prepared once.
+ * Postgres type each is read as from the batch's JSON (ledger-write.ts json_to_recordset), so the
+ * statement text is the same for every batch size and is prepared once.
  */
 export const TYPED_COLUMNS = {
   order_events: { order_uuid: 'uuid', order_state: 'text', external_reference_id: 'text', event_time: 'text', event_time_sortable: 'text', buyer_uuid: 'uuid', buyer_name: 'text', buyer_legal_form: 'text', pending_reason_description: 'text', net_term_days: 'int4', bank_account: 'jsonb', confirmation_link: 'text' },
