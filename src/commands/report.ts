@@ -1,10 +1,7 @@
 import { parseArgs } from 'node:util';
 import { withContext, type Command } from './command.js';
 import { UsageError } from '../app/errors.js';
-import { openContext } from '../app/context.js';
-import { loadConfig } from '../config/load.js';
 import { environmentSchema, type ProviderEnvironment } from '../config/schema.js';
-import { createLogger } from '../log/logger.js';
 import { parseDiscrepancyQuery, streamDiscrepancies } from '../reports/discrepancies.js';
 import { REPORT_FORMATS, parseDelimiter, type CsvOptions, type ReportFormat } from '../reports/format.js';
 import { streamOrdersReport } from '../reports/orders.js';

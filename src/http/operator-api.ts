@@ -10,7 +10,7 @@ import {
 import { readBody, BodyTooLargeError } from '../webhooks/read-body.js';
 import { detailRoutes } from './operator-detail.js';
 import {
-  XLSX_TYPE, answerBadRequest, authorise, csvOptions, environmentOf, negotiateFormat, operatorMatcher, pageOf, type Guarded, type Operator,
+  XLSX_TYPE, answerBadRequest, authorise, csvOptions, environmentOf, negotiateFormat, operatorMatcher, pageOf, type Guarded,
 } from './operator-request.js';
 import { overviewRoutes } from './operator-overview.js';
 import { sendJson, type Route } from './server.js';
