@@ -46,6 +46,7 @@ export function deliveriesSource(database: Database, filters: DeliveriesReportFi
   const { sql } = database;
   const status = filters.status === 'unparsed' ? sql`true` : sql`parse_status = ${filters.status}`;
   return {
+    sql,
     shape: DELIVERY_SHAPE,
     key: 'first_delivery_id',
     query: (after, limit) => sql`

@@ -114,6 +114,7 @@ export function discrepancySource(database: Database, filters: DiscrepancyFilter
   ];
   const cents = (column: 'expected' | 'observed') => sql`case when ${sql(column)} ~ '^-?[0-9]{1,18}$' then ${sql(column)}::bigint end`;
   return {
+    sql,
     shape: DISCREPANCY_SHAPE,
     key: 'id',
     map: (row) => {

@@ -30,6 +30,7 @@ export function ordersSource(database: Database, filters: OrdersReportFilters): 
   const { sql } = database;
   const env = filters.environment;
   return {
+    sql,
     shape: ORDER_SHAPE,
     key: 'uuid',
     query: (after, limit) => sql`

@@ -33,6 +33,7 @@ export const PAYOUT_SHAPE: ReportShape = {
 export function payoutsSource(database: Database, filters: { environment: ProviderEnvironment }): ReportSource {
   const { sql } = database;
   return {
+    sql,
     shape: PAYOUT_SHAPE,
     key: 'payout_uuid',
     query: (after, limit) => sql`
