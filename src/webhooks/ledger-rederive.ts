@@ -17,17 +17,25 @@ export interface RederiveResult {
 
 /**
  * Re-derives the parsed fields of stored deliveries (src/reparse) with the receiver's own rule and
- * typed-row writer (ledger-write.ts), in one statement:
- * 1. each event key's first delivery of the batch (one already applied first, then the lowest id)
- *    becomes the applied one, unless a delivery outside the batch is applied for that key;
- * 2. every other delivery of the batch is updated not applied (a retry, or still unparsed);
- * 3. typed rows, for the applied ones, by typedInsert: ON CONFLICT DO NOTHING on the typed tables'
- *    (environment, event_key) keys, so a typed row already there stays and a missing one is written.
- * The unique index of applied deliveries (webhook_deliveries_event_uq) is the arbiter, as at receipt:
- * a retry the receiver inserts meanwhile either commits first, and this update fails with a unique
- * violation (the caller retries the batch, which then sees it: reparse/run.ts), or waits for this
- * commit and is stored as a retry (its ON CONFLICT DO NOTHING).
+ * typed-row writer (ledger-write.ts), in one transaction of two statements:
+ * 1. RELEASE_STATEMENT gives up the claims (webhook_applied_events) the batch's deliveries hold, so
+ *    the batch decides afresh (a delivery may now carry another key, or none);
+ * 2. REDERIVE_STATEMENT: each event key's first delivery of the batch (one that was applied first,
+ *    then the lowest id) claims the event, unless a delivery outside the batch holds it; every
+ *    delivery of the batch is updated, applied when it claimed; typed rows for the claims by
+ *    typedInsert (ON CONFLICT DO NOTHING on the typed tables' (environment, event_key) keys, so a
+ *    typed row already there stays and a missing one is written).
+ * The primary key of webhook_applied_events is the arbiter, as at receipt: a retry the receiver
+ * inserts meanwhile either commits first, and the claim fails with a unique violation (the caller
+ * retries the batch, which then sees it: reparse/run.ts), or waits for this commit and is stored as
+ * a retry (its ON CONFLICT DO NOTHING).
  */
+const RELEASE_STATEMENT = `
+      delete from webhook_applied_events a
+      using webhook_deliveries d
+      where d.id in (select (jsonb_array_elements($1::jsonb) ->> 'id')::bigint) and d.applied
+        and a.environment = d.environment and a.event_key = d.event_key and a.delivery_id = d.id`;
+
 const REDERIVE_STATEMENT = `
       with input as materialized (
         select u.n, d.id, d.environment, d.received_at, d.applied as was_applied, u.topic, u.parse_status, u.parse_error, u.event_key,
@@ -36,33 +44,23 @@ const REDERIVE_STATEMENT = `
           event_key text, entity_type text, entity_id text, event_time text, event_time_sortable text)
         join webhook_deliveries d on d.id = u.id
       ), candidates as (
-        -- The key's applied delivery, if any, by one probe of webhook_deliveries_event_uq per row
-        -- (LATERAL ... LIMIT 1): as a NOT EXISTS the planner hashed every applied delivery of the
-        -- ledger (43 s per batch at 925,000 deliveries).
-        select distinct on (i.environment, i.event_key) i.id
+        -- One primary-key probe of webhook_applied_events per row: a claim held outside the batch wins.
+        select distinct on (i.environment, i.event_key) i.id, i.environment, i.event_key, i.received_at
         from input i
-        left join lateral (
-          select w.id from webhook_deliveries w
-          where w.environment = i.environment and w.event_key = i.event_key and w.applied
-          limit 1
-        ) a on true
-        where i.event_key is not null and (a.id is null or a.id in (select x.id from input x))
+        where i.event_key is not null
+          and not exists (select 1 from webhook_applied_events a where a.environment = i.environment and a.event_key = i.event_key)
         order by i.environment, i.event_key, i.was_applied desc, i.id
       ), e as (
+        insert into webhook_applied_events (environment, event_key, delivery_id, received_at)
+        select c.environment, c.event_key, c.id, c.received_at from candidates c
+        returning delivery_id as id
+      ), updated as (
         update webhook_deliveries w
         set topic = i.topic, parse_status = i.parse_status, parse_error = i.parse_error, event_key = i.event_key,
             entity_type = i.entity_type, entity_id = i.entity_id, event_time = i.event_time, event_time_sortable = i.event_time_sortable,
-            applied = true, parser_version = ${PARSER_VERSION}
-        from input i join candidates c on c.id = i.id
-        where w.id = i.id
-        returning w.id
-      ), others as (
-        update webhook_deliveries w
-        set topic = i.topic, parse_status = i.parse_status, parse_error = i.parse_error, event_key = i.event_key,
-            entity_type = i.entity_type, entity_id = i.entity_id, event_time = i.event_time, event_time_sortable = i.event_time_sortable,
-            applied = false, parser_version = ${PARSER_VERSION}
+            applied = exists (select 1 from candidates c where c.id = i.id), parser_version = ${PARSER_VERSION}
         from input i
-        where w.id = i.id and not exists (select 1 from candidates c where c.id = i.id)
+        where w.id = i.id and w.received_at = i.received_at
       ), ${TYPED_TABLES.map((table, i) => typedInsert(table, i + 2)).join(', ')}
       select coalesce(json_agg(json_build_array(i.id, c.id is not null) order by i.n), '[]')::text as outcome
       from input i left join candidates c on c.id = i.id`;
@@ -90,14 +88,20 @@ function rederivedJson(batch: readonly Rederived[]): string {
 
 /** Writes a batch of re-derived deliveries (see REDERIVE_STATEMENT); returns their applied decisions in batch order. */
 export async function rederiveDeliveries(sql: Sql | TransactionSql, batch: readonly Rederived[]): Promise<RederiveResult[]> {
-  const [row] = await sql.unsafe<{ outcome: string }[]>(REDERIVE_STATEMENT, [rederivedJson(batch), ...typedJson(batch)], { prepare: true });
-  const outcome = JSON.parse(row?.outcome ?? '[]') as [number, boolean][];
-  if (outcome.length !== batch.length) throw new Error(`reparse result has ${outcome.length} deliveries for a batch of ${batch.length}: a delivery is gone`);
-  return outcome.map(([deliveryId, applied]) => ({ deliveryId, applied }));
+  const input = rederivedJson(batch);
+  const write = async (tx: TransactionSql): Promise<RederiveResult[]> => {
+    await tx.unsafe(RELEASE_STATEMENT, [input], { prepare: true });
+    const [row] = await tx.unsafe<{ outcome: string }[]>(REDERIVE_STATEMENT, [input, ...typedJson(batch)], { prepare: true });
+    const outcome = JSON.parse(row?.outcome ?? '[]') as [number, boolean][];
+    if (outcome.length !== batch.length) throw new Error(`reparse result has ${outcome.length} deliveries for a batch of ${batch.length}: a delivery is gone`);
+    return outcome.map(([deliveryId, applied]) => ({ deliveryId, applied }));
+  };
+  // Inside a caller's transaction (a dry run, rolled back) the two statements join it.
+  return 'savepoint' in sql ? write(sql) : sql.begin(write);
 }
 
-/** The unique index of applied deliveries refused an update: a retry of the event was committed meanwhile. */
+/** The applied-events key refused a claim: a retry of the event was committed meanwhile. */
 export function isAppliedConflict(error: unknown): boolean {
   const e = error as { code?: string; constraint_name?: string } | undefined;
-  return e?.code === '23505' && e.constraint_name === 'webhook_deliveries_event_uq';
+  return e?.code === '23505' && e.constraint_name === 'webhook_applied_events_environment_event_key_pk';
 }

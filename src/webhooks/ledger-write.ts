@@ -89,18 +89,18 @@ export function typedInsert(table: TypedTable, param: number): string {
  * on this 2-core machine every round trip to Postgres wakes another process, and BEGIN, the
  * statements and COMMIT as separate messages cost more than the rows themselves.
  * 1. ids come from the deliveries' sequence first, so the statement can tell its rows apart;
- * 2. each event key's first delivery in the batch is inserted as the applied one
- *    (ON CONFLICT DO NOTHING on the unique index of applied deliveries per (environment,
- *    event_key)): a concurrent statement offering the same key waits for the other's commit and
- *    then loses, so of 200 simultaneous retries exactly one is applied, decided by the database,
- *    not by process memory;
- * 3. every other delivery (retries, unparsed ones, losers of step 2) is inserted not applied;
+ * 2. each event key's first delivery in the batch claims the event in webhook_applied_events
+ *    (ON CONFLICT DO NOTHING on its primary key (environment, event_key), an unpartitioned table,
+ *    so the decision spans every month of webhook_deliveries): a concurrent statement offering the
+ *    same key waits for the other's commit and then loses, so of 200 simultaneous retries exactly
+ *    one is applied, decided by the database, not by process memory;
+ * 3. every delivery is inserted, applied when its claim of step 2 succeeded;
  * 4. typed rows, for applied deliveries only.
  * The text is the same for any batch (absent tables get '[]'), so it is prepared once.
  */
 const DELIVERY_COLUMNS = `id, delivery_uuid, environment, received_at, source_ip, headers, raw_body, signature_valid,
           signature_key_fingerprint, topic, parse_status, parse_error, event_key, entity_type, entity_id, event_time, event_time_sortable, applied, parser_version`;
-const deliveryValues = (applied: string) => `i.id, i.delivery_uuid, i.environment, i.received_at, i.source_ip, i.headers,
+const deliveryValues = (applied: string): string => `i.id, i.delivery_uuid, i.environment, i.received_at, i.source_ip, i.headers,
           decode(i.raw_body, 'base64'), true, i.fingerprint, i.topic, i.parse_status, i.parse_error, i.event_key, i.entity_type,
           i.entity_id, i.event_time, i.event_time_sortable, ${applied}, ${PARSER_VERSION}`;
 
@@ -116,15 +116,15 @@ const WRITE_STATEMENT = `
         from input where event_key is not null
         order by environment, event_key, id
       ), e as (
-        insert into webhook_deliveries (${DELIVERY_COLUMNS})
-        select ${deliveryValues('true')}
+        insert into webhook_applied_events (environment, event_key, delivery_id, received_at)
+        select i.environment, i.event_key, i.id, i.received_at
         from input i join candidates c on c.id = i.id
-        on conflict (environment, event_key) where applied do nothing
-        returning id
-      ), others as (
+        on conflict (environment, event_key) do nothing
+        returning delivery_id as id
+      ), stored as (
         insert into webhook_deliveries (${DELIVERY_COLUMNS})
-        select ${deliveryValues('false')}
-        from input i where not exists (select 1 from e where e.id = i.id)
+        select ${deliveryValues('exists (select 1 from e where e.id = i.id)')}
+        from input i
       ), ${TYPED_TABLES.map((table, i) => typedInsert(table, i + 2)).join(', ')}
       select json_agg(json_build_array(i.id, e.id is not null, i.event_key is not null and e.id is null) order by i.n)::text as outcome
       from input i left join e on e.id = i.id`;

@@ -69,6 +69,12 @@ export async function delivery(database: Database, d: DeliveryInput): Promise<nu
     values (${randomUUID()}, ${d.env}, ${d.receivedAt.toISOString()}::timestamptz, '{}'::jsonb, ${body}, true, ${d.topic}, 'parsed',
             ${d.eventKey}, ${d.entityType ?? 'order'}, ${d.entityId}, ${d.eventTime}, ${d.sortable}, ${d.applied ?? false})
     returning id`;
+  // The receiver's claim of the event (webhook_applied_events decides applied-once across partitions).
+  if (d.applied) {
+    await database.sql`
+      insert into webhook_applied_events (environment, event_key, delivery_id, received_at)
+      values (${d.env}, ${d.eventKey}, ${row!.id}, ${d.receivedAt.toISOString()}::timestamptz)`;
+  }
   return Number(row!.id);
 }
 

@@ -1,6 +1,6 @@
 
 import { sql } from 'drizzle-orm';
-import { bigserial, boolean, customType, index, integer, jsonb, pgEnum, pgTable, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { bigint, bigserial, boolean, customType, index, integer, jsonb, pgEnum, pgTable, primaryKey, text, timestamp, uuid } from 'drizzle-orm/pg-core';
 import { providerEnvironment } from './common.js';
 
 const bytea = customType<{ data: Buffer; driverData: Buffer }>({ dataType: () => 'bytea' });
@@ -12,11 +12,16 @@ export const parseStatus = pgEnum('webhook_parse_status', ['parsed', 'unknown_to
  * re-checked later), the headers that matter and what the receiver made of it. The raw bytes and
  * headers are never updated; what was made of them (topic through applied, parser_version) is
  * re-derived by `ledger reparse` (src/reparse) when a newer parser understands more.
+ *
+ * Partitioned by month of received_at (Postgres range partitioning, which drizzle cannot express:
+ * migrations/0012_partition_deliveries.sql made it, src/ledger/partitions.ts keeps partitions ahead
+ * and retires old ones). A unique index of a partitioned table must hold the partition key, so the
+ * primary key is (id, received_at) and the applied-once decision lives in webhook_applied_events.
  */
 export const webhookDeliveries = pgTable(
   'webhook_deliveries',
   {
-    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    id: bigserial('id', { mode: 'number' }).notNull(),
     deliveryUuid: uuid('delivery_uuid').notNull(),
     environment: providerEnvironment('environment').notNull(),
     receivedAt: timestamp('received_at', { withTimezone: true, precision: 6 }).notNull().defaultNow(),
@@ -49,13 +54,7 @@ export const webhookDeliveries = pgTable(
     parserVersion: integer('parser_version').notNull().default(0),
   },
   (t) => [
-    // The event itself: at most one applied delivery per (environment, event_key), the arbiter of
-    // INSERT ... ON CONFLICT DO NOTHING, so of concurrent retries exactly one is applied, decided
-    // by the database. It replaces a separate events table (one heap row and one 64-character key
-    // less per delivery on the acknowledgement path).
-    uniqueIndex('webhook_deliveries_event_uq')
-      .on(t.environment, t.eventKey)
-      .where(sql`${t.applied}`),
+    primaryKey({ columns: [t.id, t.receivedAt] }),
     index('webhook_deliveries_received_idx').on(t.environment, t.receivedAt),
     // Retries only: about 1 % of deliveries, so this index costs almost nothing on the ingest path.
     // Keyed by event: an event's retries are found by key; the reconciler's scan of recent retries
@@ -69,6 +68,24 @@ export const webhookDeliveries = pgTable(
       .on(t.environment, t.id)
       .where(sql`${t.parseStatus} <> 'parsed'`),
   ],
+);
+
+/**
+ * The event itself: one row per (environment, event_key) naming its applied delivery, the arbiter
+ * of INSERT ... ON CONFLICT DO NOTHING, so of concurrent retries exactly one is applied, decided by
+ * the database across every partition of webhook_deliveries (a unique index there could only be
+ * unique per month). delivery_id and received_at are the applied delivery's primary key; the row
+ * outlives the delivery when retention drops its month, so a very late retry is still a retry.
+ */
+export const webhookAppliedEvents = pgTable(
+  'webhook_applied_events',
+  {
+    environment: providerEnvironment('environment').notNull(),
+    eventKey: text('event_key').notNull(),
+    deliveryId: bigint('delivery_id', { mode: 'number' }).notNull(),
+    receivedAt: timestamp('received_at', { withTimezone: true, precision: 6 }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.environment, t.eventKey] })],
 );
 
 /**

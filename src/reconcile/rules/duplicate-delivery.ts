@@ -17,8 +17,8 @@ import type { RuleParams } from '../types.js';
  * Retries are found through the partial index webhook_deliveries_retry_idx (only unapplied
  * deliveries, ~1 % of the table), so even the first pass of an environment reads the retries alone
  * instead of joining all deliveries with their events (5,000,000 deliveries: 16 s before). Only the
- * retries look up their event's applied delivery (first_delivery_id) through the unique index of
- * applied deliveries (webhook_deliveries_event_uq). Later passes look
+ * retries look up their event's applied delivery (first_delivery_id) by the primary key of
+ * webhook_applied_events. Later passes look
  * only at retries received since the last complete pass minus a margin (one hour), which covers a
  * delivery whose transaction took its received_at (= now() at its start) before the previous pass
  * began but committed after it: the receiver commits within its 5 s answer deadline.
@@ -37,17 +37,17 @@ export async function recordDuplicateDeliveries(tx: TransactionSql, p: RuleParam
   // planner can use it, and the applied-delivery check costs nothing on ~1 % of rows and keeps an
   // event's applied delivery out even if a row's flag were ever wrong.
   await stage(tx, 'duplicate_found', tx`
-    select w.id, w.environment, w.event_key, w.topic, w.entity_type, w.entity_id, w.received_at, e.id as first_delivery_id,
+    select w.id, w.environment, w.event_key, w.topic, w.entity_type, w.entity_id, w.received_at, e.delivery_id as first_delivery_id,
            coalesce(
              (select oe.external_reference_id from order_events oe where oe.environment = w.environment and oe.event_key = w.event_key),
              (select ie.external_reference_id from invoice_events ie where ie.environment = w.environment and ie.event_key = w.event_key)
            ) as external_reference_id
     from webhook_deliveries w
-    join webhook_deliveries e on e.environment = w.environment and e.event_key = w.event_key and e.applied
+    join webhook_applied_events e on e.environment = w.environment and e.event_key = w.event_key
     where w.environment = ${p.environment}
       and w.event_key is not null and not w.applied
       and w.received_at >= ${windowStart}::timestamptz
-      and w.id <> e.id`);
+      and w.id <> e.delivery_id`);
   const result = await tx`
     with dup as (
       insert into discrepancies as d (environment, kind, status, entity_type, entity_id, subject, external_reference_id,
