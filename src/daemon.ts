@@ -6,6 +6,7 @@ import { healthRoutes } from './http/health.js';
 import { operatorRoutes } from './http/operator-api.js';
 import { pageRoutes } from './http/page.js';
 import { serverTimeouts, startHttpServer } from './http/server.js';
+import { startPartitionJob } from './ledger/partition-job.js';
 import type { Logger } from './log/logger.js';
 import { createLedgerHealthMetrics } from './metrics/ledger-health.js';
 import { startMetricsServer } from './metrics/server.js';
@@ -35,7 +36,8 @@ export interface Daemon {
  * its cleanup, in an order whose reverse is a safe shutdown: schedulers stop first (aborting a poll
  * and waiting for a pass), then the HTTP servers stop accepting and the receiver finishes committing
  * what it acknowledged, then the provider client, and the database pool (and embedded server) last.
- * The statement inbox (RECON_DATA_DIR/inbox) imports dropped bank statements every minute.
+ * The statement inbox (RECON_DATA_DIR/inbox) imports dropped bank statements every minute; the
+ * partition job keeps the delivery ledger's months ahead and retires old ones (hourly).
  */
 export async function startDaemon(config: Config, log: Logger): Promise<Daemon> {
   const ctx = await openContext(config, log, { migrate: config.MIGRATE_ON_START, defaultMetrics: true, access: 'owner' });
@@ -65,6 +67,9 @@ export async function startDaemon(config: Config, log: Logger): Promise<Daemon> 
     createLedgerHealthMetrics(registry, database, config.PROVIDER_ENV);
     const metricsServer = await startMetricsServer(registry, { host: config.HOST, port: config.METRICS_PORT, log, timeouts: serverTimeouts(config) });
     shutdown.register('metrics server', () => metricsServer.close());
+
+    const partitions = startPartitionJob(ctx);
+    shutdown.register('partition job', () => partitions.stop());
 
     const inbox = startStatementInbox(ctx);
     shutdown.register('statement inbox', () => inbox.stop());

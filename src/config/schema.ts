@@ -119,6 +119,13 @@ export const configShape = {
   // that exhausts either is moved to inbox/failed/, and the daemon goes on answering.
   STATEMENT_IMPORT_MAX_MEMORY_MB: positiveInt.min(64).default(1024),
   STATEMENT_IMPORT_TIMEOUT_SECONDS: positiveInt.default(1800),
+  // The delivery ledger's monthly partitions (src/ledger/partitions.ts): how many months after the
+  // current one exist ahead, and how many full months before the current one are kept (unset: all,
+  // forever); older months are exported to DELIVERY_ARCHIVE_DIR (unset: RECON_DATA_DIR/archive)
+  // and dropped.
+  DELIVERY_PARTITIONS_AHEAD: positiveInt.max(120).default(3),
+  DELIVERY_RETENTION_MONTHS: positiveInt.optional(),
+  DELIVERY_ARCHIVE_DIR: z.string().min(1).optional(),
   // `start` in production refuses to run on an embedded, per-process ledger unless this says so: a
   // pod's embedded database is lost with the pod.
   EMBEDDED_DATABASE_IN_PRODUCTION: booleanString.default(false),

@@ -1,0 +1,161 @@
+import { createHash } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { mkdir, open, rename, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { createGzip } from 'node:zlib';
+import type { Sql } from 'postgres';
+import type { Logger } from '../log/logger.js';
+import { DEFAULT_PARTITION, PARTITION_PREFIX, addMonths, isRetired, monthOfPartition, monthStart, monthsToEnsure, partitionName } from './partition-months.js';
+
+/** The columns of an archive, in order: a restore names them (`\copy webhook_deliveries (…) from …`). */
+export const ARCHIVE_COLUMNS = [
+  'id', 'delivery_uuid', 'environment', 'received_at', 'source_ip', 'headers', 'raw_body', 'signature_valid', 'signature_key_fingerprint',
+  'topic', 'parse_status', 'parse_error', 'event_key', 'entity_type', 'entity_id', 'event_time', 'event_time_sortable', 'applied', 'parser_version',
+] as const;
+
+/**
+ * DDL waits at most this long for its lock. Attaching takes the default partition's exclusive lock
+ * and detaching the parent's; queued behind a long statement they would hold up every acknowledgement
+ * queued behind them, so they give up instead and the next run tries again.
+ */
+const DDL_LOCK_TIMEOUT = '2s';
+
+async function attachedPartitions(sql: Sql): Promise<string[]> {
+  const rows = await sql<{ name: string }[]>`
+    select c.relname as name from pg_inherits i join pg_class c on c.oid = i.inhrelid
+    where i.inhparent = 'webhook_deliveries'::regclass`;
+  return rows.map((r) => r.name);
+}
+
+/**
+ * Creates the partitions of the current month and `ahead` months after it, and of every month whose
+ * deliveries wait in the default partition (a delivery for a month without partition is stored
+ * there, never refused). Each is created standalone, given its waiting rows, and attached, in one
+ * transaction: CREATE TABLE … PARTITION OF would lock the whole table against inserts, ATTACH only
+ * the default partition. Idempotent; returns the names created.
+ */
+export async function ensurePartitions(sql: Sql, now: Date, ahead: number): Promise<string[]> {
+  const waiting = await sql<{ month: Date }[]>`
+    select distinct date_trunc('month', received_at, 'UTC') as month from ${sql(DEFAULT_PARTITION)}`;
+  const wanted = new Map<string, Date>();
+  for (const month of [...monthsToEnsure(now, ahead), ...waiting.map((w) => monthStart(new Date(w.month)))]) wanted.set(partitionName(month), month);
+  const existing = new Set(await attachedPartitions(sql));
+  const created: string[] = [];
+  for (const [name, month] of [...wanted].sort(([a], [b]) => a.localeCompare(b))) {
+    if (existing.has(name)) continue;
+    const from = month.toISOString();
+    const to = addMonths(month, 1).toISOString();
+    await sql.begin(async (tx) => {
+      await tx.unsafe(`set local lock_timeout = '${DDL_LOCK_TIMEOUT}'`);
+      await tx`create table ${tx(name)} (like webhook_deliveries including defaults)`;
+      await tx`
+        with moved as (
+          delete from ${tx(DEFAULT_PARTITION)} where received_at >= ${from}::timestamptz and received_at < ${to}::timestamptz returning *
+        )
+        insert into ${tx(name)} select * from moved`;
+      await tx.unsafe(`alter table webhook_deliveries attach partition "${name}" for values from ('${from}') to ('${to}')`);
+    });
+    created.push(name);
+  }
+  return created;
+}
+
+export interface ArchivedPartition {
+  table: string;
+  rows: number;
+  file: string;
+}
+
+/**
+ * Retires the months older than the retention (partition-months.ts isRetired): each is detached,
+ * exported to `<archiveDir>/<partition>.copy.gz` (Postgres COPY text format, gzip; the columns in
+ * ARCHIVE_COLUMNS order) with a `.json` beside it (bounds, columns, row count, sha256), both
+ * fsync'd, and only then dropped. The rows written are counted and must equal the table's count,
+ * else the table stays (detached, logged) and the run fails. A detached table left by a run that
+ * died is finished first, so a crash between the steps loses nothing and is completed next time.
+ */
+export async function retirePartitions(sql: Sql, now: Date, retentionMonths: number | undefined, archiveDir: string, log: Logger): Promise<ArchivedPartition[]> {
+  if (retentionMonths === undefined) return [];
+  for (const name of await attachedPartitions(sql)) {
+    const month = monthOfPartition(name);
+    if (!month || !isRetired(month, now, retentionMonths)) continue;
+    await sql.begin(async (tx) => {
+      await tx.unsafe(`set local lock_timeout = '${DDL_LOCK_TIMEOUT}'`);
+      await tx.unsafe(`alter table webhook_deliveries detach partition "${name}"`);
+    });
+    log.info({ partition: name }, 'delivery partition past DELIVERY_RETENTION_MONTHS detached');
+  }
+  const detached = await sql<{ name: string }[]>`
+    select c.relname as name from pg_class c
+    where c.relnamespace = current_schema()::regnamespace and c.relkind = 'r' and not c.relispartition
+      and c.relname like ${`${PARTITION_PREFIX.replaceAll('_', '\\_')}%`}
+    order by c.relname`;
+  const archived: ArchivedPartition[] = [];
+  for (const { name } of detached) {
+    const month = monthOfPartition(name);
+    if (!month) continue;
+    archived.push(await archivePartition(sql, name, month, archiveDir));
+    await sql`drop table ${sql(name)}`;
+    log.info({ partition: name, rows: archived.at(-1)?.rows, file: archived.at(-1)?.file }, 'delivery partition archived and dropped');
+  }
+  return archived;
+}
+
+async function archivePartition(sql: Sql, table: string, month: Date, archiveDir: string): Promise<ArchivedPartition> {
+  await mkdir(archiveDir, { recursive: true });
+  // A month archived before (its partition re-created for a late delivery) keeps its file.
+  const taken = await stat(join(archiveDir, `${table}.copy.gz`)).then(() => true, () => false);
+  const file = join(archiveDir, taken ? `${table}.${Date.now()}.copy.gz` : `${table}.copy.gz`);
+  const [count] = await sql<{ n: string }[]>`select count(*)::text as n from ${sql(table)}`;
+  const expected = Number(count?.n ?? 0);
+  // COPY text format escapes newlines inside values, so every row is exactly one line.
+  let rows = 0;
+  const countLines = new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      for (let i = chunk.indexOf(10); i !== -1; i = chunk.indexOf(10, i + 1)) rows += 1;
+      done(null, chunk);
+    },
+  });
+  const hash = createHash('sha256');
+  const hashed = new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      hash.update(chunk);
+      done(null, chunk);
+    },
+  });
+  const columns = ARCHIVE_COLUMNS.join(', ');
+  const source = await sql.unsafe(`copy (select ${columns} from "${table}" order by id) to stdout`).readable();
+  await pipeline(source, countLines, createGzip(), hashed, createWriteStream(`${file}.part`));
+  if (rows !== expected) throw new Error(`archive of ${table} holds ${rows} rows, the table ${expected}: the table is kept (detached)`);
+  await durable(`${file}.part`, file);
+  const manifest = {
+    table,
+    from: month.toISOString(),
+    to: addMonths(month, 1).toISOString(),
+    format: 'postgres COPY text, gzip',
+    columns: ARCHIVE_COLUMNS,
+    rows,
+    sha256: hash.digest('hex'),
+  };
+  await writeFile(`${file}.json.part`, `${JSON.stringify(manifest, null, 2)}\n`);
+  await durable(`${file}.json.part`, `${file}.json`);
+  await fsyncPath(archiveDir);
+  return { table, rows, file };
+}
+
+/** fsync the written file, then rename it into place: a crash leaves a `.part` or the whole file. */
+async function durable(part: string, final: string): Promise<void> {
+  await fsyncPath(part);
+  await rename(part, final);
+}
+
+async function fsyncPath(path: string): Promise<void> {
+  const handle = await open(path, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
