@@ -9,7 +9,7 @@ import { silentLogger } from '../src/log/logger.js';
 import { seedLedger } from './reconcile-seed.js';
 import { naiveBaseline } from './reconcile-baseline.js';
 
-const GRACE_SECONDS = 3600;
+export const GRACE_SECONDS = 3600;
 
 function databaseUrlOf(serverUrl: string, name: string): string {
   const url = new URL(serverUrl);
@@ -43,7 +43,7 @@ async function freshDatabase(serverUrl: string, label: string): Promise<Database
 const FULL_PASSES = 3;
 const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
 
-interface RunnerReport {
+export interface RunnerReport {
   full: { mode: string; durationMs: number; stepMs: Record<string, number> }[];
   noChange: { mode: string; durationMs: number; stepMs: Record<string, number>; changes: number };
   startRssMib: number;
@@ -51,7 +51,7 @@ interface RunnerReport {
 }
 
 /** The passes run in a child process (bench/reconcile-runner.ts): see there why. */
-function runPasses(databaseUrl: string): Promise<RunnerReport> {
+export function runPasses(databaseUrl: string): Promise<RunnerReport> {
   const child = fork(fileURLToPath(new URL('./reconcile-runner.ts', import.meta.url)), [], {
     env: { ...process.env, DATABASE_URL: databaseUrl, GRACE_SECONDS: String(GRACE_SECONDS), FULL_PASSES: String(FULL_PASSES) },
     execArgv: ['--import', 'tsx'],

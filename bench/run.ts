@@ -1,10 +1,11 @@
 /**
- * `npm run bench [-- --quick] [-- --only ingest,poll,reconcile,statements,reparse]`: runs each benchmark, which measures
+ * `npm run bench [-- --quick] [-- --only ingest,poll,reconcile,statements,reparse,growth] [-- --deliveries N]`: runs each benchmark, which measures
  * its baseline in the same run and reports the ratio, prints the figures and writes them to
  * bench/results/latest.json (and a dated copy).
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
+import { runGrowthBench } from './growth.js';
 import { runIngestBench } from './ingest.js';
 import { runPollBench } from './poll.js';
 import { runReconcileBench } from './reconcile.js';
@@ -14,12 +15,18 @@ import { stopBenchServer } from './support.js';
 
 const quick = process.argv.includes('--quick');
 const onlyArg = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length);
+// growth: the year's size (deliveries loaded into the ledger); default 20,000,000, quick 1,000,000.
+const deliveriesArg = process.argv.find((a) => a.startsWith('--deliveries='))?.slice('--deliveries='.length)
+  ?? process.argv[process.argv.indexOf('--deliveries') + 1];
+const deliveries = process.argv.some((a) => a.startsWith('--deliveries')) ? Number(deliveriesArg) : undefined;
+if (deliveries !== undefined && !(Number.isInteger(deliveries) && deliveries > 0)) throw new Error('--deliveries wants a positive integer');
 const parts: Record<string, (o: { quick?: boolean }) => Promise<Record<string, unknown>>> = {
   ingest: runIngestBench,
   poll: runPollBench,
   reconcile: runReconcileBench,
   statements: runStatementsBench,
   reparse: runReparseBench,
+  growth: (o) => runGrowthBench({ ...o, deliveries }),
 };
 const selected = onlyArg ? onlyArg.split(',') : Object.keys(parts);
 

@@ -69,7 +69,7 @@ const CONFLICT_ATTEMPTS = 3;
  * the stored bytes are authoritative) and re-derives their parsed fields, applied decision and
  * typed rows in batches walked by id (ledger-rederive.ts). Idempotent: a second run finds nothing to
  * change. One run per environment at a time (the reparse lock); it runs beside the receiver, whose
- * concurrent retries the unique index of applied deliveries arbitrates.
+ * concurrent retries the primary key of webhook_applied_events arbitrates.
  */
 export async function runReparse(ctx: { database: Database; log: Logger }, options: ReparseOptions): Promise<ReparseSummary> {
   const tally = new ReparseTally();

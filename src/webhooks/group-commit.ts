@@ -11,7 +11,7 @@ export class LedgerUnavailableError extends Error {
 /**
  * The acknowledgement deadline passed before the delivery's batch committed. `mayCommit` says the
  * batch was already sent: it may still commit, and the provider's retry is then a duplicate, applied
- * once (the unique index of applied deliveries decides, ledger-write.ts). Otherwise the delivery
+ * once (the primary key of webhook_applied_events decides, ledger-write.ts). Otherwise the delivery
  * was taken out of the queue and is never written.
  */
 export class AckDeadlineError extends Error {
