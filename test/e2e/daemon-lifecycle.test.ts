@@ -1,6 +1,7 @@
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HOUR_MS, NO_FAULTS, startSimulator, type Simulator } from '../../src/sim/index.js';
+import { addMonths, monthStart, partitionName } from '../../src/ledger/partition-months.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { cleanEnv, runCli, spawnCli, type CliChild } from './cli.js';
 import { ALL_TOPICS, daemonEnv, waitFor } from './harness.js';
@@ -80,6 +81,13 @@ describe('bnpl-recon start as a process', () => {
     const holderA = `:${a.pid}`;
     await waitFor('a complete poll by the first daemon', async () => {
       const rows = await db.sql`select 1 from poll_runs where status = 'complete' and holder like ${`%${holderA}`}`;
+      return rows.length > 0 ? true : undefined;
+    }, 30_000, 200);
+
+    // The partition job ran at start: the delivery ledger has its months ahead (DELIVERY_PARTITIONS_AHEAD, 3).
+    const ahead = partitionName(addMonths(monthStart(new Date()), 3));
+    await waitFor(`partition ${ahead} created by the daemon`, async () => {
+      const rows = await db.sql`select 1 from pg_inherits i join pg_class c on c.oid = i.inhrelid where c.relname = ${ahead}`;
       return rows.length > 0 ? true : undefined;
     }, 30_000, 200);
 
