@@ -21,8 +21,8 @@ export function archiveDirectory(config: Pick<Config, 'DELIVERY_ARCHIVE_DIR' | '
 }
 
 /**
- * One maintenance run: partitions created ahead, then months past the retention archived and
- * dropped (partitions.ts), under the partitions lock so replicas take turns (a replica that finds
+ * One maintenance run: months past the retention archived and dropped, then partitions created
+ * ahead (partitions.ts), under the partitions lock so replicas take turns (a replica that finds
  * it held skips: the holder does the same work).
  */
 export async function maintainPartitions(
@@ -30,10 +30,12 @@ export async function maintainPartitions(
   now: Date = new Date(),
 ): Promise<PartitionMaintenance> {
   const { config } = ctx;
-  const result = await runSingleton(ctx, { lock: 'partitions', environment: config.PROVIDER_ENV, heartbeatMs: 0 }, async () => ({
-    created: await ensurePartitions(ctx.database.sql, now, config.DELIVERY_PARTITIONS_AHEAD),
-    archived: await retirePartitions(ctx.database.sql, now, config.DELIVERY_RETENTION_MONTHS, archiveDirectory(config), ctx.log),
-  }));
+  // Retiring first: it finishes a month a dead run left detached, whose table would otherwise stand
+  // in the way of re-creating that month for a late delivery.
+  const result = await runSingleton(ctx, { lock: 'partitions', environment: config.PROVIDER_ENV, heartbeatMs: 0 }, async () => {
+    const archived = await retirePartitions(ctx.database.sql, now, config.DELIVERY_RETENTION_MONTHS, archiveDirectory(config), ctx.log);
+    return { created: await ensurePartitions(ctx.database.sql, now, config.DELIVERY_PARTITIONS_AHEAD), archived };
+  });
   return result.skipped ? { skipped: true, created: [], archived: [] } : { skipped: false, ...result.value };
 }
 

@@ -77,8 +77,7 @@ export interface ArchivedPartition {
  * died is finished first, so a crash between the steps loses nothing and is completed next time.
  */
 export async function retirePartitions(sql: Sql, now: Date, retentionMonths: number | undefined, archiveDir: string, log: Logger): Promise<ArchivedPartition[]> {
-  if (retentionMonths === undefined) return [];
-  for (const name of await attachedPartitions(sql)) {
+  for (const name of retentionMonths === undefined ? [] : await attachedPartitions(sql)) {
     const month = monthOfPartition(name);
     if (!month || !isRetired(month, now, retentionMonths)) continue;
     await sql.begin(async (tx) => {

@@ -145,13 +145,23 @@ describe('monthly partitions of the delivery ledger', () => {
     expect(await maintain('2031-01-15T12:00:00Z', 12)).toEqual({ skipped: false, created: [], archived: [] });
   });
 
-  it('finishes a month a dead run left detached: archived, then dropped', async () => {
+  it('finishes a month a dead run left detached, even with a late delivery of that month waiting', async () => {
     await maintain('2029-05-01T00:00:00Z');
     await writeDeliveries(db.sql, [record(randomUUID(), '2029-05-05T05:05:05Z')]);
     await db.sql`alter table webhook_deliveries detach partition webhook_deliveries_p2029_05`;
+    // A late delivery of the detached month: stored in the default partition meanwhile.
+    const [late] = await writeDeliveries(db.sql, [record(randomUUID(), '2029-05-20T00:00:00Z')]);
+    expect(await partitionOf(late!.deliveryId)).toBe('webhook_deliveries_default');
     const run = await maintain('2031-01-15T12:00:00Z', 12);
     // (the other months made ahead from 2029-05 are past the retention too, and empty)
     expect(run.archived.filter((a) => a.rows > 0).map((a) => [a.table, a.rows])).toEqual([['webhook_deliveries_p2029_05', 1]]);
+    expect(run.created).toEqual(['webhook_deliveries_p2029_05']);
+    expect(await partitionOf(late!.deliveryId)).toBe('webhook_deliveries_p2029_05');
+    // The next run retires the re-created month too, into a file of its own: the first archive stays.
+    const next = await maintain('2031-01-15T12:00:00Z', 12);
+    expect(next.archived.map((a) => [a.table, a.rows])).toEqual([['webhook_deliveries_p2029_05', 1]]);
+    expect(next.archived[0]!.file).not.toBe(run.archived.find((a) => a.rows > 0)!.file);
+    expect((await readFile(run.archived.find((a) => a.rows > 0)!.file)).length).toBeGreaterThan(0);
     const [gone] = await db.sql<{ n: number }[]>`select count(*)::int as n from pg_class where relname = 'webhook_deliveries_p2029_05'`;
     expect(gone!.n).toBe(0);
   });
