@@ -1,12 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request } from 'undici';
-import { DAY_MS, NO_FAULTS, startSimulator, type Simulator } from '../../src/sim/index.js';
 import { computeSignature } from '../../src/webhooks/signature.js';
 import { samplePayload } from '../fixtures/spec-payloads.js';
 import { useTestDatabase, type TestDatabase } from '../helpers/database.js';
-import { cleanEnv, spawnCli, type CliChild } from './cli.js';
-import { daemonEnv, sleep, waitFor } from './harness.js';
-import { probeReplica, type ReplicaView } from './replica-probe.js';
+import { sleep } from './harness.js';
+import type { ReplicaView } from './replica-probe.js';
+import { startReplicas, type ReplicaSet } from './replicas.js';
 
 /**
  * Three replicas (`bnpl-recon start`, real processes) on one database against the simulator.
@@ -16,52 +15,21 @@ import { probeReplica, type ReplicaView } from './replica-probe.js';
  */
 let db: TestDatabase;
 useTestDatabase('replicas', (database) => (db = database));
-let sim: Simulator;
-const replicas: { cli: CliChild; url: string; metricsUrl: string; alive: boolean }[] = [];
+let set: ReplicaSet;
 
 beforeAll(async () => {
-  sim = await startSimulator({ seed: 'replicas', faults: NO_FAULTS, business: { ordersPerDay: 250 } });
-  await sim.advance(4 * DAY_MS);
-  const env = cleanEnv(
-    daemonEnv({
-      sim,
-      databaseUrl: db.url,
-      graceSeconds: 3600,
-      extra: {
-        LOG_LEVEL: 'info',
-        // A poll every second, each one long (about 1,000 orders in pages of 10 at 40 requests/s):
-        // the poll lock is held most of the time, so there is a leader to kill.
-        POLL_SCHEDULE: '* * * * * *',
-        RECONCILE_SCHEDULE: '*/2 * * * * *',
-        POLL_PAGE_SIZE: '10',
-        RATE_LIMIT_RPS: '40',
-        POLL_LOCK_HEARTBEAT_MS: '500',
-        DB_POOL_MAX: '4',
-      },
-    }),
-  );
-  for (let i = 0; i < 3; i += 1) {
-    const cli = spawnCli(['start'], env);
-    replicas.push({ cli, url: '', metricsUrl: '', alive: true });
-  }
-  for (const r of replicas) {
-    const running = await r.cli.waitForLog('bnpl-recon running', 60_000);
-    r.url = String(running.url);
-    r.metricsUrl = String(running.metrics);
-  }
-}, 120_000);
+  set = await startReplicas(db.url, 3);
+}, 180_000);
 
 afterAll(async () => {
-  for (const r of replicas) r.cli.kill();
-  await Promise.all(replicas.map((r) => r.cli.exited));
-  await sim?.stop();
+  await set?.stop();
 });
 
 async function post(url: string, body: string): Promise<{ status: number; id?: number }> {
   const r = await request(`${url}/webhooks`, {
     method: 'POST',
     body,
-    headers: { 'content-type': 'application/json', [sim.signatureHeader]: computeSignature(Buffer.from(body), sim.secrets.sandbox) },
+    headers: { 'content-type': 'application/json', [set.sim.signatureHeader]: computeSignature(Buffer.from(body), set.sim.secrets.sandbox) },
   });
   const text = await r.body.text();
   return r.statusCode === 200 ? { status: 200, id: Number((JSON.parse(text) as { delivery_id: number }).delivery_id) } : { status: r.statusCode };
@@ -74,12 +42,13 @@ describe('three replicas on one database', () => {
     let sampling = true;
     const sampler = (async () => {
       while (sampling) {
-        samples.push(await Promise.all(replicas.map((r) => (r.alive ? probeReplica(r.url, r.metricsUrl) : Promise.resolve(undefined)))));
+        samples.push(await set.probe());
         await sleep(100);
       }
     })();
+    const replicas = set.replicas;
 
-    // Deliveries: each to a random replica, one in three also to another one at the same moment.
+    // Deliveries: spread over the replicas in turn, one in three also sent to a second one at the same moment.
     const events = 300;
     const acked: number[] = [];
     const ackedPerEvent = new Map<number, number>();
@@ -100,22 +69,9 @@ describe('three replicas on one database', () => {
       );
     }
 
-    // A poll leader, then SIGKILL it and time the takeover.
-    const leaderAt = await waitFor('a poll leader', () => {
-      const last = samples.at(-1);
-      const i = last?.findIndex((v) => v?.poll === true) ?? -1;
-      return i >= 0 ? i : undefined;
-    }, 30_000, 50);
-    const victim = replicas[leaderAt]!;
-    victim.alive = false;
-    const killedAt = performance.now();
-    victim.cli.kill();
-    await victim.cli.exited;
-    const takeoverMs = await waitFor('another poll leader', async () => {
-      const views = await Promise.all(replicas.map((r) => (r.alive ? probeReplica(r.url, r.metricsUrl) : Promise.resolve(undefined))));
-      return views.some((v) => v?.poll === true) ? performance.now() - killedAt : undefined;
-    }, 20_000, 20);
-    // Let the survivors run a few more polls and passes, then stop watching.
+    // SIGKILL the poll leader and time the takeover (the killed replica is started again after).
+    const takeoverMs = await set.killLeader();
+    // Let the replicas run a few more polls and passes, then stop watching.
     await sleep(4000);
     sampling = false;
     await sampler;
@@ -147,14 +103,20 @@ describe('three replicas on one database', () => {
     expect(perEvent.reduce((s, e) => s + e.deliveries, 0)).toBe(acked.length);
     expect(acked.length).toBe([...ackedPerEvent.values()].reduce((s, n) => s + n, 0));
 
-    // The run records: runs that finished never overlap; the killed leader's run is closed as aborted.
-    for (const table of ['poll_runs', 'reconcile_runs'] as const) {
-      const [overlaps] = await sql<{ n: number }[]>`
-        select count(*)::int as n from ${sql(table)} a join ${sql(table)} b on a.id < b.id
-        where a.status = 'complete' and b.status = 'complete'
-          and tstzrange(a.started_at, a.finished_at) && tstzrange(b.started_at, b.finished_at)`;
-      expect(overlaps?.n, `${table}: overlapping complete runs`).toBe(0);
-    }
+    // The run records. A poll run's started_at is written under the lock: complete runs never
+    // overlap. A pass's started_at is its clock, read before it asks for the lock (a pass that
+    // waited for the previous one's release starts "before" that one ended), so for passes the
+    // evidence is the order: runs numbered under the lock finish in that order.
+    const [overlaps] = await sql<{ n: number }[]>`
+      select count(*)::int as n from poll_runs a join poll_runs b on a.id < b.id
+      where a.status = 'complete' and b.status = 'complete'
+        and tstzrange(a.started_at, a.finished_at) && tstzrange(b.started_at, b.finished_at)`;
+    expect(overlaps?.n, 'overlapping complete poll runs').toBe(0);
+    const [outOfOrder] = await sql<{ n: number }[]>`
+      select count(*)::int as n from (
+        select finished_at < lag(finished_at) over (order by id) as earlier from reconcile_runs where status = 'complete') t
+      where earlier`;
+    expect(outOfOrder?.n, 'passes finished out of their lock order').toBe(0);
     const [pollRuns] = await sql<{ complete: number; aborted: number; running: number }[]>`
       select count(*) filter (where status = 'complete')::int as complete, count(*) filter (where status = 'aborted')::int as aborted,
              count(*) filter (where status = 'running')::int as running from poll_runs`;
