@@ -80,12 +80,15 @@ describe('three replicas on one database', () => {
 
     // Leadership: never two replicas claiming the same job in two samples running (100 ms apart:
     // a scrape sees nothing shorter, and the ledger's run records below are exact); /readyz agrees.
+    const led: Record<string, number> = {};
     for (const job of ['poll', 'reconcile'] as const) {
       const claims = samples.map((views) => views.flatMap((v, i) => (v?.[job] ? [i] : [])));
       const doubled = claims.filter((c, k) => c.length > 1 && (claims[k + 1]?.length ?? 0) > 1);
       expect(doubled, `${job}: samples with two leaders`).toEqual([]);
-      expect(claims.filter((c) => c.length === 1).length, `${job}: samples with a leader`).toBeGreaterThan(0);
+      led[job] = claims.filter((c) => c.length === 1).length;
+      expect(led[job], `${job}: samples with a leader`).toBeGreaterThan(0);
     }
+    console.info(`replicas: samples with a poll leader ${led.poll}, with a reconcile leader ${led.reconcile} of ${samples.length}`);
     const bodies = samples.flat().filter((v): v is ReplicaView => v !== undefined);
     expect(bodies.every((v) => typeof v.ready.leader?.poll === 'boolean' && typeof v.ready.leader.reconcile === 'boolean')).toBe(true);
     expect(bodies.some((v) => v.ready.leader?.poll === true)).toBe(true);
