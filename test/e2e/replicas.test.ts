@@ -125,5 +125,9 @@ describe('three replicas on one database', () => {
              count(*) filter (where status = 'running')::int as running from poll_runs`;
     expect(pollRuns?.complete).toBeGreaterThan(0);
     expect(pollRuns?.aborted).toBeGreaterThanOrEqual(1);
+    // ... and redone: a complete run after the last one a dead leader left.
+    const [redone] = await sql<{ ok: boolean }[]>`
+      select exists (select 1 from poll_runs where status = 'complete' and id > (select max(id) from poll_runs where status = 'aborted')) as ok`;
+    expect(redone?.ok).toBe(true);
   });
 });
