@@ -9,6 +9,7 @@ import { serverTimeouts, startHttpServer } from './http/server.js';
 import { startPartitionJob } from './ledger/partition-job.js';
 import type { Logger } from './log/logger.js';
 import { createLedgerHealthMetrics } from './metrics/ledger-health.js';
+import { leadershipFromGauges } from './metrics/registry.js';
 import { startMetricsServer } from './metrics/server.js';
 import { startPollScheduler } from './poller/index.js';
 import { createProviderClient, type ProviderClient } from './provider/client.js';
@@ -57,7 +58,7 @@ export async function startDaemon(config: Config, log: Logger): Promise<Daemon> 
       log,
       name: 'receiver and operator API',
       timeouts: serverTimeouts(config),
-      routes: [receiver.route, ...healthRoutes(database, { isStopping: () => shutdown.isShuttingDown, hasSigningSecret: () => receiver.secrets.current().length > 0, commitStall: () => receiver.commitStall() }), ...operatorRoutes({ config, database, log }), ...pageRoutes()],
+      routes: [receiver.route, ...healthRoutes(database, { isStopping: () => shutdown.isShuttingDown, hasSigningSecret: () => receiver.secrets.current().length > 0, commitStall: () => receiver.commitStall(), leadership: () => leadershipFromGauges(registry, ['poll', 'reconcile']) }), ...operatorRoutes({ config, database, log }), ...pageRoutes()],
     });
     shutdown.register('receiver', async () => {
       await Promise.all([http.close(), receiver.drain()]);

@@ -8,6 +8,8 @@ export interface ReadinessChecks {
   hasSigningSecret: () => boolean;
   /** Why deliveries cannot be acknowledged in time now (commits stalled), or undefined. */
   commitStall?: () => string | undefined;
+  /** Which singleton jobs this replica leads now (holds their advisory lock), shown in every /readyz body. */
+  leadership?: () => Promise<Record<string, boolean>>;
 }
 
 /** Liveness says the process answers; readiness says it can do its job (ledger reachable, schema current, a signing secret). */
@@ -18,19 +20,22 @@ export function healthRoutes(database: Database, checks: ReadinessChecks): Route
       method: 'GET',
       path: '/readyz',
       handler: async (_req, res) => {
-        if (checks.isStopping()) return sendJson(res, 503, { status: 'stopping' });
+        // Leadership goes in every answer, ready or not: an operator asking "which replica polls?" asks here.
+        const leader = checks.leadership ? { leader: await checks.leadership() } : {};
+        const send = (status: number, body: Record<string, unknown>) => sendJson(res, status, { ...body, ...leader });
+        if (checks.isStopping()) return send(503, { status: 'stopping' });
         const stall = checks.commitStall?.();
-        if (stall) return sendJson(res, 503, { status: stall });
-        if (!checks.hasSigningSecret()) return sendJson(res, 503, { status: 'no webhook signing secret (GET /webhooks/keys failed and WEBHOOK_SECRET is unset)' });
+        if (stall) return send(503, { status: stall });
+        if (!checks.hasSigningSecret()) return send(503, { status: 'no webhook signing secret (GET /webhooks/keys failed and WEBHOOK_SECRET is unset)' });
         try {
           const current = await Promise.race([
             migrationsAreCurrent(database),
             new Promise<never>((_, reject) => setTimeout(() => reject(new Error('database check timed out')), 2000).unref()),
           ]);
-          if (!current) return sendJson(res, 503, { status: 'migrations pending' });
-          sendJson(res, 200, { status: 'ready' });
+          if (!current) return send(503, { status: 'migrations pending' });
+          send(200, { status: 'ready' });
         } catch (error) {
-          sendJson(res, 503, { status: 'database unreachable', error: (error as Error).message });
+          send(503, { status: 'database unreachable', error: (error as Error).message });
         }
       },
     },

@@ -98,12 +98,15 @@ export async function tryAcquireSessionLock(database: Database, key: bigint, opt
     release() {
       releasing ??= (async () => {
         clearInterval(timer);
-        if (!controller.signal.aborted) {
+        const wasLost = controller.signal.aborted;
+        // Leader status ends before the database lets another session take the lock, so two
+        // replicas never both report themselves leader (bnpl_recon_*_lock_held, /readyz).
+        controller.abort(new Error(`${options.name} lock released`));
+        if (!wasLost) {
           await connection`select pg_advisory_unlock(${key.toString()}::bigint)`.catch((error: unknown) =>
             options.log.warn({ err: error }, `${options.name} lock unlock failed`),
           );
         }
-        controller.abort(new Error(`${options.name} lock released`));
         await end();
       })();
       return releasing;

@@ -28,3 +28,18 @@ export function createRegistry(options: { defaultMetrics?: boolean } = {}): Regi
 export function reuseMetric<T>(registry: Registry, name: string, make: () => T): T {
   return (registry.getSingleMetric(name) as T | undefined) ?? make();
 }
+
+/**
+ * Leader status read from the lock gauges (`bnpl_recon_<job>_lock_held`), so `/readyz`'s body and
+ * `/metrics` say the same thing: true while this process holds the job's lock. A job whose gauge is
+ * absent (the poller without a provider) is not led here.
+ */
+export async function leadershipFromGauges(registry: Registry, jobs: readonly string[]): Promise<Record<string, boolean>> {
+  const out: Record<string, boolean> = {};
+  for (const job of jobs) {
+    const gauge = registry.getSingleMetric(`${METRIC_PREFIX}${job}_lock_held`);
+    const values = gauge ? (await gauge.get()).values : [];
+    out[job] = values.some((v) => v.value === 1);
+  }
+  return out;
+}

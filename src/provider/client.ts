@@ -53,6 +53,29 @@ const TRANSIENT_CODES = new Set([
   'ATTEMPT_TIMEOUT',
 ]);
 
+/**
+ * The most the client reads of one answer. A page of orders is kilobytes (a few megabytes at the
+ * largest POLL_PAGE_SIZE anyone uses); a body that never ends was read whole into memory before
+ * this bound, 1.7 GB in 4 s over loopback (test/poller/hostile-provider.test.ts), enough to kill
+ * the daemon within the default 30 s body timeout.
+ */
+export const MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
+
+/** The body as text, or undefined (the body destroyed) once it passes `limit` bytes. */
+async function boundedText(body: AsyncIterable<Buffer> & { destroy(): unknown }, limit: number): Promise<string | undefined> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    size += chunk.length;
+    if (size > limit) {
+      body.destroy();
+      return undefined;
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks, size).toString('utf8');
+}
+
 interface Call<T> {
   operation: ProviderOperation;
   method: 'GET' | 'POST';
@@ -107,9 +130,14 @@ export function createProviderClient(config: Config, log: Logger, registry?: Reg
         // The headers (or the failure) are in: the provider counted this request, if at all, by now.
         limiter.answered();
       }
-      const text = await response.body.text();
+      const text = await boundedText(response.body, MAX_RESPONSE_BYTES);
       endTimer?.();
       const status = response.statusCode;
+      if (text === undefined) {
+        count(call.operation, 'bad_response');
+        // Not retried: the same request would most likely get the same endless answer.
+        return { failure: new ProviderResponseError(`provider answered ${status} to ${call.method} ${call.path} with a body larger than ${MAX_RESPONSE_BYTES / 1048576} MiB`, false), sentAt };
+      }
       if (status >= 200 && status < 300) {
         let json: unknown;
         try {

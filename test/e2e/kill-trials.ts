@@ -6,6 +6,7 @@ import type { Sql } from 'postgres';
 import { computeSignature } from '../../src/webhooks/signature.js';
 import { samplePayload } from '../fixtures/spec-payloads.js';
 import { cleanEnv, spawnCli } from './cli.js';
+import { checkLedger } from './fault-load.js';
 
 /**
  * SIGKILL trials: a daemon (`bnpl-recon start`, a real process) takes signed deliveries from
@@ -158,23 +159,11 @@ export async function runKillTrials(options: KillTrialOptions): Promise<KillTria
   }
 
   rmSync(dataDir, { recursive: true, force: true });
-  const sql = options.sql;
-  const [missing] = await sql<{ n: number }[]>`
-    select count(*)::int as n from unnest(${ackedIds}::bigint[]) as a(id) where not exists (select 1 from webhook_deliveries d where d.id = a.id)`;
-  const [unapplied] = await sql<{ n: number }[]>`
-    select count(distinct d.event_key)::int as n from webhook_deliveries d
-    where d.id = any(${ackedIds}::bigint[])
-      and not exists (select 1 from webhook_deliveries a where a.applied and a.environment = d.environment and a.event_key = d.event_key)`;
-  const [twice] = await sql<{ n: number }[]>`
-    select count(*)::int as n from (select 1 from webhook_deliveries where applied group by environment, event_key having count(*) > 1) t`;
-  const [untyped] = await sql<{ n: number }[]>`
-    select count(*)::int as n from webhook_deliveries d
-    where d.applied and d.parse_status = 'parsed'
-      and not exists (select 1 from order_events e where e.environment = d.environment and e.event_key = d.event_key)`;
+  const check = await checkLedger(options.sql, ackedIds);
   report.acknowledgedEvents = ackedEvents.size;
-  report.lost = (missing?.n ?? 0) + (unapplied?.n ?? 0);
-  report.appliedTwice = twice?.n ?? 0;
-  report.missingTypedRows = untyped?.n ?? 0;
+  report.lost = check.lost;
+  report.appliedTwice = check.appliedTwice;
+  report.missingTypedRows = check.missingTypedRows;
   report.longestAckMs = Math.round(report.longestAckMs);
   report.longestStartMs = Math.round(report.longestStartMs);
   report.peakRssMb = Math.round(report.peakRssMb);

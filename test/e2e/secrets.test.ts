@@ -12,8 +12,9 @@ import { daemonConfig } from './harness.js';
 /**
  * No secret leaves the process: the provider's API key, the webhook signing secret, the operator
  * tokens and the database password appear in no log line (at trace level, so every line is
- * written), no metric, no report, no page and no health body of a daemon that polled, reconciled,
- * received deliveries and refused forged ones.
+ * written), no metric, no report, no page, no health body and no ledger row (stored headers, run
+ * errors) of a daemon that polled, reconciled, received deliveries (one carrying credentials of
+ * other hops in its headers) and refused forged ones.
  */
 const OPERATOR = 'operator-token-0123456789abcdef';
 const NAMED = 'named-token-fedcba9876543210';
@@ -55,6 +56,15 @@ describe('secrets', () => {
     const body = JSON.stringify({ topic: 'order/confirmed' });
     await request(`${daemon.url}/webhooks`, { method: 'POST', body, headers: { 'x-service-signature': computeSignature(Buffer.from(body), 'not-the-secret') } }).then((r) => r.body.text());
     await text(`${daemon.url}/api/discrepancies`, 'wrong-token-000000000000');
+    // A signed delivery that carries credentials of other hops in its headers: the ledger keeps its headers.
+    const signed = JSON.stringify({ topic: 'order/confirmed', order_uuid: '00000000-0000-4000-8000-000000000001' });
+    const carrying = await request(`${daemon.url}/webhooks`, {
+      method: 'POST',
+      body: signed,
+      headers: { 'x-service-signature': computeSignature(Buffer.from(signed), sim.secrets.sandbox), authorization: `Bearer ${OPERATOR}`, 'api-token': sim.apiKeys.sandbox, cookie: `t=${NAMED}` },
+    });
+    await carrying.body.text();
+    expect(carrying.statusCode).toBe(200);
 
     const outputs = [
       ...logs,
@@ -65,6 +75,13 @@ describe('secrets', () => {
       await text(`${daemon.url}/api/session`, NAMED),
       await text(`${daemon.url}/api/discrepancies?format=csv&status=all`, OPERATOR),
       await text(`${daemon.url}/api/overview`, OPERATOR),
+      await text(`${daemon.url}/api/orders?format=csv`, OPERATOR),
+      await text(`${daemon.url}/api/payouts?format=json`, OPERATOR),
+      await text(`${daemon.url}/api/deliveries?format=json`, OPERATOR),
+      // The ledger itself: stored headers, run records' errors.
+      JSON.stringify(await db.sql`select headers from webhook_deliveries`),
+      JSON.stringify(await db.sql`select error, holder from poll_runs`),
+      JSON.stringify(await db.sql`select error from reconcile_runs`),
     ];
     let report = '';
     await streamDiscrepancies(daemon.ctx.database, parseDiscrepancyQuery({ status: 'all', format: 'json' }).filters, 'json',

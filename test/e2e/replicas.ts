@@ -1,0 +1,77 @@
+import { DAY_MS, NO_FAULTS, startSimulator, type Simulator } from '../../src/sim/index.js';
+import { cleanEnv, spawnCli, type CliChild } from './cli.js';
+import { daemonEnv, waitFor } from './harness.js';
+import { probeReplica, type ReplicaView } from './replica-probe.js';
+
+/**
+ * Replicas (`bnpl-recon start`, real processes) on one database against the simulator, polling
+ * every second with long runs (about 1,000 orders in pages of 10 at 40 requests/s), so the poll
+ * lock is held most of the time and there is a leader to kill. Used by test/e2e/replicas.test.ts
+ * and `npm run soak` (failover times).
+ */
+export interface Replica {
+  cli: CliChild;
+  url: string;
+  metricsUrl: string;
+  alive: boolean;
+}
+
+export interface ReplicaSet {
+  sim: Simulator;
+  replicas: Replica[];
+  /** What every live replica says now (undefined for a dead one). */
+  probe(): Promise<(ReplicaView | undefined)[]>;
+  /** SIGKILLs the poll leader and returns the ms until another replica leads the poll; then restarts the killed one. */
+  killLeader(): Promise<number>;
+  stop(): Promise<void>;
+}
+
+async function spawnReplica(env: NodeJS.ProcessEnv): Promise<Replica> {
+  const cli = spawnCli(['start'], env);
+  const running = await cli.waitForLog('bnpl-recon running', 60_000);
+  return { cli, url: String(running.url), metricsUrl: String(running.metrics), alive: true };
+}
+
+export async function startReplicas(databaseUrl: string, count = 3): Promise<ReplicaSet> {
+  const sim = await startSimulator({ seed: 'replicas', faults: NO_FAULTS, business: { ordersPerDay: 250 } });
+  await sim.advance(4 * DAY_MS);
+  const env = cleanEnv(daemonEnv({
+    sim,
+    databaseUrl,
+    graceSeconds: 3600,
+    extra: { LOG_LEVEL: 'info', POLL_SCHEDULE: '* * * * * *', RECONCILE_SCHEDULE: '*/2 * * * * *', POLL_PAGE_SIZE: '10', RATE_LIMIT_RPS: '40', POLL_LOCK_HEARTBEAT_MS: '500', DB_POOL_MAX: '4' },
+  }));
+  const replicas: Replica[] = [];
+  const stop = async () => {
+    for (const r of replicas) r.cli.kill();
+    await Promise.all(replicas.map((r) => r.cli.exited));
+    await sim.stop();
+  };
+  try {
+    for (let i = 0; i < count; i += 1) replicas.push(await spawnReplica(env));
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  const probe = () => Promise.all(replicas.map((r) => (r.alive ? probeReplica(r.url, r.metricsUrl) : Promise.resolve(undefined))));
+  return {
+    sim,
+    replicas,
+    probe,
+    async killLeader() {
+      const at = await waitFor('a poll leader', async () => {
+        const i = (await probe()).findIndex((v) => v?.poll === true);
+        return i >= 0 ? i : undefined;
+      }, 30_000, 50);
+      const victim = replicas[at]!;
+      victim.alive = false;
+      const killedAt = performance.now();
+      victim.cli.kill();
+      await victim.cli.exited;
+      const ms = await waitFor('another poll leader', async () => ((await probe()).some((v) => v?.poll === true) ? performance.now() - killedAt : undefined), 20_000, 20);
+      replicas[at] = await spawnReplica(env);
+      return ms;
+    },
+    stop,
+  };
+}
