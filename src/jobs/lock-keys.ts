@@ -14,6 +14,8 @@ const KEYS = {
   reconcile: { sandbox: 0x626e706c_0500n, production: 0x626e706c_0501n },
   /** one re-classification of stored deliveries per environment (ledger reparse, the daemon's after an upgrade) */
   reparse: { sandbox: 0x626e706c_0600n, production: 0x626e706c_0601n },
+  /** statement imports of one environment take turns, so the overlap rule sees every booking stored before (statements/overlap.ts) */
+  statementImport: { sandbox: 0x626e706c_0700n, production: 0x626e706c_0701n },
 } as const satisfies Record<string, Record<ProviderEnvironment, bigint>>;
 
 export type LockName = keyof typeof KEYS;

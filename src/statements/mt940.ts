@@ -110,7 +110,13 @@ export function mt940Reader(emit: SectionSink): StatementReader {
       addTotal(messageBooked, line.currency, line.direction, line.amountCents);
     });
     checkBalances(`${where} (:28C: ${number || '?'})`, opening, closing, messageBooked);
-    // A closing balance is the end-of-day booked balance of its date: the statement covers that whole day.
+    // A closing balance is the end-of-day booked balance of its date: the statement covers that whole
+    // day. The opening balance's date is, at most banks, the previous statement's closing day, whose
+    // bookings are not in this one: the statement covers wholly the days after it, or that day alone
+    // when it is the closing day too (banks that date the opening balance with the statement's day).
+    const opened = current.opening.date;
+    const first = opened < closing.date ? nextDay(opened) : `${closing.date}T00:00:00.000Z`;
+    current.section.periodFrom = first;
     current.section.periodTo = nextDay(closing.date);
     current.section.identity = ['mt940', account ?? '', current.number, current.opening.date, current.opening.cents, closing.date, closing.cents, opening.currency].join('|');
     if (closingField.tag === '62F') flush();

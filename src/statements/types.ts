@@ -16,8 +16,10 @@ export interface StatementLine {
   counterpartyName: string | null;
   endToEndId: string | null;
   instructionId: string | null;
-  /** the bank's own entry reference */
+  /** the bank's own reference of this line (a split batch's transaction: its own, or '<entry reference>/<n>') */
   bankReference: string | null;
+  /** the booked entry's reference, when the line is one transaction of a split batch; else bankReference is it */
+  entryReference?: string | null;
   remittance: string | null;
   /** the instruction id payouts are matched on (reference.ts) */
   sepaReference: string | null;
