@@ -122,14 +122,13 @@ async function collectEntries(tx: TransactionSql): Promise<void> {
     insert into import_entries (entry_key, entry_index, account_iban, booking_date, currency, direction, amount_cents, entry_reference,
                                 usable_reference, whole_day, lines)
     select g.entry_key, g.entry_index, g.account_iban, g.booking_date, g.currency, g.direction, g.amount_cents, g.entry_reference,
-           case when g.entry_reference !~* '^NONREF$'
-                 and count(*) over (partition by g.account_iban, g.booking_date, g.currency, g.direction, g.amount_cents, g.entry_reference) = 1
+           case when count(*) over (partition by g.account_iban, g.booking_date, g.currency, g.direction, g.amount_cents, g.entry_reference) = 1
                 then g.entry_reference end,
            g.whole_day, g.lines
     from (
       select entry_key, min(entry_index) as entry_index, min(account_iban) as account_iban, min(booking_date) as booking_date,
              min(currency) as currency, min(direction::text)::statement_direction as direction, sum(amount_cents) as amount_cents,
-             min(entry_reference) as entry_reference, bool_and(whole_day) as whole_day, count(*)::int as lines
+             nullif(upper(min(entry_reference)), 'NONREF') as entry_reference, bool_and(whole_day) as whole_day, count(*)::int as lines
       from import_lines group by entry_key
     ) g`;
 }
@@ -159,32 +158,13 @@ async function matchEntries(tx: TransactionSql, environment: ProviderEnvironment
     ) m
     where e.entry_key = m.entry_key`;
   // 3. The day: the n-th equal entry of a wholly covered day is the n-th stored booking of that day
-  // not already taken by this statement.
-  await tx`
-    with want as (
-      select w.entry_key, w.account_iban, w.booking_date, w.currency, w.direction, w.amount_cents,
-             row_number() over (partition by w.account_iban, w.booking_date, w.currency, w.direction, w.amount_cents order by w.entry_index) as k
-      from import_entries w
-      where w.target is null and w.account_iban is not null
-        and (w.whole_day or exists (
-          select 1 from statement_periods p
-          where p.environment = ${environment} and p.account_iban = w.account_iban and w.booking_date between p.first_whole_day and p.last_whole_day))
-    ),
-    groups as (select distinct account_iban, booking_date, currency, direction, amount_cents from want),
-    avail as (
-      select s.entry_key, s.account_iban, s.booking_date, s.currency, s.direction, s.amount_cents,
-             row_number() over (partition by s.account_iban, s.booking_date, s.currency, s.direction, s.amount_cents order by s.id) as k
-      from groups g
-      join statement_entries s on s.environment = ${environment} and s.account_iban = g.account_iban and s.booking_date = g.booking_date
-        and s.amount_cents = g.amount_cents and s.currency = g.currency and s.direction = g.direction
-      where s.entry_key = s.lines_entry_key
-        and not exists (select 1 from import_entries t where t.target = s.entry_key)
-    )
-    update import_entries e set target = a.entry_key, match = 'day'
-    from want w
-    join avail a on a.account_iban = w.account_iban and a.booking_date = w.booking_date and a.currency = w.currency
-      and a.direction = w.direction and a.amount_cents = w.amount_cents and a.k = w.k
-    where e.entry_key = w.entry_key`;
+  // not already taken by this statement. References that both sides carry must agree (different
+  // ones are the bank saying these are two bookings): entries with a reference first take stored
+  // ones without (or with the same, when it was shared in its statement), then entries without
+  // one take any that are left.
+  await dayMatch(tx, environment, 'same reference');
+  await dayMatch(tx, environment, 'stored without reference');
+  await dayMatch(tx, environment, 'no reference');
   // 4. New.
   await tx`update import_entries set target = entry_key, match = 'new' where target is null`;
   const [corrected] = await tx<{ entry_index: number; file_name: string | null }[]>`
@@ -199,6 +179,47 @@ async function matchEntries(tx: TransactionSql, environment: ProviderEnvironment
       `statement ${sectionIndex + 1} of the file was imported before (from ${corrected.file_name ?? 'another file'}) with a different booking at entry ${corrected.entry_index + 1}: a corrected statement under the same identity is refused`,
     );
   }
+}
+
+/**
+ * One step of rule 3: the statement's remaining entries with (or without) a reference, paired in
+ * order with the stored entries of the same day and values that they may be (with the same
+ * reference; without one; any).
+ */
+async function dayMatch(tx: TransactionSql, environment: ProviderEnvironment, step: 'same reference' | 'stored without reference' | 'no reference'): Promise<void> {
+  const same = step === 'same reference';
+  const mine = step === 'no reference' ? tx`w.entry_reference is null` : tx`w.entry_reference is not null`;
+  const theirs = same ? tx`s.entry_reference = g.entry_reference` : step === 'stored without reference' ? tx`s.entry_reference is null` : tx`true`;
+  const reference = (alias: string) => (same ? tx`, ${tx(alias)}.entry_reference` : tx``);
+  await tx`
+    with want as (
+      select w.entry_key, w.account_iban, w.booking_date, w.currency, w.direction, w.amount_cents, w.entry_reference,
+             row_number() over (partition by w.account_iban, w.booking_date, w.currency, w.direction, w.amount_cents${reference('w')} order by w.entry_index) as k
+      from import_entries w
+      where w.target is null and w.account_iban is not null and ${mine}
+        and (w.whole_day or exists (
+          select 1 from statement_periods p
+          where p.environment = ${environment} and p.account_iban = w.account_iban and w.booking_date between p.first_whole_day and p.last_whole_day))
+    ),
+    groups as (select distinct account_iban, booking_date, currency, direction, amount_cents, entry_reference from want),
+    avail as (
+      select distinct on (s.entry_key) s.entry_key, s.id, g.account_iban, g.booking_date, g.currency, g.direction, g.amount_cents, g.entry_reference
+      from groups g
+      join statement_entries s on s.environment = ${environment} and s.account_iban = g.account_iban and s.booking_date = g.booking_date
+        and s.amount_cents = g.amount_cents and s.currency = g.currency and s.direction = g.direction
+      where s.entry_key = s.lines_entry_key and ${theirs}
+        and not exists (select 1 from import_entries t where t.target = s.entry_key)
+    ),
+    ranked as (
+      select a.*, row_number() over (partition by a.account_iban, a.booking_date, a.currency, a.direction, a.amount_cents${reference('a')} order by a.id) as k
+      from avail a
+    )
+    update import_entries e set target = r.entry_key, match = 'day'
+    from want w
+    join ranked r on r.account_iban = w.account_iban and r.booking_date = w.booking_date and r.currency = w.currency
+      and r.direction = w.direction and r.amount_cents = w.amount_cents and r.k = w.k
+      ${same ? tx`and r.entry_reference = w.entry_reference` : tx``}
+    where e.entry_key = w.entry_key`;
 }
 
 async function write(
