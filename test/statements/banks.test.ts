@@ -195,6 +195,12 @@ describe('account identity', () => {
     expect(accountId('517852257')).toBe('517852257');
     expect(accountId('517852257', 'ABNANL2A')).toBe('NL20ABNA0517852257');
     expect(accountId('517852257', 'DEUTDEFF')).toBe('517852257');
+    // A Dutch account after its bank's BIC, or bare with the currency, with the BIC in the header.
+    expect(accountId('ABNANL2A/517852257')).toBe('NL20ABNA0517852257');
+    expect(accountId('RABONL2U/0123456789')).toBe('NL44RABO0123456789');
+    expect(accountId('517852257EUR', 'ABNANL2AXXX')).toBe('NL20ABNA0517852257');
+    // A German bank's bare account number: the IBAN needs the bank code, which the BIC does not give.
+    expect(accountId('5407324931', 'DEUTDEFFXXX')).toBe('5407324931');
     // an IBAN with a wrong check digit is not mistaken for one with a currency code
     expect(accountId('NL70INGB0123456789EUR')).toBe('NL70INGB0123456789EUR');
     expect(accountId('  ')).toBeNull();
