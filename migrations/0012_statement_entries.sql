@@ -33,11 +33,17 @@ WHERE l."statement_id" = g."statement_id" AND l."entry_index" = g."entry_index" 
   AND l."booking_date" = g."booking_date" AND l."currency" = g."currency" AND l."direction" = g."direction";--> statement-breakpoint
 UPDATE "statement_lines" SET "entry_key" = "position_key" WHERE "entry_key" IS NULL;--> statement-breakpoint
 ALTER TABLE "statement_lines" ALTER COLUMN "entry_key" SET NOT NULL;--> statement-breakpoint
--- Their entries, each holding its own lines; the reference is the first line's (a split line's own is '<entry>/<n>').
+-- Their entries, each holding its own lines. A split batch's lines carry '<entry reference>/<n>'
+-- (or their transaction's own reference): the entry's is the common part when all have that form, else none.
 INSERT INTO "statement_entries" ("environment", "entry_key", "statement_id", "account_iban", "booking_date", "currency", "direction",
                                  "amount_cents", "entry_reference", "lines_entry_key", "match")
 SELECT "environment", "entry_key", min("statement_id"), min("account_iban"), min("booking_date"), min("currency"), min("direction"::text)::"statement_direction",
-       sum("amount_cents"), (array_agg("bank_reference" ORDER BY "tx_index"))[1], "entry_key", 'new'
+       sum("amount_cents"),
+       CASE WHEN count(*) = 1 THEN CASE WHEN upper(min("bank_reference")) <> 'NONREF' THEN min("bank_reference") END
+            WHEN count(*) FILTER (WHERE "bank_reference" ~ '/[0-9]+$') = count(*)
+             AND count(DISTINCT regexp_replace("bank_reference", '/[0-9]+$', '')) = 1
+            THEN min(regexp_replace("bank_reference", '/[0-9]+$', '')) END,
+       "entry_key", 'new'
 FROM "statement_lines" GROUP BY "environment", "entry_key";--> statement-breakpoint
 ALTER TABLE "statement_periods" ADD COLUMN "account_iban" text;--> statement-breakpoint
 ALTER TABLE "statement_periods" ADD COLUMN "first_whole_day" date;--> statement-breakpoint

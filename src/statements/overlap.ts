@@ -128,7 +128,7 @@ async function collectEntries(tx: TransactionSql): Promise<void> {
     from (
       select entry_key, min(entry_index) as entry_index, min(account_iban) as account_iban, min(booking_date) as booking_date,
              min(currency) as currency, min(direction::text)::statement_direction as direction, sum(amount_cents) as amount_cents,
-             nullif(upper(min(entry_reference)), 'NONREF') as entry_reference, bool_and(whole_day) as whole_day, count(*)::int as lines
+             case when upper(min(entry_reference)) <> 'NONREF' then min(entry_reference) end as entry_reference, bool_and(whole_day) as whole_day, count(*)::int as lines
       from import_lines group by entry_key
     ) g`;
 }
