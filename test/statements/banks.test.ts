@@ -77,6 +77,19 @@ describe('MT940 as banks send it', () => {
     ]);
   });
 
+  it("German :86: keywords: RD (reversal of a debit: a credit), MREF+/CRED+/KREF+ skipped, ?60-?61 purpose with ABWA+, the name from ABWA+ without ?32", () => {
+    const p = parseStatement(file('postbank.sta'));
+    expect(p).toMatchObject({ accountIban: 'DE77100100100123456789', periodFrom: '2026-04-16T00:00:00.000Z', periodTo: '2026-04-18T00:00:00.000Z' });
+    expectLines(p, [
+      // ?23 is full (27 characters), so 'Beitr' + 'ag' is one word; EREF+ ends where ?21 starts (?20 was not full).
+      ['2026-04-16', '2026-04-16', 7500n, 'credit', 'EUR', 'LS-2026-04-0815', 'DE89370400440532013000', 'Sportverein Blau-Weiss e.V.', 'Ruecklastschrift Beitrag April', 'RUECK-0416', 'LS-2026-04-0815'],
+      // The :61: customer reference 'KREF+...' is no SEPA reference; SVWZ+ runs over ?22-?24 and ends at ABWA+ in ?60.
+      ['2026-04-16', '2026-04-16', 123456n, 'debit', 'EUR', 'INV-2026-0815-XYZ-0001', 'DE44500105175407324931', 'Buero Bedarf Nord GmbH', 'Rechnung 2026-0815 vom 01.04.2026 Kundennummer 10-77', 'B-0416-2', 'INV-2026-0815-XYZ-0001'],
+      ['2026-04-17', '2026-04-17', 30000n, 'credit', 'EUR', 'PO2026041700000003', 'DE02120300000000202051', 'BNPL Provider GmbH', 'Auszahlung April', 'B-0417-1', 'PO2026041700000003'],
+    ]);
+    expect(p.lines.map((l) => l.instructionId)).toEqual([null, null, null]);
+  });
+
   it("Volksbank export: SOH and a leading '-', entry dates across New Year, a :60M:/:62M: continued statement", () => {
     const p = parseStatement(file('volksbank.sta'));
     expect(p.accountIban).toBe('DE38760260000012345678');
