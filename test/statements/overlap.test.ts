@@ -132,4 +132,21 @@ describe('one period in three formats: the import', () => {
     expect(l.lines.filter((x) => x.cents === '450')).toHaveLength(3);
     expect(l.debit).toBe(DEBIT + 450n);
   });
+
+  it('two overlapping files imported at the same moment store the period once (imports take turns)', async () => {
+    const other = (t: string) => t.replaceAll('DE75120300001020304050', 'DE20500502010000123456').replaceAll('12030000/1020304050', '50050201/0000123456');
+    const camt = Buffer.from(other(file('period-april.camt053.xml').toString('utf8')));
+    const mt = Buffer.from(other(file('period-april.sta').toString('latin1')), 'latin1');
+    const results = await Promise.all([
+      importStatement(db, 'sandbox', camt, 'race.xml'), importStatement(db, 'sandbox', mt, 'race.sta'),
+      importStatement(db, 'sandbox', camt, 'race-again.xml'),
+    ]);
+    expect(results.reduce((n, r) => n + r.linesNew, 0)).toBeGreaterThanOrEqual(5);
+    expect(results.filter((r) => r.alreadyImported)).toHaveLength(1);
+    const [sums] = await db.sql<{ n: number; credit: string; debit: string }[]>`
+      select count(*)::int as n, sum(amount_cents) filter (where direction = 'credit')::text as credit, sum(amount_cents) filter (where direction = 'debit')::text as debit
+      from statement_lines where environment = 'sandbox' and account_iban = 'DE20500502010000123456'`;
+    expect({ credit: BigInt(sums!.credit), debit: BigInt(sums!.debit) }).toEqual({ credit: CREDIT, debit: DEBIT });
+    expect([5, 7]).toContain(sums!.n);
+  });
 });
