@@ -49,8 +49,8 @@ export interface StatementSection {
   periodTo: string | null;
   /**
    * The bank-local days this statement covers wholly, when its period has times of day (a CAMT
-   * FrDtTm/ToDtTm inside a day); null at either end: every day it has bookings for is whole, as in
-   * date-granular statements (MT940, CSV, CAMT with dates or day-bound date-times).
+   * FrDtTm/ToDtTm inside a day); null at either end: the days of its period, which are whole
+   * (MT940, CSV, CAMT with dates); see line-key.ts wholeDays.
    */
   firstWholeDay: string | null;
   lastWholeDay: string | null;
