@@ -86,6 +86,9 @@ export async function storeSection(
   const days = wholeDays(section);
   for (let i = 0; i < lines.length; i += CHUNK) await stage(tx, section, days, lines.slice(i, i + CHUNK), firstN + i);
   await collectEntries(tx);
+  // Temporary tables have no statistics: without them the planner may hash the whole ledger to
+  // match a few thousand staged rows (1 s a statement at 1,000,000 stored lines).
+  await tx`analyze import_lines, import_entries`;
   await matchEntries(tx, environment, sectionIndex);
   await write(tx, environment, statementId, sectionIndex, section, days);
   await verifyStored(tx, environment, sectionIndex, section);
@@ -136,25 +139,37 @@ async function collectEntries(tx: TransactionSql): Promise<void> {
 /** Rules 1-4 of the header, in that order; each sees only the entries the ones before left. */
 async function matchEntries(tx: TransactionSql, environment: ProviderEnvironment, sectionIndex: number): Promise<void> {
   // 1. Position: this statement's entry, or (lines stored between migrations 0009 and 0012) its first line's position.
+  // Each staged row probes the ledger's unique indexes (lateral), never a scan of the ledger.
   await tx`
-    update import_entries e set known_key = s.entry_key, target = s.lines_entry_key, match = 'position'
-    from statement_entries s where s.environment = ${environment} and s.entry_key = e.entry_key`;
+    update import_entries e set known_key = m.entry_key, target = m.lines_entry_key, match = 'position'
+    from import_entries w
+    cross join lateral (
+      select s.entry_key, s.lines_entry_key from statement_entries s where s.environment = ${environment} and s.entry_key = w.entry_key
+    ) m
+    where e.entry_key = w.entry_key`;
   await tx`
-    update import_entries e set known_key = l.entry_key, target = s.lines_entry_key, match = 'position'
+    update import_entries e set known_key = m.entry_key, target = m.lines_entry_key, match = 'position'
     from import_lines i
-    join statement_lines l on l.environment = ${environment} and l.position_key = i.position_key
-    join statement_entries s on s.environment = ${environment} and s.entry_key = l.entry_key
+    cross join lateral (
+      select s.entry_key, s.lines_entry_key
+      from statement_lines l
+      join statement_entries s on s.environment = ${environment} and s.entry_key = l.entry_key
+      where l.environment = ${environment} and l.position_key = i.position_key
+    ) m
     where e.target is null and i.entry_key = e.entry_key and i.tx_index = 0`;
   // 2. The bank's reference.
   await tx`
     update import_entries e set target = m.lines_entry_key, match = 'reference'
     from (
-      select distinct on (w.entry_key) w.entry_key, s.lines_entry_key
+      select w.entry_key, s.lines_entry_key
       from import_entries w
-      join statement_entries s on s.environment = ${environment} and s.account_iban = w.account_iban and s.booking_date = w.booking_date
-        and s.amount_cents = w.amount_cents and s.currency = w.currency and s.direction = w.direction and s.entry_reference = w.usable_reference
-      where w.target is null
-      order by w.entry_key, s.id
+      cross join lateral (
+        select s.lines_entry_key from statement_entries s
+        where s.environment = ${environment} and s.account_iban = w.account_iban and s.booking_date = w.booking_date
+          and s.amount_cents = w.amount_cents and s.currency = w.currency and s.direction = w.direction and s.entry_reference = w.usable_reference
+        order by s.id limit 1
+      ) s
+      where w.target is null and w.usable_reference is not null
     ) m
     where e.entry_key = m.entry_key`;
   // 3. The day: the n-th equal entry of a wholly covered day is the n-th stored booking of that day
@@ -205,10 +220,12 @@ async function dayMatch(tx: TransactionSql, environment: ProviderEnvironment, st
     avail as (
       select distinct on (s.entry_key) s.entry_key, s.id, g.account_iban, g.booking_date, g.currency, g.direction, g.amount_cents, g.entry_reference
       from groups g
-      join statement_entries s on s.environment = ${environment} and s.account_iban = g.account_iban and s.booking_date = g.booking_date
-        and s.amount_cents = g.amount_cents and s.currency = g.currency and s.direction = g.direction
-      where s.entry_key = s.lines_entry_key and ${theirs}
-        and not exists (select 1 from import_entries t where t.target = s.entry_key)
+      cross join lateral (
+        select s.entry_key, s.id, s.entry_reference from statement_entries s
+        where s.environment = ${environment} and s.account_iban = g.account_iban and s.booking_date = g.booking_date
+          and s.amount_cents = g.amount_cents and s.currency = g.currency and s.direction = g.direction and s.entry_key = s.lines_entry_key
+      ) s
+      where ${theirs} and not exists (select 1 from import_entries t where t.target = s.entry_key)
     ),
     ranked as (
       select a.*, row_number() over (partition by a.account_iban, a.booking_date, a.currency, a.direction, a.amount_cents${reference('a')} order by a.id) as k
@@ -259,8 +276,10 @@ async function write(
 async function verifyStored(tx: TransactionSql, environment: ProviderEnvironment, sectionIndex: number, section: StatementSection): Promise<void> {
   const sums = await tx<{ currency: string; direction: 'credit' | 'debit'; cents: string }[]>`
     select l.currency, l.direction::text as direction, sum(l.amount_cents)::text as cents
-    from statement_lines l
-    where l.environment = ${environment} and l.entry_key in (select target from import_entries)
+    from (select distinct target from import_entries) t
+    cross join lateral (
+      select l.currency, l.direction, l.amount_cents from statement_lines l where l.environment = ${environment} and l.entry_key = t.target
+    ) l
     group by l.currency, l.direction`;
   const stored: Totals = new Map();
   for (const s of sums) addTotal(stored, s.currency, s.direction, BigInt(s.cents));
