@@ -139,12 +139,15 @@ async function collectEntries(tx: TransactionSql): Promise<void> {
 /** Rules 1-4 of the header, in that order; each sees only the entries the ones before left. */
 async function matchEntries(tx: TransactionSql, environment: ProviderEnvironment, sectionIndex: number): Promise<void> {
   // 1. Position: this statement's entry, or (lines stored between migrations 0009 and 0012) its first line's position.
-  // Each staged row probes the ledger's unique indexes (lateral), never a scan of the ledger.
+  // Each staged row probes the ledger's indexes: a lateral subquery with 'offset 0' is run per row,
+  // never flattened into a join. The ledger's rows written in this transaction have no statistics
+  // (autovacuum cannot see them), and with a flattened join the planner took statement_entries for
+  // one row and scanned it once per staged row: 31 s for a statement of 4,000 entries at 8,000 stored.
   await tx`
     update import_entries e set known_key = m.entry_key, target = m.lines_entry_key, match = 'position'
     from import_entries w
     cross join lateral (
-      select s.entry_key, s.lines_entry_key from statement_entries s where s.environment = ${environment} and s.entry_key = w.entry_key
+      select s.entry_key, s.lines_entry_key from statement_entries s where s.environment = ${environment} and s.entry_key = w.entry_key offset 0
     ) m
     where e.entry_key = w.entry_key`;
   await tx`
@@ -154,7 +157,7 @@ async function matchEntries(tx: TransactionSql, environment: ProviderEnvironment
       select s.entry_key, s.lines_entry_key
       from statement_lines l
       join statement_entries s on s.environment = ${environment} and s.entry_key = l.entry_key
-      where l.environment = ${environment} and l.position_key = i.position_key
+      where l.environment = ${environment} and l.position_key = i.position_key offset 0
     ) m
     where e.target is null and i.entry_key = e.entry_key and i.tx_index = 0`;
   // 2. The bank's reference.
@@ -224,6 +227,7 @@ async function dayMatch(tx: TransactionSql, environment: ProviderEnvironment, st
         select s.entry_key, s.id, s.entry_reference from statement_entries s
         where s.environment = ${environment} and s.account_iban = g.account_iban and s.booking_date = g.booking_date
           and s.amount_cents = g.amount_cents and s.currency = g.currency and s.direction = g.direction and s.entry_key = s.lines_entry_key
+        offset 0
       ) s
       where ${theirs} and not exists (select 1 from import_entries t where t.target = s.entry_key)
     ),
@@ -278,7 +282,7 @@ async function verifyStored(tx: TransactionSql, environment: ProviderEnvironment
     select l.currency, l.direction::text as direction, sum(l.amount_cents)::text as cents
     from (select distinct target from import_entries) t
     cross join lateral (
-      select l.currency, l.direction, l.amount_cents from statement_lines l where l.environment = ${environment} and l.entry_key = t.target
+      select l.currency, l.direction, l.amount_cents from statement_lines l where l.environment = ${environment} and l.entry_key = t.target offset 0
     ) l
     group by l.currency, l.direction`;
   const stored: Totals = new Map();
