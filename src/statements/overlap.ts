@@ -186,11 +186,14 @@ async function matchEntries(tx: TransactionSql, environment: ProviderEnvironment
   // 4. New.
   await tx`update import_entries set target = entry_key, match = 'new' where target is null`;
   const [corrected] = await tx<{ entry_index: number; file_name: string | null }[]>`
-    select e.entry_index, b.file_name
+    select e.entry_index, s.file_name
     from import_entries e
-    join statement_entries s on s.environment = ${environment} and s.entry_key = e.known_key
-    join bank_statements b on b.id = s.statement_id
-    where (s.amount_cents, s.currency, s.direction) is distinct from (e.amount_cents, e.currency, e.direction)
+    cross join lateral (
+      select s.amount_cents, s.currency, s.direction, b.file_name
+      from statement_entries s join bank_statements b on b.id = s.statement_id
+      where s.environment = ${environment} and s.entry_key = e.known_key offset 0
+    ) s
+    where e.known_key is not null and (s.amount_cents, s.currency, s.direction) is distinct from (e.amount_cents, e.currency, e.direction)
     order by e.entry_index limit 1`;
   if (corrected) {
     throw new StatementFormatError(
