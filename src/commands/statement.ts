@@ -15,8 +15,10 @@ balance + bookings = closing balance) and every booking was stored. Re-importing
 an overlapping statement of the same account, adds nothing it already brought (README, "Bank
 statements").
 
-Prints one result line per file on stdout, "FILE: format F, statements S, lines read N, lines new M"
-or "FILE: failed: REASON" (the reason also on stderr), then a summary line. One failing file does
+Prints one result line per file on stdout, "FILE: format F, statements S, lines read N, lines new
+M, already known K, known from overlapping statements O" (new: stored; already known: the same
+statement had brought them; overlapping: another statement of the account had, and they are linked
+to its lines; N = M + K + O) or "FILE: failed: REASON" (the reason also on stderr), then a summary line. One failing file does
 not stop the others. While a large file is written, progress (lines, lines per second) goes to
 stderr if it is a terminal. Exit status 0 when every file was imported (or had been before), 1
 when any failed, 2 for bad usage.`;
@@ -45,7 +47,8 @@ export const command: Command = {
           const r = await importStatementFile(ctx.database, ctx.config.PROVIDER_ENV, file, { ...importLimits(ctx.config), onProgress: (lines) => progress.update(lines) }).finally(() => progress.finish());
           done.push(r);
           process.stdout.write(
-            `${file}: format ${r.format}, statements ${r.statements ?? '?'}, lines read ${r.linesRead}, lines new ${r.linesNew}${r.alreadyImported ? ' (file already imported)' : ''}\n`,
+            `${file}: format ${r.format}, statements ${r.statements ?? '?'}, lines read ${r.linesRead}, lines new ${r.linesNew}, ` +
+              `already known ${r.linesKnown}, known from overlapping statements ${r.linesOverlap}${r.alreadyImported ? ' (file already imported)' : ''}\n`,
           );
         } catch (error) {
           failed += 1;
@@ -57,7 +60,9 @@ export const command: Command = {
       }
       const read = done.reduce((n, r) => n + r.linesRead, 0);
       const added = done.reduce((n, r) => n + r.linesNew, 0);
-      process.stdout.write(`files ${files.length}: imported ${done.length}, failed ${failed}; lines read ${read}, lines new ${added}\n`);
+      const known = done.reduce((n, r) => n + r.linesKnown, 0);
+      const overlap = done.reduce((n, r) => n + r.linesOverlap, 0);
+      process.stdout.write(`files ${files.length}: imported ${done.length}, failed ${failed}; lines read ${read}, lines new ${added}, already known ${known}, known from overlapping statements ${overlap}\n`);
       return failed > 0 ? 1 : 0;
     });
   },

@@ -90,6 +90,9 @@ export const configShape = {
   WEBHOOK_GRACE_SECONDS: positiveInt.default(DEFAULT_WEBHOOK_GRACE_SECONDS),
   PAYOUT_SETTLEMENT_DAYS: positiveInt.default(3),
   PAYOUT_SOURCE_IBANS: csvList.default([]),
+  // The merchant's own accounts that receive payouts: payout_not_on_statement judges a payout only
+  // on these accounts' statements (unset: the accounts payout credits were booked to).
+  PAYOUT_ACCOUNT_IBANS: csvList.default([]),
   OPERATOR_TOKEN: z.string().min(16).optional(),
   // Named operator tokens (name:token,…): the acknowledgement history records the name.
   OPERATOR_TOKENS: operatorTokensSchema.default([]),

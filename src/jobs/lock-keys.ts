@@ -16,10 +16,17 @@ const KEYS = {
   reparse: { sandbox: 0x626e706c_0600n, production: 0x626e706c_0601n },
   /** creating and retiring webhook_deliveries' partitions: one table for both environments, so one key */
   partitions: { sandbox: 0x626e706c_0700n, production: 0x626e706c_0700n },
+  /** statement imports of one environment take turns, so the overlap rule sees every booking stored before (statements/overlap.ts) */
+  statementImport: { sandbox: 0x626e706c_0800n, production: 0x626e706c_0801n },
 } as const satisfies Record<string, Record<ProviderEnvironment, bigint>>;
 
 export type LockName = keyof typeof KEYS;
 
 export function lockKey(name: LockName, environment: ProviderEnvironment = 'sandbox'): bigint {
   return KEYS[name][environment];
+}
+
+/** Every name with its keys, for the test that no two mechanisms share one. */
+export function lockKeyTable(): ReadonlyArray<[LockName, Record<ProviderEnvironment, bigint>]> {
+  return Object.entries(KEYS) as [LockName, Record<ProviderEnvironment, bigint>][];
 }

@@ -32,7 +32,7 @@ export function creditLines(sql: Sql | TransactionSql, environment: ProviderEnvi
     payout_shapes as materialized (
       select distinct length(ref) as len, regexp_replace(ref, '[0-9]', '', 'g') as letters from payout_refs
     )
-    select s.id, s.line_key, s.bank_reference, s.booking_date, s.amount_cents, s.currency, s.counterparty_iban, s.counterparty_name,
+    select s.id, s.line_key, s.account_iban, s.bank_reference, s.booking_date, s.amount_cents, s.currency, s.counterparty_iban, s.counterparty_name,
            s.sepa_reference, s.remittance,
            coalesce(m.ref, pat.ref, shaped.ref, s.sepa_reference) as payout_reference,
            m.ref is not null as carries_payout,

@@ -17,7 +17,7 @@ import type { PassSummary, RuleParams } from './types.js';
 
 export interface ReconcileContext {
   config: Pick<Config, 'PROVIDER_ENV' | 'WEBHOOK_GRACE_SECONDS'> &
-    Partial<Pick<Config, 'PAYOUT_SETTLEMENT_DAYS' | 'PAYOUT_SOURCE_IBANS' | 'PAYOUT_REFERENCE_PATTERN'>>;
+    Partial<Pick<Config, 'PAYOUT_SETTLEMENT_DAYS' | 'PAYOUT_SOURCE_IBANS' | 'PAYOUT_ACCOUNT_IBANS' | 'PAYOUT_REFERENCE_PATTERN'>>;
   log: Logger;
   database: Database;
   registry?: Registry;
@@ -54,6 +54,7 @@ export async function runReconcilePass(
           const payout = {
             settlementDays: ctx.config.PAYOUT_SETTLEMENT_DAYS ?? DEFAULT_PAYOUT_SETTINGS.settlementDays,
             sourceIbans: ctx.config.PAYOUT_SOURCE_IBANS ?? [],
+            accountIbans: ctx.config.PAYOUT_ACCOUNT_IBANS ?? [],
             referencePattern: ctx.config.PAYOUT_REFERENCE_PATTERN ?? null,
           };
           await runRules(ctx, { environment, now, graceSeconds: ctx.config.WEBHOOK_GRACE_SECONDS, scoped: false, payout }, summary, options.full ?? false, lock, options.onStep);

@@ -14,6 +14,8 @@ export interface PayoutRuleSettings {
   settlementDays: number;
   /** PAYOUT_SOURCE_IBANS, normalised (no spaces, upper case) */
   sourceIbans: readonly string[];
+  /** PAYOUT_ACCOUNT_IBANS, normalised: the merchant's accounts that receive payouts; empty: learned from payout credits */
+  accountIbans?: readonly string[];
   /** PAYOUT_REFERENCE_PATTERN: a Postgres regular expression; a credit whose reference matches is a payout credit */
   referencePattern: string | null;
 }

@@ -1,11 +1,16 @@
 /**
  * The statement's own account, as one key whichever format named it. CAMT carries the IBAN; MT940
- * :25: carries what the bank chose: the IBAN, the IBAN followed by the currency (ING:
- * 'NL68INGB0000012345EUR'), or the German 'BLZ/account number' ('50010517/5407324931'), from which
- * the IBAN follows by the standard German rule (DE, check digits, 8-digit bank code, 10-digit
- * account number zero-padded; ISO 13616 mod 97), or a Dutch bank's bare account number with the
- * bank's BIC from the file's header. So the CAMT and MT940 exports of one account name the same
- * account. Anything else is kept as written, without spaces.
+ * :25: carries what the bank chose, and each form that determines the IBAN becomes it:
+ *  - the IBAN, with spaces or followed by the currency (ING: 'NL68INGB0000012345EUR');
+ *  - the German 'BLZ/account number' ('50010517/5407324931', optionally with the currency): the
+ *    IBAN follows by the German rule (DE, check digits, 8-digit bank code, 10-digit account
+ *    number zero-padded; check digits by ISO 13616 mod 97);
+ *  - a Dutch bank's account number, bare (ABN AMRO: '517852257', the bank's BIC in the file's
+ *    header) or after the bank's BIC ('ABNANL2A/517852257'): NL, check digits, the bank code (the
+ *    BIC's first four letters) and the account number padded to ten digits, the Dutch rule.
+ * Anything else (a bare account number of a bank outside the Netherlands, whose IBAN needs a bank
+ * code the file does not give; national forms we do not know) is kept as written, without spaces,
+ * upper case: it then matches only statements that write it the same way.
  */
 export function accountId(value: string | null | undefined, bankBic?: string | null): string | null {
   const v = value?.replace(/\s+/g, '').replace(/^\//, '').toUpperCase();
@@ -15,9 +20,9 @@ export function accountId(value: string | null | undefined, bankBic?: string | n
   if (withCurrency && isIban(withCurrency[1]!)) return withCurrency[1]!;
   const blz = /^(\d{8})\/(\d{1,10})(?:[A-Z]{3})?$/.exec(v);
   if (blz) return germanIban(blz[1]!, blz[2]!);
-  // A Dutch bank's bare account number (ABN AMRO :25:): the IBAN is NL, check digits, the bank
-  // code (the BIC's first four letters) and the account number padded to ten digits.
-  if (bankBic && /^[A-Z]{4}NL/.test(bankBic) && /^\d{1,10}$/.test(v)) return ibanOf('NL', bankBic.slice(0, 4) + v.padStart(10, '0'));
+  const dutch = /^(?:([A-Z]{4}NL[A-Z0-9]{2}(?:[A-Z0-9]{3})?)\/)?(\d{1,10})(?:EUR)?$/.exec(v);
+  const bic = dutch?.[1] ?? bankBic;
+  if (dutch && bic && /^[A-Z]{4}NL/.test(bic)) return ibanOf('NL', bic.slice(0, 4) + dutch[2]!.padStart(10, '0'));
   return v;
 }
 

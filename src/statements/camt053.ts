@@ -199,7 +199,7 @@ function entryLines(entry: Node, account: string | null, accountCurrency: string
   if (txs.length > 1 && whole) {
     return txs.map((tx, i) => {
       const ref = text(at(tx, 'Refs', 'AcctSvcrRef')) ?? (entryRef ? `${entryRef}/${i + 1}` : null);
-      return lineOf({ ...base, direction }, amounts[i]!.cents, currency, ref, tx, i);
+      return { ...lineOf({ ...base, direction }, amounts[i]!.cents, currency, ref, tx, i), entryReference: entryRef };
     });
   }
   // One transaction that is the whole entry (or in another currency: an FX payment) lends the entry its references.

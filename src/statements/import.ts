@@ -7,8 +7,9 @@ import type { Database } from '../db/database.js';
 import { summarize } from './collect.js';
 import { encodingOf, streamDecoder, utf8Validator } from './decode.js';
 import { HEAD_CHARS, statementReader } from './detect.js';
-import { positionKey, sectionBookingKeys } from './line-key.js';
-import { addTotal, totalsDifference } from './totals.js';
+import { createStaging, storeSection } from './overlap.js';
+import { lockKey } from '../jobs/lock-keys.js';
+import { transactionLock } from '../jobs/session-lock.js';
 import {
   StatementFormatError,
   type ParsedStatement,
@@ -16,7 +17,6 @@ import {
   type StatementLine,
   type StatementReader,
   type StatementSection,
-  type Totals,
 } from './types.js';
 
 export interface ImportResult {
@@ -29,8 +29,12 @@ export interface ImportResult {
   /** statements in the file (CAMT <Stmt>, MT940 messages); null for a file imported before this was recorded */
   statements: number | null;
   linesRead: number;
-  /** lines no earlier statement had brought (line-key.ts) */
+  /** lines whose bookings no earlier statement had brought (overlap.ts): stored */
   linesNew: number;
+  /** lines this statement (the same identity, or the same file) had already brought */
+  linesKnown: number;
+  /** lines whose bookings an overlapping statement had already brought: linked to its stored lines */
+  linesOverlap: number;
 }
 
 export interface ImportOptions {
@@ -55,23 +59,20 @@ export class FileChangedError extends Error {
 /** A file's bytes, from the start, each time it is called. */
 export type ChunkSource = () => AsyncIterable<Uint8Array>;
 
-// Bounded statement size and parameter arrays for very long statements; one statement text serves every chunk.
-const CHUNK = 5000;
 const READ_CHUNK = 1 << 20;
 
 /**
  * Imports one statement file in one transaction. The file is read twice as a stream, never held
  * whole: once for its hash (a file imported before is a no-op) and encoding (decode.ts), once
- * through its format's reader, which hands over each statement as it ends; its lines are staged
- * in a temporary table. Then the bank_statements row (unique per environment and content hash)
- * and the lines, ON CONFLICT DO NOTHING on both line identities (line-key.ts). Before committing,
- * every statement is checked against what is stored: each of its lines must be found (by its
- * position, else by its booking identity) with its own amount and direction, and the distinct
- * stored lines must add up, per currency and direction, to the statement's booked entries. A
- * statement that lost or merged a booking on the way in is refused with the difference, and
- * nothing of the file is written; so is a file that cannot be read or whose balances do not add
- * up (StatementFormatError). Two importers racing on one file both finish and the database keeps
- * one copy. Memory is bounded by the file's largest statement.
+ * through its format's reader, which hands over each statement as it ends. Each statement is then
+ * staged, matched against the stored bookings by the overlap rule (overlap.ts: its position, the
+ * bank's reference, the day) and stored: its new lines, every entry linked to the stored entry that
+ * holds it, its period. Before the next, its stored lines must add up, per currency and direction,
+ * to its booked entries: a statement that lost or merged a booking on the way in is refused with
+ * the difference, and nothing of the file is written; so is a file that cannot be read or whose
+ * balances do not add up (StatementFormatError). Imports of one environment take turns (a
+ * transaction lock): two importers racing on one file both finish and the database keeps one copy.
+ * Memory is bounded by the file's largest statement.
  */
 export async function importStatementSource(
   database: Database,
@@ -96,8 +97,8 @@ export async function importStatementSource(
   const sha256 = hash.digest('hex');
   const encoding = encodingOf(head ?? new Uint8Array(0), validator.valid());
   // A file in no format we read is refused before the database is asked (an outage then does not keep it in the inbox).
-  statementReader(streamDecoder(encoding).write(head ?? new Uint8Array(0)).slice(0, HEAD_CHARS), () => undefined);
-  return importSections(database, environment, sha256, fileName, options, async (stage) => {
+  const { format } = statementReader(streamDecoder(encoding).write(head ?? new Uint8Array(0)).slice(0, HEAD_CHARS), () => undefined);
+  return importSections(database, environment, sha256, fileName, format, options, async (stage) => {
     const decoder = streamDecoder(encoding);
     const pending: [StatementSection, StatementLine[]][] = [];
     const sink = (section: StatementSection, lines: StatementLine[]) => pending.push([section, lines]);
@@ -121,7 +122,6 @@ export async function importStatementSource(
     }
     if (again.digest('hex') !== sha256) throw new FileChangedError(`${fileName} changed while it was read`);
     await feed(decoder.end(), true);
-    return reader!.format;
   });
 }
 
@@ -147,9 +147,8 @@ async function* chunksOf(bytes: Buffer): AsyncGenerator<Uint8Array> {
 
 /** The import of an already parsed file (for tests that hand-make what a parser produced). */
 export function importParsed(database: Database, environment: ProviderEnvironment, parsed: ParsedStatement, sha256: string, fileName: string): Promise<ImportResult> {
-  return importSections(database, environment, sha256, fileName, {}, async (stage) => {
+  return importSections(database, environment, sha256, fileName, parsed.format, {}, async (stage) => {
     for (const [i, section] of parsed.sections.entries()) await stage(section, parsed.lines.filter((l) => l.section === i));
-    return parsed.format;
   });
 }
 
@@ -173,64 +172,43 @@ async function importSections(
   environment: ProviderEnvironment,
   sha256: string,
   fileName: string,
+  format: StatementFormat,
   options: ImportOptions,
-  read: (stage: Stage) => Promise<StatementFormat>,
+  read: (stage: Stage) => Promise<void>,
 ): Promise<ImportResult> {
   return database.sql.begin(async (tx) => {
+    // One import per environment at a time: the overlap rule (overlap.ts) must see what the other committed.
+    await transactionLock(tx, lockKey('statementImport', environment));
     const base = { file: fileName, sha256 };
     const before = await alreadyImported(tx, environment, sha256);
     if (before) return { ...base, ...before };
-    await tx`
-      create temporary table import_lines (
-        n integer not null, section integer not null, position_key text not null, line_key text not null,
-        entry_index integer not null, tx_index integer not null, account_iban text, booking_date date not null,
-        value_date date, amount_cents bigint not null, currency text not null, direction statement_direction not null,
-        counterparty_iban text, counterparty_name text, end_to_end_id text, bank_reference text, remittance text,
-        sepa_reference text
-      ) on commit drop`;
+    await createStaging(tx);
+    const [inserted] = await tx<{ id: string }[]>`
+      insert into bank_statements (environment, file_sha256, file_name, format, line_count)
+      values (${environment}, ${sha256}, ${path.basename(fileName)}, ${format}, 0)
+      returning id`;
+    const statementId = Number(inserted!.id);
     const sections: StatementSection[] = [];
+    const counts = { new: 0, known: 0, overlap: 0 };
     let linesRead = 0;
-    const format = await read(async (section, lines) => {
+    await read(async (section, lines) => {
       if (options.maxAmountCents !== undefined) refuseImplausible(fileName, sections.length, lines, options.maxAmountCents);
+      const c = await storeSection(tx, environment, statementId, sections.length, section, lines, linesRead);
       sections.push(section);
-      const bookings = sectionBookingKeys(section, lines);
-      const positions = lines.map((l) => positionKey(section, l));
-      for (let i = 0; i < lines.length; i += CHUNK) {
-        await stage(tx, lines.slice(i, i + CHUNK), positions.slice(i, i + CHUNK), bookings.slice(i, i + CHUNK), linesRead + i);
-      }
+      counts.new += c.new;
+      counts.known += c.known;
+      counts.overlap += c.overlap;
       linesRead += lines.length;
       options.onProgress?.(linesRead);
     });
     const file = summarize(format, sections, []);
-    const [inserted] = await tx<{ id: string }[]>`
-      insert into bank_statements (environment, file_sha256, file_name, format, account_iban, period_from, period_to, line_count, statement_count)
-      values (${environment}, ${sha256}, ${path.basename(fileName)}, ${format}, ${file.accountIban},
-              ${file.periodFrom}::timestamptz, ${file.periodTo}::timestamptz, ${linesRead}, ${sections.length})
-      on conflict (environment, file_sha256) do nothing
-      returning id`;
-    // Another importer committed the same file meanwhile.
-    if (!inserted) return { ...base, ...(await alreadyImported(tx, environment, sha256))! };
-    const statementId = Number(inserted.id);
-    // Each statement's own period (not the file's span): payout_not_on_statement must not take the
-    // days between two statements of one file as covered. A statement without both ends claims none.
-    const periods = sections.flatMap((section, index) => (section.periodFrom && section.periodTo ? [{ index, from: section.periodFrom, to: section.periodTo }] : []));
-    if (periods.length > 0) {
-      await tx`
-        insert into statement_periods (statement_id, section_index, environment, period_from, period_to)
-        select ${statementId}::bigint, p.index::int, ${environment}::provider_environment, p.f::timestamptz, p.t::timestamptz
-        from unnest(${periods.map((p) => String(p.index))}::text[], ${periods.map((p) => p.from)}::text[], ${periods.map((p) => p.to)}::text[]) as p(index, f, t)`;
-    }
-    const written = await tx`
-      insert into statement_lines (environment, statement_id, line_key, position_key, entry_index, tx_index, account_iban,
-                                   booking_date, value_date, amount_cents, currency, direction, counterparty_iban,
-                                   counterparty_name, end_to_end_id, bank_reference, remittance, sepa_reference)
-      select ${environment}::provider_environment, ${statementId}::bigint, line_key, position_key, entry_index, tx_index,
-             account_iban, booking_date, value_date, amount_cents, currency, direction, counterparty_iban, counterparty_name,
-             end_to_end_id, bank_reference, remittance, sepa_reference
-      from import_lines order by n
-      on conflict do nothing`;
-    await verifyStored(tx, environment, sections);
-    return { ...base, format, statementId, alreadyImported: false, statements: sections.length, linesRead, linesNew: written.count };
+    await tx`
+      update bank_statements
+      set account_iban = ${file.accountIban}, period_from = ${file.periodFrom}::timestamptz, period_to = ${file.periodTo}::timestamptz,
+          line_count = ${linesRead}, statement_count = ${sections.length},
+          lines_new = ${counts.new}, lines_known = ${counts.known}, lines_overlap = ${counts.overlap}
+      where id = ${statementId}`;
+    return { ...base, format, statementId, alreadyImported: false, statements: sections.length, linesRead, linesNew: counts.new, linesKnown: counts.known, linesOverlap: counts.overlap };
   });
 }
 
@@ -238,71 +216,8 @@ async function alreadyImported(tx: TransactionSql, environment: ProviderEnvironm
   const [row] = await tx<{ id: string; format: StatementFormat; line_count: number; statement_count: number | null }[]>`
     select id, format, line_count, statement_count from bank_statements where environment = ${environment} and file_sha256 = ${sha256}`;
   if (!row) return null;
-  return { format: row.format, statementId: Number(row.id), alreadyImported: true, statements: row.statement_count, linesRead: row.line_count, linesNew: 0 };
-}
-
-async function stage(tx: TransactionSql, lines: StatementLine[], positions: string[], bookings: string[], from: number): Promise<void> {
-  const col = <T>(f: (l: StatementLine, i: number) => T) => lines.map((l, i) => f(l, i));
-  await tx`
-    insert into import_lines (n, section, position_key, line_key, entry_index, tx_index, account_iban, booking_date, value_date,
-                              amount_cents, currency, direction, counterparty_iban, counterparty_name, end_to_end_id,
-                              bank_reference, remittance, sepa_reference)
-    select u.n::integer, u.section::integer, u.position_key, u.line_key, u.entry_index::integer, u.tx_index::integer,
-           u.account_iban, u.booking_date::date, u.value_date::date, u.amount_cents::bigint, u.currency,
-           u.direction::statement_direction, u.counterparty_iban, u.counterparty_name, u.end_to_end_id, u.bank_reference,
-           u.remittance, u.sepa_reference
-    from unnest(${col((_, i) => String(from + i))}::text[], ${col((l) => String(l.section))}::text[], ${positions}::text[],
-                ${bookings}::text[], ${col((l) => String(l.entryIndex))}::text[], ${col((l) => String(l.txIndex))}::text[],
-                ${col((l) => l.accountIban)}::text[], ${col((l) => l.bookingDate)}::text[], ${col((l) => l.valueDate)}::text[],
-                ${col((l) => l.amountCents.toString())}::text[], ${col((l) => l.currency)}::text[], ${col((l) => l.direction)}::text[],
-                ${col((l) => l.counterpartyIban)}::text[], ${col((l) => l.counterpartyName)}::text[], ${col((l) => l.endToEndId)}::text[],
-                ${col((l) => l.bankReference)}::text[], ${col((l) => l.remittance)}::text[], ${col((l) => l.sepaReference)}::text[])
-      as u(n, section, position_key, line_key, entry_index, tx_index, account_iban, booking_date, value_date, amount_cents,
-           currency, direction, counterparty_iban, counterparty_name, end_to_end_id, bank_reference, remittance, sepa_reference)`;
-}
-
-/** Each staged line's stored row: the one at its position, else the one with its booking identity. */
-const MATCHED = `
-  select i.section, i.n, i.entry_index, i.amount_cents as want_cents, i.currency as want_currency, i.direction as want_direction,
-         coalesce(p.id, k.id) as row_id, coalesce(p.amount_cents, k.amount_cents) as amount_cents,
-         coalesce(p.currency, k.currency) as currency, coalesce(p.direction, k.direction) as direction,
-         coalesce(ps.file_name, ks.file_name) as file_name
-  from import_lines i
-  left join statement_lines p on p.environment = $1 and p.position_key = i.position_key
-  left join bank_statements ps on ps.id = p.statement_id
-  left join statement_lines k on k.environment = $1 and k.line_key = i.line_key and p.id is null
-  left join bank_statements ks on ks.id = k.statement_id`;
-
-async function verifyStored(tx: TransactionSql, environment: ProviderEnvironment, sections: StatementSection[]): Promise<void> {
-  const wrong = await tx.unsafe<{ section: number; entry_index: number; row_id: string | null; file_name: string | null }[]>(
-    `select section, entry_index, row_id, file_name from (${MATCHED}) m
-     where row_id is null or (amount_cents, currency, direction) is distinct from (want_cents, want_currency, want_direction)
-     order by n limit 5`,
-    [environment],
-  );
-  const name = (section: number) => `statement ${section + 1} of the file`;
-  if (wrong.length > 0) {
-    const w = wrong[0]!;
-    throw new StatementFormatError(
-      w.row_id === null
-        ? `${name(w.section)}: entry ${w.entry_index + 1} was not stored`
-        : `${name(w.section)} was imported before (from ${w.file_name ?? 'another file'}) with a different booking at entry ${w.entry_index + 1}: a corrected statement under the same identity is refused`,
-    );
-  }
-  const sums = await tx.unsafe<{ section: number; currency: string; direction: 'credit' | 'debit'; cents: string }[]>(
-    `select section, currency, direction::text as direction, sum(amount_cents)::text as cents
-     from (select distinct section, row_id, amount_cents, currency, direction from (${MATCHED}) m) d
-     group by section, currency, direction`,
-    [environment],
-  );
-  const stored = new Map<number, Totals>();
-  for (const s of sums) {
-    const totals = stored.get(s.section) ?? new Map();
-    stored.set(s.section, totals);
-    addTotal(totals, s.currency, s.direction, BigInt(s.cents));
-  }
-  sections.forEach((section, i) => {
-    const difference = totalsDifference(section.booked, stored.get(i) ?? new Map());
-    if (difference.length > 0) throw new StatementFormatError(`${name(i)}: the stored lines do not add up to the booked entries: ${difference.join('; ')}`);
-  });
+  return {
+    format: row.format, statementId: Number(row.id), alreadyImported: true, statements: row.statement_count, linesRead: row.line_count,
+    linesNew: 0, linesKnown: row.line_count, linesOverlap: 0,
+  };
 }

@@ -102,7 +102,8 @@ async function scan(
       await moveAside(file, path.join(dir, 'imported'));
       result.imported.push(imported);
       log.info(
-        { file: entry.name, format: imported.format, statements: imported.statements, linesRead: imported.linesRead, linesNew: imported.linesNew },
+        { file: entry.name, format: imported.format, statements: imported.statements, linesRead: imported.linesRead, linesNew: imported.linesNew,
+          linesKnown: imported.linesKnown, linesOverlap: imported.linesOverlap },
         'statement imported',
       );
     } catch (error) {

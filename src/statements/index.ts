@@ -3,7 +3,7 @@ export { parseMt940 } from './mt940.js';
 export { parseCsv } from './csv.js';
 export { detectFormat, parseStatement, statementReader } from './detect.js';
 export { decimalToCents } from './money.js';
-export { bookingKeys, positionKey } from './line-key.js';
+export { entryKey, positionKey, wholeDays } from './line-key.js';
 export { sepaReferenceOf } from './reference.js';
 export { importStatement, importStatementFile, importStatementSource, fileSource, type ImportResult, type ImportOptions, type ChunkSource } from './import.js';
 export { startStatementInbox, type StatementInbox, type InboxOptions, type InboxRunResult } from './inbox.js';

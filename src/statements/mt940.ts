@@ -110,7 +110,14 @@ export function mt940Reader(emit: SectionSink): StatementReader {
       addTotal(messageBooked, line.currency, line.direction, line.amountCents);
     });
     checkBalances(`${where} (:28C: ${number || '?'})`, opening, closing, messageBooked);
-    // A closing balance is the end-of-day booked balance of its date: the statement covers that whole day.
+    // A closing balance is the end-of-day booked balance of its date: the statement covers that whole
+    // day. The opening balance's date is, at most banks, the previous statement's closing day, whose
+    // bookings are not in this one: the statement covers the days after it. A bank that dates the
+    // opening balance with the statement's own first day shows it by booking on that day (or by
+    // closing on it): then the statement covers it too.
+    const opened = current.opening.date;
+    const earliest = current.lines.reduce((d, l) => (l.bookingDate < d ? l.bookingDate : d), closing.date);
+    current.section.periodFrom = earliest <= opened ? `${earliest}T00:00:00.000Z` : nextDay(opened);
     current.section.periodTo = nextDay(closing.date);
     current.section.identity = ['mt940', account ?? '', current.number, current.opening.date, current.opening.cents, closing.date, closing.cents, opening.currency].join('|');
     if (closingField.tag === '62F') flush();

@@ -16,8 +16,10 @@ export interface StatementLine {
   counterpartyName: string | null;
   endToEndId: string | null;
   instructionId: string | null;
-  /** the bank's own entry reference */
+  /** the bank's own reference of this line (a split batch's transaction: its own, or '<entry reference>/<n>') */
   bankReference: string | null;
+  /** the booked entry's reference, when the line is one transaction of a split batch; else bankReference is it */
+  entryReference?: string | null;
   remittance: string | null;
   /** the instruction id payouts are matched on (reference.ts) */
   sepaReference: string | null;
@@ -47,8 +49,8 @@ export interface StatementSection {
   periodTo: string | null;
   /**
    * The bank-local days this statement covers wholly, when its period has times of day (a CAMT
-   * FrDtTm/ToDtTm inside a day); null at either end: every day it has bookings for is whole, as in
-   * date-granular statements (MT940, CSV, CAMT with dates or day-bound date-times).
+   * FrDtTm/ToDtTm inside a day); null at either end: the days of its period, which are whole
+   * (MT940, CSV, CAMT with dates); see line-key.ts wholeDays.
    */
   firstWholeDay: string | null;
   lastWholeDay: string | null;

@@ -53,13 +53,13 @@ describe('statement import', () => {
       for (const [k, v] of Object.entries(saved)) if (v === undefined) delete process.env[k]; else process.env[k] = v;
     }
     expect(out).toEqual([
-      `${good}: format csv, statements 1, lines read 1, lines new 1\n`,
-      `${good}: format csv, statements 1, lines read 1, lines new 0 (file already imported)\n`,
-      'files 2: imported 2, failed 0; lines read 2, lines new 1\n',
+      `${good}: format csv, statements 1, lines read 1, lines new 1, already known 0, known from overlapping statements 0\n`,
+      `${good}: format csv, statements 1, lines read 1, lines new 0, already known 1, known from overlapping statements 0 (file already imported)\n`,
+      'files 2: imported 2, failed 0; lines read 2, lines new 1, already known 1, known from overlapping statements 0\n',
       `${junk}: failed: unknown format: neither CAMT.053 XML, MT940 nor a CSV with booking date and amount columns\n`,
       expect.stringMatching(new RegExp(`^${path.join(dir, 'missing.xml').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: failed: unreadable: ENOENT`)),
-      `${good}: format csv, statements 1, lines read 1, lines new 0 (file already imported)\n`,
-      'files 3: imported 1, failed 2; lines read 1, lines new 0\n',
+      `${good}: format csv, statements 1, lines read 1, lines new 0, already known 1, known from overlapping statements 0 (file already imported)\n`,
+      'files 3: imported 1, failed 2; lines read 1, lines new 0, already known 1, known from overlapping statements 0\n',
     ]);
     expect(err.join('')).toContain(`${junk}: unknown format`);
     expect(err.join('')).toContain(`${path.join(dir, 'missing.xml')}: unreadable`);

@@ -10,12 +10,12 @@ export const PROVIDER_IBAN = 'DE02120300000000202051';
 export const MERCHANT_IBAN = 'DE44500105175407324931';
 export const OTHER_IBAN = 'DE89370400440532013000';
 
-export function pass(database: Database, now: Date, settings: { days?: number; ibans?: string[]; pattern?: string } = {}): Promise<PassSummary> {
+export function pass(database: Database, now: Date, settings: { days?: number; ibans?: string[]; pattern?: string; accounts?: string[] } = {}): Promise<PassSummary> {
   return runReconcilePass(
     {
       config: {
         PROVIDER_ENV: 'sandbox', WEBHOOK_GRACE_SECONDS: 3600, PAYOUT_SETTLEMENT_DAYS: settings.days ?? 3,
-        PAYOUT_SOURCE_IBANS: settings.ibans ?? [PROVIDER_IBAN], ...(settings.pattern ? { PAYOUT_REFERENCE_PATTERN: settings.pattern } : {}),
+        PAYOUT_SOURCE_IBANS: settings.ibans ?? [PROVIDER_IBAN], PAYOUT_ACCOUNT_IBANS: settings.accounts ?? [], ...(settings.pattern ? { PAYOUT_REFERENCE_PATTERN: settings.pattern } : {}),
       },
       log: silentLogger(),
       database,

@@ -127,3 +127,12 @@ export function mt940(s: GenStatement, wrapper: Wrapper, lineEnd = '\r\n'): stri
       return `:940:${lineEnd}${messages.join(lineEnd)}${lineEnd}`;
   }
 }
+
+/** The statement as a bank's CSV export: one row per booked entry (a batch is one row), with or without the entry-reference column. */
+export function csv(s: GenStatement, withReferences: boolean, lineEnd = '\r\n'): string {
+  const head = ['booking_date', 'amount', 'currency', 'credit_debit', 'end_to_end_reference', 'account_iban', ...(withReferences ? ['entry_reference'] : [])];
+  const rows = s.days.flatMap((d) =>
+    d.entries.map((e) => [d.date, dec(e.cents, '.'), 'EUR', e.direction === 'credit' ? 'CRDT' : 'DBIT', e.e2e ?? '', s.account, ...(withReferences ? [e.ref ?? ''] : [])].join(',')),
+  );
+  return [head.join(','), ...rows].join(lineEnd) + lineEnd;
+}

@@ -48,12 +48,18 @@ describe('line identity', () => {
     expect(await stored('NL44RABO0123456789')).toEqual({ n: 3, credit: '10000', debit: '6225' });
   });
 
-  it('never merges the lines of a day a statement covers only in part', async () => {
-    // A whole-day statement of 3 March with one card payment: the part-day statement's equal payment stays separate.
-    const whole = text('camt053-ch.xml').replace(/<Stmt>[\s\S]*?<\/Stmt>\s*<Stmt>/, '<Stmt>')
-      .replace('CH-2026-03-03-AM', 'CH-2026-03-03').replace('T12:00:00+01:00', 'T23:59:59+01:00');
-    expect(await importStatement(db, 'sandbox', bytes(whole), 'ch-0303.xml')).toMatchObject({ linesRead: 1, linesNew: 1 });
+  it('merges a day two statements cover only in part by references alone; a whole-day statement of it holds both', async () => {
+    // The afternoon of 3 March with another 4.50 card payment: not provably the morning's one, so it stays.
+    const morning = text('camt053-ch.xml').replace(/<Stmt>[\s\S]*?<\/Stmt>\s*<Stmt>/, '<Stmt>');
+    const afternoon = morning.replace('CH-2026-03-03-AM', 'CH-2026-03-03-PM').replace('T00:00:00+01:00', 'T12:00:00+01:00').replace('T12:00:00+01:00</ToDtTm>', 'T23:59:59+01:00</ToDtTm>');
+    expect(await importStatement(db, 'sandbox', bytes(afternoon), 'ch-0303-pm.xml')).toMatchObject({ linesRead: 1, linesNew: 1, linesKnown: 0, linesOverlap: 0 });
     expect((await stored('CH9300762011623852957')).n).toBe(11);
+    // The whole day's statement holds every booking of the day: its two card payments are those two.
+    const entry = '<Ntry><Amt Ccy="CHF">4.50</Amt><CdtDbtInd>DBIT</CdtDbtInd><Sts><Cd>BOOK</Cd></Sts><BookgDt><Dt>2026-03-03</Dt></BookgDt><AddtlNtryInf>Kartenzahlung Kaffee</AddtlNtryInf></Ntry>';
+    const day = morning.replace('CH-2026-03-03-AM', 'CH-2026-03-03').replace('T12:00:00+01:00</ToDtTm>', 'T23:59:59+01:00</ToDtTm>')
+      .replace('13644.50</Amt>', '13640.00</Amt>').replace(entry, `${entry}${entry}`);
+    expect(await importStatement(db, 'sandbox', bytes(day), 'ch-0303.xml')).toMatchObject({ linesRead: 2, linesNew: 0, linesKnown: 0, linesOverlap: 2 });
+    expect(await stored('CH9300762011623852957')).toEqual({ n: 11, credit: '400000', debit: '36000' });
   });
 
   it('refuses a statement whose identity was imported with other bookings, and writes nothing of it', async () => {

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { importStatement } from '../../src/statements/import.js';
 import { useTestDatabase, type TestDatabase } from '../helpers/database.js';
-import { booked, camt, mt940, statementArb, type GenStatement, type Wrapper } from './generate.js';
+import { booked, camt, csv, mt940, statementArb, type GenStatement, type Wrapper } from './generate.js';
 
 let db: TestDatabase;
 useTestDatabase('statements_property', (database) => (db = database));
@@ -11,6 +11,7 @@ useTestDatabase('statements_property', (database) => (db = database));
 // replay an account while shrinking), so runs do not see each other's lines.
 async function clear(account: string): Promise<void> {
   await db.sql`delete from statement_lines where account_iban = ${account}`;
+  await db.sql`delete from statement_entries where statement_id in (select id from bank_statements where account_iban = ${account})`;
   await db.sql`delete from statement_periods where statement_id in (select id from bank_statements where account_iban = ${account})`;
   await db.sql`delete from bank_statements where account_iban = ${account}`;
 }
@@ -61,4 +62,45 @@ describe('generated statements', () => {
       { numRuns: 30 },
     );
   }, 120_000);
+
+  it('format mixes: the same days as CAMT.053 (daily or whole), MT940 or CSV (with or without references), in any order, are stored once', async () => {
+    type Format = 'camt-whole' | 'camt-daily' | 'mt940' | 'csv-ref' | 'csv-noref';
+    const formats: Format[] = ['camt-whole', 'camt-daily', 'mt940', 'csv-ref', 'csv-noref'];
+    // Three renderings of each format that differ only in their bytes (whitespace, wrapper, line ends).
+    const render = (s: GenStatement, f: Format, variant: 0 | 1 | 2): string => {
+      const indent = ['\n', '\n  ', '\n    '][variant]!;
+      const eol = ['\r\n', '\n', '\r\n'][variant]!;
+      const tail = variant === 2 ? '\r\n' : '';
+      switch (f) {
+        case 'camt-whole':
+          return camt(s, [s.days], 'w').replace(/\n/g, indent);
+        case 'camt-daily':
+          return camt(s, s.days.map((d) => [d]), 'd').replace(/\n/g, indent);
+        case 'mt940':
+          return mt940(s, (['plain', 'swift', 'abn'] as const)[variant]);
+        case 'csv-ref':
+          return csv(s, true, eol) + tail;
+        case 'csv-noref':
+          return csv(s, false, eol) + tail;
+      }
+    };
+    const entries = (s: GenStatement) => s.days.reduce((n, d) => n + d.entries.length, 0);
+    const lines = (s: GenStatement, f: Format) => (f.startsWith('camt') ? lineCount(s) : entries(s));
+    await fc.assert(
+      fc.asyncProperty(statementArb, fc.constantFrom(...formats), fc.constantFrom(...formats), async (s, f1, f2) => {
+        await clear(s.account);
+        const a = await importStatement(db, 'sandbox', Buffer.from(render(s, f1, 0)), 'a');
+        expect(a).toMatchObject({ linesRead: lines(s, f1), linesNew: lines(s, f1), linesKnown: 0, linesOverlap: 0 });
+        expect(await storedTotals(s.account)).toEqual(booked(s.days));
+        const b = await importStatement(db, 'sandbox', Buffer.from(render(s, f2, f1 === f2 ? 1 : 0)), 'b');
+        expect(b.linesNew).toBe(0);
+        expect(b.linesKnown + b.linesOverlap).toBe(lines(s, f2));
+        expect(await storedTotals(s.account)).toEqual(booked(s.days));
+        const again = await importStatement(db, 'sandbox', Buffer.from(render(s, f2, 2)), 'c');
+        expect(again).toMatchObject({ alreadyImported: false, linesNew: 0 });
+        expect(await storedTotals(s.account)).toEqual(booked(s.days));
+      }),
+      { numRuns: 40 },
+    );
+  }, 180_000);
 });

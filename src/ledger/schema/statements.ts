@@ -26,17 +26,26 @@ export const bankStatements = pgTable(
     lineCount: integer('line_count').notNull(),
     /** statements in the file (CAMT <Stmt>, MT940 messages); null for files imported before it was recorded */
     statementCount: integer('statement_count'),
+    /**
+     * The file's lines by what became of them (src/statements/overlap.ts): stored as new bookings,
+     * already held by a statement of the same identity, already held by an overlapping statement.
+     * They add up to line_count; null for files imported before they were recorded.
+     */
+    linesNew: integer('lines_new'),
+    linesKnown: integer('lines_known'),
+    linesOverlap: integer('lines_overlap'),
   },
   (t) => [uniqueIndex('bank_statements_file_uq').on(t.environment, t.fileSha256)],
 );
 
 /**
- * One row per booked line, whichever statement brought it first. Two identities, each unique per
- * environment (src/statements/line-key.ts): position_key, where the line stands (statement
- * identity, entry index, transaction index), so re-importing a statement adds nothing and equal
- * bookings stay two; line_key, which booking it is across overlapping statements (the bank's own
- * reference where it identifies the line, else the n-th equal booking of a day the statement covers
- * wholly, else the position). entry_index/tx_index are the line's place in statement_id's file.
+ * One row per booked line, brought by the first statement that held its booking
+ * (src/statements/overlap.ts). position_key is where the line stands (statement identity, entry
+ * index, transaction index), unique per environment; line_key equals it (rows imported before
+ * migration 0013 keep their earlier key there; it is the identity a finding's evidence hashes).
+ * entry_key names the booked entry the line belongs to: the lines of a split batch share it, and
+ * statement_entries links every statement's entries to it. entry_index/tx_index are the line's
+ * place in statement_id's file.
  */
 export const statementLines = pgTable(
   'statement_lines',
@@ -48,6 +57,7 @@ export const statementLines = pgTable(
       .references(() => bankStatements.id),
     lineKey: text('line_key').notNull(),
     positionKey: text('position_key').notNull(),
+    entryKey: text('entry_key').notNull(),
     entryIndex: integer('entry_index').notNull(),
     txIndex: integer('tx_index').notNull(),
     accountIban: text('account_iban'),
@@ -68,8 +78,8 @@ export const statementLines = pgTable(
     importedAt: timestamp('imported_at', { withTimezone: true, precision: 6 }).notNull().defaultNow(),
   },
   (t) => [
-    uniqueIndex('statement_lines_key_uq').on(t.environment, t.lineKey),
     uniqueIndex('statement_lines_position_uq').on(t.environment, t.positionKey),
+    index('statement_lines_entry_idx').on(t.environment, t.entryKey),
     index('statement_lines_sepa_idx').on(t.environment, t.sepaReference),
     index('statement_lines_counterparty_idx').on(t.environment, t.counterpartyIban),
     index('statement_lines_statement_idx').on(t.statementId),
@@ -92,6 +102,50 @@ export const statementPeriods = pgTable(
     environment: providerEnvironment('environment').notNull(),
     periodFrom: timestamp('period_from', { withTimezone: true, precision: 6 }).notNull(),
     periodTo: timestamp('period_to', { withTimezone: true, precision: 6 }).notNull(),
+    /** the statement's account (src/statements/account.ts); null when it names none, and for files imported before migration 0013 */
+    accountIban: text('account_iban'),
+    /** the bank-local days the statement covers wholly (a CAMT period with times of day may cover its first or last day in part) */
+    firstWholeDay: date('first_whole_day', { mode: 'string' }),
+    lastWholeDay: date('last_whole_day', { mode: 'string' }),
   },
-  (t) => [primaryKey({ columns: [t.statementId, t.sectionIndex] }), index('statement_periods_env_idx').on(t.environment, t.periodFrom)],
+  (t) => [
+    primaryKey({ columns: [t.statementId, t.sectionIndex] }),
+    index('statement_periods_env_idx').on(t.environment, t.periodFrom),
+    index('statement_periods_account_idx').on(t.environment, t.accountIban, t.firstWholeDay),
+  ],
+);
+
+/**
+ * One row per booked entry of every imported statement (a CAMT Ntry, an MT940 :61:, a CSV row),
+ * whether it brought its lines or found its booking already stored (src/statements/overlap.ts).
+ * lines_entry_key names the statement_lines.entry_key that holds the booking: the entry's own
+ * entry_key when it brought it (match 'new'), another statement's when it was already there
+ * ('reference': the bank's entry reference; 'day': the same booking of a day a statement covers
+ * wholly). So each statement keeps every one of its bookings, linked to the stored lines, and its
+ * stored lines still add up to its booked entries.
+ */
+export const statementEntries = pgTable(
+  'statement_entries',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    environment: providerEnvironment('environment').notNull(),
+    entryKey: text('entry_key').notNull(),
+    statementId: bigint('statement_id', { mode: 'number' })
+      .notNull()
+      .references(() => bankStatements.id),
+    accountIban: text('account_iban'),
+    bookingDate: date('booking_date', { mode: 'string' }).notNull(),
+    currency: text('currency').notNull(),
+    direction: statementDirection('direction').notNull(),
+    /** the entry as booked: a split batch's total */
+    amountCents: bigint('amount_cents', { mode: 'bigint' }).notNull(),
+    /** the bank's entry reference (CAMT Ntry AcctSvcrRef, MT940 '//' reference, CSV entry_reference) */
+    entryReference: text('entry_reference'),
+    linesEntryKey: text('lines_entry_key').notNull(),
+    match: text('match').notNull(),
+  },
+  (t) => [
+    uniqueIndex('statement_entries_key_uq').on(t.environment, t.entryKey),
+    index('statement_entries_booking_idx').on(t.environment, t.accountIban, t.bookingDate, t.amountCents),
+  ],
 );

@@ -7,7 +7,8 @@ export const DEFAULT_PAYOUT_SETTINGS: PayoutRuleSettings = { settlementDays: 3, 
 
 export function payoutSettings(p: RuleParams): PayoutRuleSettings {
   const s = p.payout ?? DEFAULT_PAYOUT_SETTINGS;
-  return { ...s, sourceIbans: s.sourceIbans.map((iban) => iban.replace(/\s+/g, '').toUpperCase()) };
+  const norm = (iban: string) => iban.replace(/\s+/g, '').toUpperCase();
+  return { ...s, sourceIbans: s.sourceIbans.map(norm), accountIbans: (s.accountIbans ?? []).map(norm) };
 }
 
 /**

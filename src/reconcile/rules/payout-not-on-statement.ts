@@ -16,12 +16,21 @@ import { latestPayouts, payoutSettings } from './payout-common.js';
  *    receiver outage of hours), so measured from it a late webhook would postpone the alarm by its
  *    lateness for nothing. It also puts the window in the same clock as the statements' booking
  *    dates and periods, which the next condition compares it with;
- *  - the imported statements cover the whole window [anchor, D]: the union of the statements'
- *    periods (statement_periods, one per statement of a file: CAMT.053 FrToDt, MT940 opening to
- *    closing balance day inclusive, CSV first to last booking day inclusive; overlapping or touching
- *    periods merge into one island) has an island containing it. A file's Monday and Wednesday
- *    statements leave Tuesday uncovered. Without that we cannot tell "not credited" from "the
- *    statement for those days was never imported": a missing statement must not flag every payout;
+ *  - the payout accounts' imported statements cover the whole window [anchor, D]. The payout
+ *    accounts are PAYOUT_ACCOUNT_IBANS when set (the merchant says where payouts go); otherwise the
+ *    accounts that payout credits were booked to (a credit carrying a payout's reference, from
+ *    PAYOUT_SOURCE_IBANS, or matching PAYOUT_REFERENCE_PATTERN): the events do not name the
+ *    receiving account, so only where payouts have been seen to arrive is known. With no payout
+ *    account known, nothing is flagged. Each payout account's periods (statement_periods, one per
+ *    statement of a file, with its account: CAMT.053 FrToDt, MT940 its whole days after the opening
+ *    balance's day to the closing balance's day, CSV first to last booking day; overlapping or
+ *    touching periods merge into one island) must have an island containing the window: since we
+ *    cannot tell which of several payout accounts this payout went to, every one of them must show
+ *    it is not there. A file's Monday and Wednesday statements leave Tuesday uncovered, and a
+ *    statement of another account (a savings account) covers nothing. Without that we cannot tell
+ *    "not credited" from "the statement for those days was never imported": a missing statement
+ *    must not flag every payout. A statement that names no account (a CSV without the account
+ *    column) covers no payout account;
  *  - no statement line in the environment is a credit carrying the payout's SEPA reference
  *    (compared upper-case), whatever its booking date or amount (a wrong amount is
  *    payout_amount_mismatch, not this).
@@ -39,18 +48,26 @@ export const payoutNotOnStatement: Rule = {
   kind: 'payout_not_on_statement',
   entities: ['payout'],
   async collect(tx: TransactionSql, p: RuleParams): Promise<number> {
-    const { settlementDays } = payoutSettings(p);
+    const { settlementDays, accountIbans, sourceIbans, referencePattern } = payoutSettings(p);
     const result = await tx`
-      with periods as (
-        select period_from as f, period_to as t from statement_periods where environment = ${p.environment}
+      with payout_accounts as (
+        select a as account from unnest(${accountIbans as string[]}::text[]) as a
+        union
+        select distinct c.account_iban from (${creditLines(tx, p.environment, referencePattern)}) c
+        where cardinality(${accountIbans as string[]}::text[]) = 0 and c.account_iban is not null
+          and (c.carries_payout or c.matches_pattern or c.counterparty_iban = any(${sourceIbans as string[]}::text[]))
+      ),
+      periods as (
+        select account_iban as a, period_from as f, period_to as t from statement_periods
+        where environment = ${p.environment} and account_iban in (select account from payout_accounts)
       ),
       marked as (
-        select f, t,
-               case when f <= max(t) over (order by f, t rows between unbounded preceding and 1 preceding) then 0 else 1 end as starts
+        select a, f, t,
+               case when f <= max(t) over (partition by a order by f, t rows between unbounded preceding and 1 preceding) then 0 else 1 end as starts
         from periods
       ),
-      numbered as (select f, t, sum(starts) over (order by f, t) as island from marked),
-      islands as (select min(f) as f, max(t) as t from numbered group by island),
+      numbered as (select a, f, t, sum(starts) over (partition by a order by f, t) as island from marked),
+      islands as (select a, min(f) as f, max(t) as t from numbered group by a, island),
       due as (
         select l.*, l.anchor + make_interval(days => ${settlementDays}) as deadline
         from (${latestPayouts(tx, p)}) l
@@ -59,7 +76,7 @@ export const payoutNotOnStatement: Rule = {
       ${insertIntoFound(tx)}
       select ${p.environment}::provider_environment, 'payout_not_on_statement', 'payout', d.payout_uuid::text, '',
              null, d.sepa_instruction_id, d.amount_cents::text, null,
-             format('Payout %s (SEPA reference %s, %s cents) completed at %s; no bank credit carries its reference %s days later, though the imported statements cover %s to %s.',
+             format('Payout %s (SEPA reference %s, %s cents) completed at %s; no bank credit carries its reference %s days later, though the statements of the payout account(s) cover %s to %s.',
                     d.payout_uuid, coalesce(d.sepa_instruction_id, '(none)'), coalesce(d.amount_cents::text, '?'),
                     to_char(d.anchor at time zone 'UTC', ${ISO_FORMAT}), ${settlementDays}::int,
                     to_char(i.f at time zone 'UTC', ${ISO_FORMAT}), to_char(i.t at time zone 'UTC', ${ISO_FORMAT})),
@@ -68,11 +85,15 @@ export const payoutNotOnStatement: Rule = {
                                 'deadline', to_char(d.deadline at time zone 'UTC', ${ISO_FORMAT}),
                                 'statements_cover', jsonb_build_array(to_char(i.f at time zone 'UTC', ${ISO_FORMAT}),
                                                                       to_char(i.t at time zone 'UTC', ${ISO_FORMAT})),
-                                'settlement_days', ${settlementDays}::int),
+                                'settlement_days', ${settlementDays}::int, 'accounts', i.accounts),
              md5(coalesce(d.sepa_instruction_id, '') || '|' || coalesce(d.amount_cents::text, ''))
       from due d
-      join islands i on i.f <= d.anchor and i.t >= d.deadline
+      cross join lateral (
+        select max(c.f) as f, min(c.t) as t, jsonb_agg(c.a order by c.a) as accounts, count(*) as n
+        from islands c where c.f <= d.anchor and c.t >= d.deadline
+      ) i
       where d.deadline <= ${p.now.toISOString()}::timestamptz
+        and i.n > 0 and i.n = (select count(*) from payout_accounts)
         and not exists (
           select 1 from (${creditLines(tx, p.environment)}) s where s.payout_reference = d.sepa_key)`;
     return result.count;
