@@ -33,7 +33,6 @@ export interface ReparseOptions {
    */
   duty?: number;
   signal?: AbortSignal;
-  metrics?: ReparseMetrics;
   /** Log progress as "reparse <environment>" (startProgress). */
   progress?: boolean;
 }
@@ -71,7 +70,13 @@ const CONFLICT_ATTEMPTS = 3;
  * change. One run per environment at a time (the reparse lock); it runs beside the receiver, whose
  * concurrent retries the unique index of applied deliveries arbitrates.
  */
-export async function runReparse(ctx: { database: Database; log: Logger }, options: ReparseOptions): Promise<ReparseSummary> {
+export interface ReparseContext {
+  database: Database;
+  log: Logger;
+  metrics: { reparse: ReparseMetrics };
+}
+
+export async function runReparse(ctx: ReparseContext, options: ReparseOptions): Promise<ReparseSummary> {
   const tally = new ReparseTally();
   const summary = (skipped: boolean, runId: number | null, aborted: boolean): ReparseSummary => ({
     skipped, runId, dryRun: options.dryRun, aborted, parserVersion: PARSER_VERSION,
@@ -102,7 +107,7 @@ export async function runReparse(ctx: { database: Database; log: Logger }, optio
 }
 
 /** The batches; true when the signal stopped the walk before the end. */
-async function walk(ctx: { database: Database; log: Logger }, options: ReparseOptions, tally: ReparseTally, signal: AbortSignal): Promise<boolean> {
+async function walk(ctx: ReparseContext, options: ReparseOptions, tally: ReparseTally, signal: AbortSignal): Promise<boolean> {
   const { sql } = ctx.database;
   const batchSize = options.batchSize ?? DEFAULT_BATCH;
   const filter = selection(sql, options);
@@ -143,7 +148,7 @@ async function walk(ctx: { database: Database; log: Logger }, options: ReparseOp
         tally.add(now.topic ?? row.topic, row.parse_status, now.status, outcome);
         batchOutcomes.set(outcome, (batchOutcomes.get(outcome) ?? 0) + 1);
       });
-      if (!options.dryRun) for (const [outcome, n] of batchOutcomes) options.metrics?.deliveries.labels(outcome).inc(n);
+      if (!options.dryRun) for (const [outcome, n] of batchOutcomes) ctx.metrics.reparse.deliveries.labels(outcome).inc(n);
       progress?.update(tally.examined);
       const duty = options.duty ?? 1;
       if (duty < 1) await pause(((performance.now() - batchStarted) * (1 - duty)) / duty, signal);

@@ -12,6 +12,7 @@ import { silentLogger } from '../../src/log/logger.js';
 import { classifyDelivery } from '../../src/webhooks/classify.js';
 import { PARSER_VERSION } from '../../src/webhooks/parser-version.js';
 import { derivedFields, storeAsOldParser, typedCount, typedSnapshot, type OldDelivery } from './old-deliveries.js';
+import { testMetrics } from '../helpers/metrics.js';
 
 const dbs: TestDatabase[] = [];
 let failed = false;
@@ -69,7 +70,7 @@ const openFindings = (d: TestDatabase) =>
   d.sql`select kind::text as kind, entity_id, subject, expected, observed, sepa_reference from discrepancies where status = 'open' order by kind, entity_id, subject`;
 
 const reparse = (d: TestDatabase, options: Partial<Parameters<typeof runReparse>[1]> = {}): Promise<ReparseSummary> =>
-  runReparse({ database: d, log: silentLogger() }, { environment: 'sandbox', status: 'unparsed', dryRun: false, trigger: 'command', ...options });
+  runReparse({ database: d, log: silentLogger(), ...testMetrics(d) }, { environment: 'sandbox', status: 'unparsed', dryRun: false, trigger: 'command', ...options });
 
 describe('ledger reparse of deliveries an older parser stored', () => {
   let old: TestDatabase;
