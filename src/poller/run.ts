@@ -12,7 +12,7 @@ import { newScanResult, scanOrders } from './pager.js';
 import { finishRun, startRun, type RunEnd } from '../jobs/runs.js';
 import { assertStillHeld, type SessionLock } from '../jobs/session-lock.js';
 import { upsertOrdersPages, type PageToWrite } from './upsert.js';
-import { WriteBatcher } from './write-batcher.js';
+import { pageBatcher } from './write-batcher.js';
 
 export interface PollContext {
   config: Config;
@@ -74,7 +74,7 @@ export async function runPoll(ctx: PollContext, client: ProviderClient, signal?:
   let error: string | null = null;
   // Leave the pool two spare connections for the lock heartbeat and the webhook receiver.
   const maxStatements = Math.max(1, Math.min(WRITE_STATEMENTS, config.DB_POOL_MAX - 2));
-  const batcher = new WriteBatcher({
+  const batcher = pageBatcher({
     write: (pages) => withWriteRetry(() => writePages(database.sql, environment, runId, pages, options.lock), runLog),
     maxStatements,
     maxOrders: WRITE_BATCH_ORDERS,
@@ -131,11 +131,16 @@ export async function runPoll(ctx: PollContext, client: ProviderClient, signal?:
   return summary;
 }
 
-async function writePages(sql: Sql, environment: Config['PROVIDER_ENV'], runId: number, pages: readonly PageToWrite[], lock: PollRunOptions['lock']): Promise<number> {
-  if (!lock) return (await upsertOrdersPages(sql, environment, runId, pages)).newInRun;
+/**
+ * The poller's write policy, beside its statement: a batch under a lock first checks, in its own
+ * transaction, that the lock's session still holds it (lock fencing); withWriteRetry retries what
+ * is transient. Resolves with each page's count of orders new to the run.
+ */
+async function writePages(sql: Sql, environment: Config['PROVIDER_ENV'], runId: number, pages: readonly PageToWrite[], lock: PollRunOptions['lock']): Promise<number[]> {
+  if (!lock) return (await upsertOrdersPages(sql, environment, runId, pages)).newInRunByPage;
   return await sql.begin(async (tx) => {
     await assertStillHeld(tx, lock);
-    return (await upsertOrdersPages(tx as unknown as Sql, environment, runId, pages)).newInRun;
+    return (await upsertOrdersPages(tx as unknown as Sql, environment, runId, pages)).newInRunByPage;
   });
 }
 
