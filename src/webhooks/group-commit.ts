@@ -1,5 +1,6 @@
 import type { Sql } from 'postgres';
 import { AbandonedError, GroupCommit } from '../batch/group-commit.js';
+import { writeHalving } from '../batch/halving.js';
 import { isTransientDatabaseError } from '../db/errors.js';
 import type { Logger } from '../log/logger.js';
 import { unparsed } from './classify.js';
@@ -80,29 +81,33 @@ export class GroupCommitWriter {
   }
 
   /**
-   * Commits a batch; on a failure that is not the database being unavailable, isolates the failing
-   * delivery by halving (about 2 log2(n) statements for one bad row among n, where writing every
-   * neighbour singly took n), so one bad delivery costs its neighbours little: the rest of the batch
-   * is answered after the halving, a few small statements later. The schemas refuse what the
-   * columns cannot hold (payloads.ts, and typedRowProblem in typed-rows.ts), so this is the last
-   * line, not the usual path.
+   * Commits a batch (one statement); a failure that is not the database being unavailable is
+   * isolated by halving (batch/halving.ts), the rest of the batch answered after it, a few small
+   * statements later. The schemas refuse what the columns cannot hold (payloads.ts, and
+   * typedRowProblem in typed-rows.ts), so this is the last line, not the usual path.
    */
-  private async commit(batch: readonly DeliveryRecord[], split = false): Promise<Outcome[]> {
-    this.options.onBatch?.(batch.length);
+  private commit(batch: readonly DeliveryRecord[]): Promise<Outcome[]> {
+    return writeHalving(batch, {
+      write: (records) => this.statement(records),
+      alone: (record, error) => this.commitUnparsed(record, error as Error),
+      onHalve: (size, error) => {
+        if (size === batch.length) this.options.log.warn({ err: (error as Error).message, size }, 'batch commit failed; halving it to find the delivery at fault');
+      },
+    });
+  }
+
+  /** One statement; the ledger being unavailable fails every delivery of it alike, without halving. */
+  private async statement(records: readonly DeliveryRecord[]): Promise<Outcome[]> {
+    this.options.onBatch?.(records.length);
     try {
       const started = performance.now();
-      const results = await writeDeliveries(this.sql, batch);
+      const results = await writeDeliveries(this.sql, records);
       this.options.onCommit?.((performance.now() - started) / 1000);
       return results.map((result) => ({ ok: true, result }));
     } catch (error) {
-      if (isTransientDatabaseError(error)) {
-        const unavailable = new LedgerUnavailableError('ledger unavailable', { cause: error });
-        return batch.map(() => ({ ok: false, error: unavailable }));
-      }
-      if (batch.length === 1) return [await this.commitUnparsed(batch[0] as DeliveryRecord, error as Error)];
-      if (!split) this.options.log.warn({ err: (error as Error).message, size: batch.length }, 'batch commit failed; halving it to find the delivery at fault');
-      const half = Math.ceil(batch.length / 2);
-      return [...(await this.commit(batch.slice(0, half), true)), ...(await this.commit(batch.slice(half), true))];
+      if (!isTransientDatabaseError(error)) throw error;
+      const unavailable = new LedgerUnavailableError('ledger unavailable', { cause: error });
+      return records.map(() => ({ ok: false, error: unavailable }));
     }
   }
 
@@ -116,7 +121,7 @@ export class GroupCommitWriter {
     const classification = record.classification;
     if (classification.status !== 'parsed' && classification.reason === 'ledger_refused') return { ok: false, error };
     this.options.log.error({ err: error.message, topic: classification.topic }, 'ledger refused a delivery\'s parsed fields; storing it unparsed');
-    const [outcome] = await this.commit([{ ...record, classification: unparsed(classification, 'ledger_refused', `the ledger refused the parsed fields: ${error.message}`) }], true);
+    const [outcome] = await this.commit([{ ...record, classification: unparsed(classification, 'ledger_refused', `the ledger refused the parsed fields: ${error.message}`) }]);
     return outcome as Outcome;
   }
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { AbandonedError, GroupCommit } from '../../src/batch/group-commit.js';
+import { writeHalving } from '../../src/batch/halving.js';
 
 /** A write whose batches the test releases one at a time, recording what each batch held. */
 function gated<T, R>(result: (item: T) => R) {
@@ -97,7 +98,7 @@ describe('GroupCommit', () => {
     await expect(short.add(1)).rejects.toThrow('a batch of 1 items was written with 0 results');
   });
 
-  it("leaves the failure policy to the caller's write: splitting a failed batch gives each item its own outcome", async () => {
+  it("leaves the failure policy to the caller's write: halving a failed batch gives each item its own outcome", async () => {
     const writes: number[][] = [];
     // A statement that fails when it holds the bad item; the policy halves until it is alone.
     const statement = async (items: readonly number[]) => {
@@ -105,24 +106,50 @@ describe('GroupCommit', () => {
       if (items.includes(13)) throw new Error('bad row');
       return items.map((n) => ({ ok: true as const, n }));
     };
-    const policy = async (items: readonly number[]): Promise<({ ok: true; n: number } | { ok: false })[]> => {
-      try {
-        return await statement(items);
-      } catch {
-        if (items.length === 1) return [{ ok: false }];
-        const half = Math.ceil(items.length / 2);
-        return [...(await policy(items.slice(0, half))), ...(await policy(items.slice(half)))];
-      }
-    };
-    const batcher = new GroupCommit({ write: policy, slots: 1 });
+    const halved: number[] = [];
+    const batcher = new GroupCommit({
+      slots: 1,
+      write: (items: readonly number[]) =>
+        writeHalving<number, { ok: true; n: number } | { ok: false; n: number }>(items, {
+          write: statement,
+          alone: async (n) => ({ ok: false, n }),
+          onHalve: (size) => halved.push(size),
+        }),
+    });
     const first = batcher.add(0);
     const rest = Array.from({ length: 16 }, (_, i) => batcher.add(i + 1));
     const results = await Promise.all([first, ...rest]);
-    expect(results.filter((r) => !r.ok)).toHaveLength(1);
-    expect(results[13]).toEqual({ ok: false });
-    expect(results.filter((r) => r.ok).map((r) => (r as { n: number }).n)).toEqual(Array.from({ length: 17 }, (_, i) => i).filter((n) => n !== 13));
-    // 1 + 1 + 2 log2(16) statements at most.
-    expect(writes.length).toBeLessThanOrEqual(10);
+    expect(results).toEqual(Array.from({ length: 17 }, (_, n) => ({ ok: n !== 13, n })));
+    // The batch of 16 halved down to the bad item: 16, 8, 4, 2; 1 + 1 + 2 log2(16) statements.
+    expect(halved).toEqual([16, 8, 4, 2]);
+    expect(writes.length).toBe(10);
+  });
+
+  it('halving passes on at once an error every half would meet, and fails the batch when the item alone throws', async () => {
+    let statements = 0;
+    const down = Object.assign(new Error('connection refused'), { transient: true });
+    await expect(
+      writeHalving([1, 2, 3, 4], {
+        write: async () => {
+          statements += 1;
+          throw down;
+        },
+        alone: async () => 0,
+        passOn: (error) => (error as { transient?: boolean }).transient === true,
+      }),
+    ).rejects.toBe(down);
+    expect(statements).toBe(1);
+    await expect(
+      writeHalving([1, 2, 3], {
+        write: async (items) => {
+          if (items.includes(2)) throw new Error('bad row');
+          return items;
+        },
+        alone: async (_n, error) => {
+          throw error;
+        },
+      }),
+    ).rejects.toThrow('bad row');
   });
 
   it('abandons an item whose time runs out: taken out of the queue if not yet sent, reported as sent otherwise', async () => {
