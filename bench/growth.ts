@@ -24,6 +24,8 @@ import { GRACE_SECONDS, runPasses } from './reconcile.js';
 import { fillYear } from './growth-year.js';
 import { makeDeliveries, maxThroughput, startTarget } from './ingest.js';
 import { benchDatabase, type BenchDatabase } from './support.js';
+import { createMetrics } from '../src/app/metrics.js';
+import { createRegistry } from '../src/metrics/registry.js';
 
 const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
 const ratio = (full: number, empty: number) => Math.round((full / empty) * 100) / 100;
@@ -74,7 +76,8 @@ async function passNow(databaseUrl: string): Promise<{ mode: string; durationMs:
   const sql = createSqlClient(databaseUrl, { poolMax: 4 });
   try {
     const database = { sql, db: drizzle(sql, { schema }), embedded: false, close: async () => sql.end({ timeout: 5 }) };
-    const summary = await runReconcilePass({ config: { PROVIDER_ENV: 'sandbox', WEBHOOK_GRACE_SECONDS: GRACE_SECONDS }, log: silentLogger(), database });
+    const metrics = createMetrics(createRegistry({ defaultMetrics: false }), database, 'sandbox');
+    const summary = await runReconcilePass({ config: { PROVIDER_ENV: 'sandbox', WEBHOOK_GRACE_SECONDS: GRACE_SECONDS }, log: silentLogger(), database, metrics });
     return { mode: summary.mode, durationMs: summary.durationMs, stepMs: summary.stepMs };
   } finally {
     await sql.end({ timeout: 5 });

@@ -24,6 +24,7 @@ import { createWebhookReceiver } from '../src/webhooks/index.js';
 import { classifyDelivery } from '../src/webhooks/classify.js';
 import { writeDeliveries } from '../src/webhooks/ledger-write.js';
 import { verifySignature } from '../src/webhooks/signature.js';
+import { createMetrics } from '../src/app/metrics.js';
 
 const url = process.env.DATABASE_URL as string;
 const secret = process.env.WEBHOOK_SECRET as string;
@@ -33,7 +34,9 @@ const sql = createSqlClient(url, { poolMax: 10 });
 
 if (mode === 'daemon') {
   const config = loadConfig({ DATABASE_URL: url, WEBHOOK_SECRET: secret, LOG_LEVEL: 'silent', DB_POOL_MAX: '10' });
-  const ctx: AppContext = { config, log, database: { sql, db: drizzle(sql, { schema }), embedded: false, close: async () => sql.end() }, registry: createRegistry(), shutdown: new Shutdown(log, 5000) };
+  const database = { sql, db: drizzle(sql, { schema }), embedded: false, close: async () => sql.end() };
+  const registry = createRegistry();
+  const ctx: AppContext = { config, log, database, registry, metrics: createMetrics(registry, database, config.PROVIDER_ENV), shutdown: new Shutdown(log, 5000) };
   const receiver = await createWebhookReceiver(ctx);
   const http = await startHttpServer({ host: '127.0.0.1', port: 0, routes: [receiver.route], log, name: 'bench' });
   process.stdout.write(`READY ${http.url}/webhooks\n`);

@@ -11,6 +11,8 @@ import { silentLogger } from '../src/log/logger.js';
 import { createProviderClient } from '../src/provider/client.js';
 import { scanOrders } from '../src/poller/pager.js';
 import { runPoll } from '../src/poller/run.js';
+import { createMetrics } from '../src/app/metrics.js';
+import { createRegistry } from '../src/metrics/registry.js';
 
 const config = loadConfig();
 const log = silentLogger();
@@ -19,8 +21,10 @@ const startRss = peakRss;
 const sampler = setInterval(() => {
   peakRss = Math.max(peakRss, process.memoryUsage().rss);
 }, 20);
-const client = createProviderClient(config, log);
 const sql = createSqlClient(config.DATABASE_URL!, { poolMax: config.DB_POOL_MAX });
+const database = { sql, db: drizzle(sql, { schema }), embedded: false, close: async () => {} };
+const metrics = createMetrics(createRegistry({ defaultMetrics: false }), database, config.PROVIDER_ENV);
+const client = createProviderClient(config, log, metrics.provider);
 const started = performance.now();
 const cpuAtStart = process.cpuUsage();
 let result: Record<string, unknown>;
@@ -35,7 +39,7 @@ if (process.env.BENCH_MODE === 'fetch-only') {
   });
   result = { status: 'complete', pages: scan.pages, orders: scan.orders, requests: scan.stats.requests, throttled: scan.stats.throttled, retries: scan.stats.retries, probes: scan.probes, refetches: scan.refetches };
 } else {
-  const summary = await runPoll({ config, log, database: { sql, db: drizzle(sql, { schema }), embedded: false, close: async () => {} } }, client);
+  const summary = await runPoll({ config, log, database, metrics }, client);
   result = { ...summary };
 }
 const elapsedMs = performance.now() - started;

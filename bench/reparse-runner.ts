@@ -10,6 +10,8 @@ import * as schema from '../src/ledger/schema/index.js';
 import { silentLogger } from '../src/log/logger.js';
 import { REPARSE_DUTY } from '../src/reparse/job.js';
 import { runReparse } from '../src/reparse/run.js';
+import { createMetrics } from '../src/app/metrics.js';
+import { createRegistry } from '../src/metrics/registry.js';
 
 const sql = createSqlClient(process.env.DATABASE_URL as string, { poolMax: 2 });
 const database = { sql, db: drizzle(sql, { schema }), embedded: false, close: async () => sql.end({ timeout: 5 }) };
@@ -21,7 +23,7 @@ const sampler = setInterval(() => {
 }, 20);
 const started = performance.now();
 const summary = await runReparse(
-  { database, log: silentLogger() },
+  { database, log: silentLogger(), metrics: createMetrics(createRegistry({ defaultMetrics: false }), database, 'sandbox') },
   { environment: 'sandbox', status: 'unparsed', dryRun: false, trigger: 'automatic', duty: Number(process.env.DUTY ?? REPARSE_DUTY), ...(process.env.BATCH_SIZE ? { batchSize: Number(process.env.BATCH_SIZE) } : {}) },
 );
 const seconds = (performance.now() - started) / 1000;

@@ -8,12 +8,11 @@ import { pageRoutes } from './http/page.js';
 import { serverTimeouts, startHttpServer } from './http/server.js';
 import { startPartitionJob } from './ledger/partition-job.js';
 import type { Logger } from './log/logger.js';
-import { createLedgerHealthMetrics } from './metrics/ledger-health.js';
 import { leadershipFromGauges } from './metrics/registry.js';
-import { startMetricsServer } from './metrics/server.js';
+import { startMetricsServer } from './http/metrics.js';
 import { startPollScheduler } from './poller/index.js';
 import { createProviderClient, type ProviderClient } from './provider/client.js';
-import { reconcileMetricsFor, startReconcileScheduler } from './reconcile/index.js';
+import { startReconcileScheduler } from './reconcile/index.js';
 import { startReparseJob } from './reparse/job.js';
 import { startStatementInbox } from './statements/inbox.js';
 import { createWebhookReceiver } from './webhooks/index.js';
@@ -46,7 +45,7 @@ export async function startDaemon(config: Config, log: Logger): Promise<Daemon> 
   try {
     let provider: ProviderClient | undefined;
     if (config.PROVIDER_BASE_URL && config.PROVIDER_API_KEY) {
-      provider = createProviderClient(config, log.child({ component: 'provider' }), registry);
+      provider = createProviderClient(config, log.child({ component: 'provider' }), ctx.metrics.provider);
       const client = provider;
       shutdown.register('provider client', () => client.close());
     }
@@ -64,8 +63,6 @@ export async function startDaemon(config: Config, log: Logger): Promise<Daemon> 
       await Promise.all([http.close(), receiver.drain()]);
     });
 
-    reconcileMetricsFor(registry, database, config.PROVIDER_ENV);
-    createLedgerHealthMetrics(registry, database, config.PROVIDER_ENV);
     const metricsServer = await startMetricsServer(registry, { host: config.HOST, port: config.METRICS_PORT, log, timeouts: serverTimeouts(config) });
     shutdown.register('metrics server', () => metricsServer.close());
 

@@ -4,6 +4,7 @@ import { openDatabase, type Database, type LedgerAccess } from '../db/database.j
 import { applyMigrations, migrationsAreCurrent } from '../ledger/migrate.js';
 import type { Logger } from '../log/logger.js';
 import { createRegistry } from '../metrics/registry.js';
+import { createMetrics, type Metrics } from './metrics.js';
 import { Shutdown } from '../lifecycle/shutdown.js';
 
 /**
@@ -14,7 +15,10 @@ export interface AppContext {
   config: Config;
   log: Logger;
   database: Database;
+  /** The private registry /metrics serves. */
   registry: Registry;
+  /** Every metric, built once on `registry`. */
+  metrics: Metrics;
   shutdown: Shutdown;
 }
 
@@ -46,7 +50,8 @@ export async function openContext(config: Config, log: Logger, options: OpenCont
     }
   } else if (options.migrate ?? true) await applyMigrations(database, log);
   const registry = createRegistry({ defaultMetrics: options.defaultMetrics ?? false });
-  return { config, log, database, registry, shutdown };
+  const metrics = createMetrics(registry, database, config.PROVIDER_ENV);
+  return { config, log, database, registry, metrics, shutdown };
 }
 
 /**

@@ -26,7 +26,7 @@ Exit status: 0 the run is complete; 1 it failed or was interrupted (see the summ
     const { positionals } = parseArgs({ args: argv, options: {}, allowPositionals: true, strict: true });
     if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
     return withContext('poll', { require: ['PROVIDER_BASE_URL', 'PROVIDER_API_KEY'] }, async (ctx) => {
-      const client = createProviderClient(ctx.config, ctx.log, ctx.registry);
+      const client = createProviderClient(ctx.config, ctx.log, ctx.metrics.provider);
       ctx.shutdown.register('provider client', () => client.close());
       const progress = startProgress({ label: `poll ${ctx.config.PROVIDER_ENV}`, unit: 'pages', log: ctx.log });
       let summary;

@@ -4,7 +4,9 @@ import type { Command } from './command.js';
 import { UsageError } from '../app/errors.js';
 import { loadConfig, requireSettings } from '../config/load.js';
 import { createLogger } from '../log/logger.js';
+import { createRegistry } from '../metrics/registry.js';
 import { createProviderClient } from '../provider/client.js';
+import { createProviderMetrics } from '../provider/metrics.js';
 import { SUBSCRIPTION_TOPICS } from '../provider/vocabulary.js';
 
 const TOPIC_SHAPE = /^[a-z_]+(\/[a-z_]+)?$/;
@@ -44,7 +46,8 @@ export const command: Command = {
 function client() {
   const config = requireSettings(loadConfig(), 'PROVIDER_BASE_URL', 'PROVIDER_API_KEY');
   const log = createLogger(config.LOG_LEVEL, 'stderr');
-  return createProviderClient(config, log);
+  // No ledger, so no context: these calls' metrics go to a registry of their own that nothing serves.
+  return createProviderClient(config, log, createProviderMetrics(createRegistry({ defaultMetrics: false })));
 }
 
 async function register(argv: string[]): Promise<number> {

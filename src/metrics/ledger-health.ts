@@ -2,42 +2,45 @@ import { Counter, Gauge, type Registry } from 'prom-client';
 import { buildInfo } from '../app/version.js';
 import type { ProviderEnvironment } from '../config/schema.js';
 import type { Database } from '../db/database.js';
-import { METRIC_PREFIX, reuseMetric } from './registry.js';
+import { METRIC_PREFIX } from './registry.js';
 
 export const READ_SOURCES = ['freshness', 'discrepancies'] as const;
 export type ReadSource = (typeof READ_SOURCES)[number];
 
-const readsInFlight = new WeakMap<Registry, Set<Promise<unknown>>>();
-
-/** Registers a scrape-time read, so the failure counter of the same scrape includes its outcome. */
-export function trackLedgerRead<T>(registry: Registry, read: Promise<T>): Promise<T> {
-  let reads = readsInFlight.get(registry);
-  if (!reads) readsInFlight.set(registry, (reads = new Set()));
-  const set = reads;
-  set.add(read);
-  void read.finally(() => set.delete(read)).catch(() => undefined);
-  return read;
+/**
+ * The scrape-time reads of the ledger and the counter of those that failed, shared by every gauge
+ * that reads it (the ledger-health gauges below, the discrepancy gauges of reconcile/metrics.ts).
+ */
+export interface LedgerReads {
+  failures: Counter<'source'>;
+  /** Registers a scrape-time read, so the failure counter of the same scrape includes its outcome. */
+  track<T>(read: Promise<T>): Promise<T>;
 }
 
-/** Counts failed scrape-time reads of the ledger; shared by every gauge that reads it. */
-export function readFailureCounter(registry: Registry): Counter<'source'> {
-  return reuseMetric(registry, `${METRIC_PREFIX}ledger_read_failures_total`, () => {
-    const counter = new Counter({
-      name: `${METRIC_PREFIX}ledger_read_failures_total`,
-      help: 'Scrape-time reads of the ledger that failed (their gauges keep the last value read), by source',
-      labelNames: ['source'] as const,
-      registers: [registry],
-      // prom-client starts every metric's collect() of a scrape synchronously, then awaits them all:
-      // after one tick every read of this scrape is in flight, and waiting for them makes this
-      // scrape's count include this scrape's failures.
-      async collect() {
-        await Promise.resolve();
-        await Promise.allSettled([...(readsInFlight.get(registry) ?? [])]);
-      },
-    });
-    for (const source of READ_SOURCES) counter.inc({ source }, 0);
-    return counter;
+export function createLedgerReads(registry: Registry): LedgerReads {
+  const inFlight = new Set<Promise<unknown>>();
+  const failures = new Counter({
+    name: `${METRIC_PREFIX}ledger_read_failures_total`,
+    help: 'Scrape-time reads of the ledger that failed (their gauges keep the last value read), by source',
+    labelNames: ['source'] as const,
+    registers: [registry],
+    // prom-client starts every metric's collect() of a scrape synchronously, then awaits them all:
+    // after one tick every read of this scrape is in flight, and waiting for them makes this
+    // scrape's count include this scrape's failures.
+    async collect() {
+      await Promise.resolve();
+      await Promise.allSettled([...inFlight]);
+    },
   });
+  for (const source of READ_SOURCES) failures.inc({ source }, 0);
+  return {
+    failures,
+    track: (read) => {
+      inFlight.add(read);
+      void read.finally(() => inFlight.delete(read)).catch(() => undefined);
+      return read;
+    },
+  };
 }
 
 /**
@@ -52,13 +55,13 @@ export function readFailureCounter(registry: Registry): Counter<'source'> {
  *   reads as 1970; a failed read keeps the last value).
  * Both timestamps are the same on every replica: aggregate them with max, never sum.
  */
-export function createLedgerHealthMetrics(registry: Registry, database: Database, environment: ProviderEnvironment, options: { timeoutMs?: number } = {}): void {
+export function createLedgerHealthMetrics(registry: Registry, reads: LedgerReads, database: Database, environment: ProviderEnvironment, options: { timeoutMs?: number } = {}): void {
   const p = METRIC_PREFIX;
   const timeoutMs = options.timeoutMs ?? 2000;
   const info = buildInfo();
   const build = new Gauge({ name: `${p}build_info`, help: 'Always 1; the labels say which build runs', labelNames: ['version', 'node', 'commit', 'environment'] as const, registers: [registry] });
   build.set({ ...info, environment }, 1);
-  const failures = readFailureCounter(registry);
+  const failures = reads.failures;
 
   const read = async (): Promise<void> => {
     try {
@@ -85,7 +88,7 @@ export function createLedgerHealthMetrics(registry: Registry, database: Database
   };
   let pending: Promise<void> | undefined;
   const collectOnce = (): Promise<void> => {
-    pending ??= trackLedgerRead(registry, read()).finally(() => {
+    pending ??= reads.track(read()).finally(() => {
       pending = undefined;
     });
     return pending;

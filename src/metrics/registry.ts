@@ -4,7 +4,8 @@ export const METRIC_PREFIX = 'bnpl_recon_';
 
 /**
  * A private registry (never prom-client's global one) so tests and two daemons in one process do
- * not share counters. Each capability defines its own metrics on it (see each folder's metrics.ts).
+ * not share counters. Each capability's metrics.ts defines its metrics; app/metrics.ts builds them all
+ * once on the context's registry.
  */
 export function createRegistry(options: { defaultMetrics?: boolean } = {}): Registry {
   const registry = new Registry();
@@ -19,14 +20,6 @@ export function createRegistry(options: { defaultMetrics?: boolean } = {}): Regi
     }
   }
   return registry;
-}
-
-/**
- * The metric of that name already on the registry, or a new one: components built twice against
- * one registry (a second provider client, a poller restarted in one process) share their series.
- */
-export function reuseMetric<T>(registry: Registry, name: string, make: () => T): T {
-  return (registry.getSingleMetric(name) as T | undefined) ?? make();
 }
 
 /**

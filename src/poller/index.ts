@@ -1,4 +1,3 @@
 export { runPoll, type PollContext, type PollRunSummary } from './run.js';
 export { startPollScheduler, type PollScheduler } from './scheduler.js';
 export { pollOnce } from './once.js';
-export { createPollerMetrics } from './metrics.js';

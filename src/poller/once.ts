@@ -3,12 +3,10 @@ import type { Database } from '../db/database.js';
 import { runSingleton } from '../jobs/singleton.js';
 import type { Logger } from '../log/logger.js';
 import type { ProviderClient } from '../provider/client.js';
-import type { PollerMetrics } from './metrics.js';
 import { runPoll, type PollContext, type PollRunOptions, type PollRunSummary } from './run.js';
 
 export interface PollOnceOptions extends PollRunOptions {
   signal?: AbortSignal;
-  metrics?: PollerMetrics;
   /** After a complete run, still under the lock (the daemon reconciles here). */
   onPollComplete?: (summary: PollRunSummary) => Promise<void>;
 }
@@ -24,7 +22,7 @@ export async function pollOnce(
   options: PollOnceOptions = {},
 ): Promise<PollRunSummary | undefined> {
   const { config, log } = ctx;
-  const metrics = options.metrics;
+  const metrics = ctx.metrics.poller;
   let result;
   try {
     result = await runSingleton(
@@ -35,7 +33,7 @@ export async function pollOnce(
         heartbeatMs: config.POLL_LOCK_HEARTBEAT_MS,
         runs: 'poll_runs',
         ...(options.signal ? { signal: options.signal } : {}),
-        onLeader: (held) => metrics?.lockHeld.set(held ? 1 : 0),
+        onLeader: (held) => metrics.lockHeld.set(held ? 1 : 0),
       },
       async (signal, lock) => {
         const summary = await runPoll(ctx, client, signal, { ...options, lock });
@@ -46,12 +44,12 @@ export async function pollOnce(
       },
     );
   } catch (error) {
-    metrics?.skipped.inc({ reason: 'lock_error' });
+    metrics.skipped.inc({ reason: 'lock_error' });
     log.error({ err: error }, 'poll skipped: could not reach the database for the poll lock, or record the run');
     return undefined;
   }
   if (result.skipped) {
-    metrics?.skipped.inc({ reason: 'locked' });
+    metrics.skipped.inc({ reason: 'locked' });
     log.debug('poll skipped: another process holds the poll lock');
     return undefined;
   }

@@ -1,6 +1,5 @@
 import { hostname } from 'node:os';
 import type { Sql } from 'postgres';
-import type { Registry } from 'prom-client';
 import type { Config } from '../config/schema.js';
 import type { Database } from '../db/database.js';
 import { isTransientDatabaseError } from '../db/errors.js';
@@ -8,18 +7,18 @@ import type { Logger } from '../log/logger.js';
 import { abortableDelay } from '../provider/backoff.js';
 import type { ProviderClient } from '../provider/client.js';
 import { scrub } from '../provider/errors.js';
-import { createPollerMetrics } from './metrics.js';
+import type { PollerMetrics } from './metrics.js';
 import { newScanResult, scanOrders } from './pager.js';
 import { finishRun, startRun, type RunEnd } from '../jobs/runs.js';
 import { assertStillHeld, type SessionLock } from '../jobs/session-lock.js';
 import { upsertOrdersPages, type PageToWrite } from './upsert.js';
-import { WriteBatcher } from './write-batcher.js';
+import { pageBatcher } from './write-batcher.js';
 
 export interface PollContext {
   config: Config;
   log: Logger;
   database: Database;
-  registry?: Registry;
+  metrics: { poller: PollerMetrics };
 }
 
 export interface PollRunSummary {
@@ -65,7 +64,7 @@ export interface PollRunOptions {
 export async function runPoll(ctx: PollContext, client: ProviderClient, signal?: AbortSignal, options: PollRunOptions = {}): Promise<PollRunSummary> {
   const { config, log, database } = ctx;
   const environment = config.PROVIDER_ENV;
-  const metrics = ctx.registry ? createPollerMetrics(ctx.registry) : undefined;
+  const metrics = ctx.metrics.poller;
   const started = performance.now();
   const runId = await startRun(database.sql, 'poll_runs', environment, { holder: `${hostname()}:${process.pid}` });
   const runLog = log.child({ pollRunId: runId });
@@ -75,7 +74,7 @@ export async function runPoll(ctx: PollContext, client: ProviderClient, signal?:
   let error: string | null = null;
   // Leave the pool two spare connections for the lock heartbeat and the webhook receiver.
   const maxStatements = Math.max(1, Math.min(WRITE_STATEMENTS, config.DB_POOL_MAX - 2));
-  const batcher = new WriteBatcher({
+  const batcher = pageBatcher({
     write: (pages) => withWriteRetry(() => writePages(database.sql, environment, runId, pages, options.lock), runLog),
     maxStatements,
     maxOrders: WRITE_BATCH_ORDERS,
@@ -85,7 +84,7 @@ export async function runPoll(ctx: PollContext, client: ProviderClient, signal?:
       fetchPage: (page, pageSignal) => client.getOrdersPage(page, config.POLL_PAGE_SIZE, pageSignal),
       onPage: async (orders, _page, receivedAt) => {
         const newInRun = await batcher.add({ orders, observedAt: receivedAt });
-        metrics?.pages.inc();
+        metrics.pages.inc();
         options.onPage?.(progress.pages);
         return newInRun;
       },
@@ -122,21 +121,26 @@ export async function runPoll(ctx: PollContext, client: ProviderClient, signal?:
   await finishRun(database.sql, 'poll_runs', runId, status, error, {
     pages: summary.pages, orders: summary.orders, requests: summary.requests, throttled: summary.throttled, retries: summary.retries,
   });
-  metrics?.runs.inc({ status });
-  metrics?.duration.observe(durationMs / 1000);
-  metrics?.refetchedPages.inc(summary.refetches);
-  metrics?.ordersLastRun.set(summary.orders);
+  metrics.runs.inc({ status });
+  metrics.duration.observe(durationMs / 1000);
+  metrics.refetchedPages.inc(summary.refetches);
+  metrics.ordersLastRun.set(summary.orders);
   const { error: _e, ...figures } = summary;
   if (status === 'complete') runLog.info(figures, 'poll run complete');
   else runLog.error({ ...figures, error }, `poll run ${status}`);
   return summary;
 }
 
-async function writePages(sql: Sql, environment: Config['PROVIDER_ENV'], runId: number, pages: readonly PageToWrite[], lock: PollRunOptions['lock']): Promise<number> {
-  if (!lock) return (await upsertOrdersPages(sql, environment, runId, pages)).newInRun;
+/**
+ * The poller's write policy, beside its statement: a batch under a lock first checks, in its own
+ * transaction, that the lock's session still holds it (lock fencing); withWriteRetry retries what
+ * is transient. Resolves with each page's count of orders new to the run.
+ */
+async function writePages(sql: Sql, environment: Config['PROVIDER_ENV'], runId: number, pages: readonly PageToWrite[], lock: PollRunOptions['lock']): Promise<number[]> {
+  if (!lock) return (await upsertOrdersPages(sql, environment, runId, pages)).newInRunByPage;
   return await sql.begin(async (tx) => {
     await assertStillHeld(tx, lock);
-    return (await upsertOrdersPages(tx as unknown as Sql, environment, runId, pages)).newInRun;
+    return (await upsertOrdersPages(tx as unknown as Sql, environment, runId, pages)).newInRunByPage;
   });
 }
 

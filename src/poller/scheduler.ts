@@ -1,7 +1,6 @@
 import type { AppContext } from '../app/context.js';
 import { startJob } from '../jobs/job.js';
 import type { ProviderClient } from '../provider/client.js';
-import { createPollerMetrics } from './metrics.js';
 import { pollOnce } from './once.js';
 import type { PollRunSummary } from './run.js';
 
@@ -24,7 +23,7 @@ export function startPollScheduler(
   client: ProviderClient,
   onPollComplete?: (summary: PollRunSummary) => Promise<void>,
 ): PollScheduler {
-  const metrics = createPollerMetrics(ctx.registry);
+  const metrics = ctx.metrics.poller;
   const job = startJob({
     name: 'poll',
     schedule: ctx.config.POLL_SCHEDULE,
@@ -34,7 +33,7 @@ export function startPollScheduler(
       metrics.skipped.inc({ reason });
       ctx.log.warn('poll skipped: the previous run is still going');
     },
-    run: (signal) => pollOnce(ctx, client, { signal, metrics, ...(onPollComplete ? { onPollComplete } : {}) }),
+    run: (signal) => pollOnce(ctx, client, { signal, ...(onPollComplete ? { onPollComplete } : {}) }),
   });
   return { tick: () => job.tick(), stop: () => job.stop() };
 }

@@ -3,6 +3,13 @@ import type { ProviderEnvironment } from '../config/schema.js';
 import type { ProviderOrder } from '../provider/schemas.js';
 import { errorCode, SQLSTATE } from '../db/errors.js';
 
+export interface UpsertResult {
+  newInRun: number;
+  /** newInRun of each page, in the order of `pages`. */
+  newInRunByPage: number[];
+  observations: number;
+}
+
 /** One answer of GET /api/v1/orders, stamped with when it arrived. */
 export interface PageToWrite {
   orders: readonly ProviderOrder[];
@@ -42,15 +49,16 @@ export interface PageToWrite {
  * The batch travels as one JSON parameter unpacked by json_to_recordset, as the webhook ledger
  * writes do: JSON.stringify is native, where postgres.js escapes array parameters in JavaScript.
  *
- * Returns how many of the batch's orders this run had not seen before, so poll_runs.orders counts
- * each order once however many pages it appeared on.
+ * Returns how many of the batch's orders this run had not seen before, in all and by page (each
+ * page's promise in the batcher settles with its own count), so poll_runs.orders counts each order
+ * once however many pages it appeared on.
  */
 export async function upsertOrdersPages(
   sql: Sql,
   environment: ProviderEnvironment,
   runId: number,
   pages: readonly PageToWrite[],
-): Promise<{ newInRun: number; observations: number }> {
+): Promise<UpsertResult> {
   // Times travel once per page, not once per row: Postgres parses a timestamptz per row otherwise.
   const rows: { u: string; s: string; r: string | null; p: number }[] = [];
   const times: { p: number; a: string }[] = [];
@@ -59,12 +67,14 @@ export async function upsertOrdersPages(
     times.push({ p, a: page.observedAt.toISOString() });
     for (const o of page.orders) rows.push({ u: o.uuid, s: o.state, r: o.external_reference_id ?? null, p });
   });
-  if (rows.length === 0) return { newInRun: 0, observations: 0 };
+  if (rows.length === 0) return { newInRun: 0, newInRunByPage: pages.map(() => 0), observations: 0 };
   const rowsJson = JSON.stringify(rows);
   const timesJson = JSON.stringify(times);
   for (let attempt = 1; ; attempt += 1) {
     try {
-      return await mergeBatch(sql, environment, runId, rowsJson, timesJson);
+      const merged = await mergeBatch(sql, environment, runId, rowsJson, timesJson);
+      const newInRunByPage = pages.map((_, p) => merged.newByPage[p] ?? 0);
+      return { newInRun: newInRunByPage.reduce((a, b) => a + b, 0), newInRunByPage, observations: merged.observations };
     } catch (error) {
       // Another statement inserted one of these orders after ours began (overlapping pages written
       // concurrently). Running again sees it in `locked` and merges as an update. Each retry needs
@@ -88,10 +98,10 @@ async function mergeBatch(
   runId: number,
   rowsJson: string,
   timesJson: string,
-): Promise<{ newInRun: number; observations: number }> {
-  const result = await sql<{ new_in_run: number; observations: number }[]>`
+): Promise<{ newByPage: Record<number, number>; observations: number }> {
+  const result = await sql<{ new_by_page: Record<number, number>; observations: number }[]>`
     with input as (
-      select distinct on (e.order_uuid) e.order_uuid, e.state, e.external_reference_id, t.a as observed_at
+      select distinct on (e.order_uuid) e.order_uuid, e.state, e.external_reference_id, t.a as observed_at, e.p
       from rows from (json_to_recordset(${rowsJson}::json) as (u uuid, s text, r text, p int))
         with ordinality as e(order_uuid, state, external_reference_id, p, ord)
       join json_to_recordset(${timesJson}::json) as t(p int, a timestamptz) using (p)
@@ -156,13 +166,19 @@ async function mergeBatch(
       where l.state is distinct from u.state
       on conflict (environment, order_uuid, state, poll_run_id) do nothing
       returning 1
+    ),
+    -- New to this run: inserted now, or last seen by an earlier run; by the page that carried it.
+    new_in_run as (
+      select n.order_uuid from inserted n
+      union all
+      select u.order_uuid from updated u join locked l using (order_uuid) where l.last_seen_run_id <> ${runId}::bigint
     )
     select
-      -- New to this run: inserted now, or last seen by an earlier run.
-      ((select count(*) from inserted)
-        + (select count(*) from updated u join locked l using (order_uuid) where l.last_seen_run_id <> ${runId}::bigint))::int as new_in_run,
+      (select coalesce(json_object_agg(p, n), '{}') from (
+        select i.p, count(*)::int as n from new_in_run x join input i using (order_uuid) group by i.p
+      ) by_page) as new_by_page,
       ((select count(*) from first_observed) + (select count(*) from changed))::int as observations`;
   const row = result[0];
-  return { newInRun: row?.new_in_run ?? 0, observations: row?.observations ?? 0 };
+  return { newByPage: row?.new_by_page ?? {}, observations: row?.observations ?? 0 };
 }
 

@@ -1,5 +1,4 @@
 import { Pool } from 'undici';
-import type { Registry } from 'prom-client';
 import { isLoopbackHost, type Config } from '../config/schema.js';
 import type { Logger } from '../log/logger.js';
 import { DEFAULT_BACKOFF, abortableDelay, parseRetryAfterMs, retryDelayMs, type BackoffPolicy } from './backoff.js';
@@ -11,7 +10,7 @@ import {
   scrub,
   type RequestStats,
 } from './errors.js';
-import { createProviderMetrics, type ProviderMetrics, type ProviderOperation, type RequestOutcome } from './metrics.js';
+import type { ProviderMetrics, ProviderOperation, RequestOutcome } from './metrics.js';
 import { RateLimiter } from './rate-limiter.js';
 import { errorBodySchema, parseOrdersPage, webhookKeysSchema, type ProviderOrder } from './schemas.js';
 
@@ -86,7 +85,7 @@ interface Call<T> {
   signal: AbortSignal | undefined;
 }
 
-export function createProviderClient(config: Config, log: Logger, registry?: Registry, options: ProviderClientOptions = {}): ProviderClient {
+export function createProviderClient(config: Config, log: Logger, metrics: ProviderMetrics, options: ProviderClientOptions = {}): ProviderClient {
   if (config.PROVIDER_BASE_URL === undefined) throw new Error('PROVIDER_BASE_URL is not set');
   if (config.PROVIDER_API_KEY === undefined) throw new Error('PROVIDER_API_KEY is not set');
   const apiKey = config.PROVIDER_API_KEY;
@@ -108,20 +107,20 @@ export function createProviderClient(config: Config, log: Logger, registry?: Reg
     bodyTimeout: config.HTTP_BODY_TIMEOUT_MS,
     keepAliveTimeout: 10_000,
   });
-  const metrics: ProviderMetrics | undefined = registry ? createProviderMetrics(registry, () => limiter.currentRate()) : undefined;
+  metrics.reportRate(() => limiter.currentRate());
   const headers = { 'api-token': apiKey, 'content-type': 'application/json', accept: 'application/json' };
 
-  const count = (operation: ProviderOperation, outcome: RequestOutcome) => metrics?.requests.inc({ operation, outcome });
+  const count = (operation: ProviderOperation, outcome: RequestOutcome) => metrics.requests.inc({ operation, outcome });
 
   async function attempt<T>(call: Call<T>): Promise<{ value: T } | { failure: ProviderError; sentAt: number }> {
     const waitStart = performance.now();
     const sentAt = await limiter.acquire(call.signal);
-    metrics?.rateLimitWait.observe({ operation: call.operation }, (performance.now() - waitStart) / 1000);
+    metrics.rateLimitWait.observe({ operation: call.operation }, (performance.now() - waitStart) / 1000);
     // bodyTimeout is the idle gap between chunks; a body that trickles would never trip it, so each
     // attempt also has an overall deadline.
     const deadline = AbortSignal.timeout(config.HTTP_BODY_TIMEOUT_MS + config.HTTP_CONNECT_TIMEOUT_MS);
     const signal = call.signal ? AbortSignal.any([call.signal, deadline]) : deadline;
-    const endTimer = metrics?.duration.startTimer({ operation: call.operation });
+    const endTimer = metrics.duration.startTimer({ operation: call.operation });
     try {
       let response;
       try {
@@ -131,7 +130,7 @@ export function createProviderClient(config: Config, log: Logger, registry?: Reg
         limiter.answered();
       }
       const text = await boundedText(response.body, MAX_RESPONSE_BYTES);
-      endTimer?.();
+      endTimer();
       const status = response.statusCode;
       if (text === undefined) {
         count(call.operation, 'bad_response');
@@ -169,7 +168,7 @@ export function createProviderClient(config: Config, log: Logger, registry?: Reg
       count(call.operation, status === 429 ? 'throttled' : status === 401 || status === 403 ? 'unauthorized' : status >= 500 ? 'server_error' : 'client_error');
       return { failure: new ProviderHttpError(call.method, call.path, status, errors, retryAfterMs), sentAt };
     } catch (error) {
-      endTimer?.();
+      endTimer();
       if (call.signal?.aborted) throw call.signal.reason;
       const timedOut = deadline.aborted;
       const code = timedOut ? 'ATTEMPT_TIMEOUT' : errorCodeOf(error);
@@ -185,7 +184,7 @@ export function createProviderClient(config: Config, log: Logger, registry?: Reg
     for (let retry = 0; ; retry += 1) {
       if (retry > 0) {
         stats.retries += 1;
-        metrics?.retries.inc({ operation: call.operation });
+        metrics.retries.inc({ operation: call.operation });
       }
       stats.requests += 1;
       const outcome = await attempt(call);

@@ -2,7 +2,7 @@ import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { ProviderEnvironment } from '../config/schema.js';
 import type { Database } from '../db/database.js';
 import { DISCREPANCY_KINDS, DISCREPANCY_STATUSES } from '../ledger/schema/index.js';
-import { readFailureCounter, trackLedgerRead } from '../metrics/ledger-health.js';
+import type { LedgerReads } from '../metrics/ledger-health.js';
 import { METRIC_PREFIX } from '../metrics/registry.js';
 
 const PASS_OUTCOMES = ['complete', 'skipped', 'failed'] as const;
@@ -25,8 +25,8 @@ export interface ReconcileMetrics {
  * process started during a database outage once reported 0 while 89,326 were open). Every replica
  * reports the same rows: aggregate with max, never sum.
  */
-export function createReconcileMetrics(registry: Registry, database: Database, environment: ProviderEnvironment): ReconcileMetrics {
-  const failures = readFailureCounter(registry);
+export function createReconcileMetrics(registry: Registry, reads: LedgerReads, database: Database, environment: ProviderEnvironment): ReconcileMetrics {
+  const failures = reads.failures;
   let discrepancies: Gauge<'kind' | 'status'> | undefined;
   let open: Gauge<'kind'> | undefined;
   const refresh = async (): Promise<void> => {
@@ -49,7 +49,7 @@ export function createReconcileMetrics(registry: Registry, database: Database, e
   let pending: Promise<void> | undefined;
   // Both gauges' collect() share one query per scrape.
   const collectOnce = (): Promise<void> => {
-    pending ??= trackLedgerRead(registry, refresh()).finally(() => {
+    pending ??= reads.track(refresh()).finally(() => {
       pending = undefined;
     });
     return pending;
@@ -88,16 +88,4 @@ export function createReconcileMetrics(registry: Registry, database: Database, e
     registers: [registry],
   });
   return { passes, duration, open, discrepancies, lockHeld };
-}
-
-const byRegistry = new WeakMap<Registry, ReconcileMetrics>();
-
-/** The metrics of a registry, created on first use (a registry refuses a name registered twice). */
-export function reconcileMetricsFor(registry: Registry, database: Database, environment: ProviderEnvironment): ReconcileMetrics {
-  let metrics = byRegistry.get(registry);
-  if (!metrics) {
-    metrics = createReconcileMetrics(registry, database, environment);
-    byRegistry.set(registry, metrics);
-  }
-  return metrics;
 }

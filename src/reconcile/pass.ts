@@ -1,5 +1,4 @@
 import type { TransactionSql } from 'postgres';
-import type { Registry } from 'prom-client';
 import type { Config } from '../config/schema.js';
 import type { Database } from '../db/database.js';
 import type { Logger } from '../log/logger.js';
@@ -9,7 +8,7 @@ import { resolveCleared, upsertFindings } from './lifecycle.js';
 import { finishRun, startRun } from '../jobs/runs.js';
 import { runSingleton } from '../jobs/singleton.js';
 import { assertStillHeld, type SessionLock } from '../jobs/session-lock.js';
-import { reconcileMetricsFor } from './metrics.js';
+import type { ReconcileMetrics } from './metrics.js';
 import { recordDuplicateDeliveries } from './rules/duplicate-delivery.js';
 import { DEFAULT_PAYOUT_SETTINGS } from './rules/payout-common.js';
 import { ORDER_RULE_KINDS, RULES, RULE_KINDS } from './rules/index.js';
@@ -20,7 +19,7 @@ export interface ReconcileContext {
     Partial<Pick<Config, 'PAYOUT_SETTLEMENT_DAYS' | 'PAYOUT_SOURCE_IBANS' | 'PAYOUT_ACCOUNT_IBANS' | 'PAYOUT_REFERENCE_PATTERN'>>;
   log: Logger;
   database: Database;
-  registry?: Registry;
+  metrics: { reconcile: ReconcileMetrics };
 }
 
 /**
@@ -38,7 +37,7 @@ export async function runReconcilePass(
   const environment = ctx.config.PROVIDER_ENV;
   const started = performance.now();
   const startedAt = new Date().toISOString();
-  const metrics = ctx.registry ? reconcileMetricsFor(ctx.registry, ctx.database, environment) : undefined;
+  const metrics = ctx.metrics.reconcile;
   const summary: PassSummary = {
     skipped: false, environment, mode: 'full', startedAt, durationMs: 0, found: {}, stepMs: {}, opened: 0, reopened: 0, resolved: 0,
     duplicateDeliveries: 0,
@@ -46,7 +45,7 @@ export async function runReconcilePass(
   try {
     const outcome = await runSingleton(
       ctx,
-      { lock: 'reconcile', environment, heartbeatMs: 0, runs: 'reconcile_runs', onLeader: (held) => metrics?.lockHeld.set(held ? 1 : 0) },
+      { lock: 'reconcile', environment, heartbeatMs: 0, runs: 'reconcile_runs', onLeader: (held) => metrics.lockHeld.set(held ? 1 : 0) },
       async (_signal, lock) => {
         // started_at is the pass's clock: the next incremental pass looks at what changed since it.
         summary.runId = await startRun(ctx.database.sql, 'reconcile_runs', environment, { started_at: now.toISOString() });
@@ -69,16 +68,16 @@ export async function runReconcilePass(
     );
     if (outcome.skipped) {
       ctx.log.info({ environment }, 'reconcile pass skipped: another replica is running one');
-      metrics?.passes.inc({ outcome: 'skipped' });
+      metrics.passes.inc({ outcome: 'skipped' });
       return { ...summary, skipped: true };
     }
     summary.durationMs = Math.round(performance.now() - started);
-    metrics?.passes.inc({ outcome: 'complete' });
-    metrics?.duration.observe(summary.durationMs / 1000);
+    metrics.passes.inc({ outcome: 'complete' });
+    metrics.duration.observe(summary.durationMs / 1000);
     ctx.log.info({ ...summary }, 'reconcile pass complete');
     return summary;
   } catch (error) {
-    metrics?.passes.inc({ outcome: 'failed' });
+    metrics.passes.inc({ outcome: 'failed' });
     throw error;
   }
 }

@@ -1,7 +1,6 @@
 import type { AppContext } from '../app/context.js';
 import { startJob } from '../jobs/job.js';
 import { PARSER_VERSION } from '../webhooks/parser-version.js';
-import { createReparseMetrics } from './metrics.js';
 import { runReparse, type ReparseSummary } from './run.js';
 
 export interface ReparseJob {
@@ -29,7 +28,6 @@ const RECHECK_MS = 60 * 60 * 1000;
  * composition root starts a reconciliation pass, so their findings appear without waiting).
  */
 export function startReparseJob(ctx: AppContext, options: { onApplied?: () => Promise<void> } = {}): ReparseJob {
-  const metrics = createReparseMetrics(ctx.registry);
   const log = ctx.log.child({ component: 'reparse' });
   const run = async (signal: AbortSignal): Promise<ReparseSummary | undefined> => {
     const [pending] = await ctx.database.sql<{ any: boolean }[]>`
@@ -40,8 +38,8 @@ export function startReparseJob(ctx: AppContext, options: { onApplied?: () => Pr
     if (pending?.any !== true) return undefined;
     log.info({ parserVersion: PARSER_VERSION }, 'unparsed deliveries stored by an older parser: re-classifying them');
     const summary = await runReparse(
-      { database: ctx.database, log },
-      { environment: ctx.config.PROVIDER_ENV, status: 'unparsed', dryRun: false, trigger: 'automatic', olderOnly: true, duty: REPARSE_DUTY, signal, metrics, progress: true },
+      { database: ctx.database, log, metrics: ctx.metrics },
+      { environment: ctx.config.PROVIDER_ENV, status: 'unparsed', dryRun: false, trigger: 'automatic', olderOnly: true, duty: REPARSE_DUTY, signal, progress: true },
     );
     if (summary.skipped) log.info('another replica is reparsing');
     else log.info({ runId: summary.runId, examined: summary.examined, outcomes: summary.outcomes, aborted: summary.aborted }, 'reparse done');

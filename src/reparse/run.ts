@@ -1,6 +1,7 @@
 import type { Sql } from 'postgres';
 import type { ProviderEnvironment } from '../config/schema.js';
 import type { Database } from '../db/database.js';
+import { writeHalving } from '../batch/halving.js';
 import { isTransientDatabaseError } from '../db/errors.js';
 import { finishRun, startRun } from '../jobs/runs.js';
 import { runSingleton } from '../jobs/singleton.js';
@@ -33,7 +34,6 @@ export interface ReparseOptions {
    */
   duty?: number;
   signal?: AbortSignal;
-  metrics?: ReparseMetrics;
   /** Log progress as "reparse <environment>" (startProgress). */
   progress?: boolean;
 }
@@ -71,7 +71,13 @@ const CONFLICT_ATTEMPTS = 3;
  * change. One run per environment at a time (the reparse lock); it runs beside the receiver, whose
  * concurrent retries the primary key of webhook_applied_events arbitrates.
  */
-export async function runReparse(ctx: { database: Database; log: Logger }, options: ReparseOptions): Promise<ReparseSummary> {
+export interface ReparseContext {
+  database: Database;
+  log: Logger;
+  metrics: { reparse: ReparseMetrics };
+}
+
+export async function runReparse(ctx: ReparseContext, options: ReparseOptions): Promise<ReparseSummary> {
   const tally = new ReparseTally();
   const summary = (skipped: boolean, runId: number | null, aborted: boolean): ReparseSummary => ({
     skipped, runId, dryRun: options.dryRun, aborted, parserVersion: PARSER_VERSION,
@@ -102,7 +108,7 @@ export async function runReparse(ctx: { database: Database; log: Logger }, optio
 }
 
 /** The batches; true when the signal stopped the walk before the end. */
-async function walk(ctx: { database: Database; log: Logger }, options: ReparseOptions, tally: ReparseTally, signal: AbortSignal): Promise<boolean> {
+async function walk(ctx: ReparseContext, options: ReparseOptions, tally: ReparseTally, signal: AbortSignal): Promise<boolean> {
   const { sql } = ctx.database;
   const batchSize = options.batchSize ?? DEFAULT_BATCH;
   const filter = selection(sql, options);
@@ -143,7 +149,7 @@ async function walk(ctx: { database: Database; log: Logger }, options: ReparseOp
         tally.add(now.topic ?? row.topic, row.parse_status, now.status, outcome);
         batchOutcomes.set(outcome, (batchOutcomes.get(outcome) ?? 0) + 1);
       });
-      if (!options.dryRun) for (const [outcome, n] of batchOutcomes) options.metrics?.deliveries.labels(outcome).inc(n);
+      if (!options.dryRun) for (const [outcome, n] of batchOutcomes) ctx.metrics.reparse.deliveries.labels(outcome).inc(n);
       progress?.update(tally.examined);
       const duty = options.duty ?? 1;
       if (duty < 1) await pause(((performance.now() - batchStarted) * (1 - duty)) / duty, signal);
@@ -180,28 +186,28 @@ interface Written extends RederiveResult {
 /**
  * Writes a batch. A unique violation of the applied index means the receiver committed a retry of
  * one of these events meanwhile: the batch is written again and now sees it. Any other refusal
- * (the ledger refusing a typed value) is isolated by halving, as the receiver's group commit does,
- * and the delivery at fault stays stored as invalid_shape (ledger_refused), as at receipt.
+ * (the ledger refusing a typed value) is isolated by halving (batch/halving.ts), as at receipt, and
+ * the delivery at fault stays stored as invalid_shape (ledger_refused).
  */
 async function writeBatch(log: Logger, batch: Rederived[], write: (batch: Rederived[]) => Promise<RederiveResult[]>): Promise<Written[]> {
-  for (let attempt = 1; ; attempt += 1) {
-    try {
-      const results = await write(batch);
-      return results.map((r, i) => ({ ...r, classification: batch[i]!.classification }));
-    } catch (error) {
-      if (isTransientDatabaseError(error)) throw error;
-      if (isAppliedConflict(error) && attempt < CONFLICT_ATTEMPTS) continue;
-      if (batch.length > 1) {
-        const half = Math.ceil(batch.length / 2);
-        return [...(await writeBatch(log, batch.slice(0, half), write)), ...(await writeBatch(log, batch.slice(half), write))];
+  const attempt = async (part: readonly Rederived[]): Promise<Written[]> => {
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        const results = await write([...part]);
+        return results.map((r, i) => ({ ...r, classification: part[i]!.classification }));
+      } catch (error) {
+        if (!isAppliedConflict(error) || attempt >= CONFLICT_ATTEMPTS) throw error;
       }
-      const [one] = batch as [Rederived];
-      if (one.classification.status !== 'parsed' || isAppliedConflict(error)) throw error;
-      log.error({ err: (error as Error).message, deliveryId: one.deliveryId }, 'ledger refused a re-parsed delivery\'s fields; it stays unparsed');
-      const refused = unparsed(one.classification, 'ledger_refused', `the ledger refused the parsed fields: ${(error as Error).message}`);
-      return writeBatch(log, [{ deliveryId: one.deliveryId, classification: refused }], write);
     }
-  }
+  };
+  const alone = async (one: Rederived, error: unknown): Promise<Written> => {
+    if (one.classification.status !== 'parsed' || isAppliedConflict(error)) throw error;
+    log.error({ err: (error as Error).message, deliveryId: one.deliveryId }, 'ledger refused a re-parsed delivery\'s fields; it stays unparsed');
+    const refused = unparsed(one.classification, 'ledger_refused', `the ledger refused the parsed fields: ${(error as Error).message}`);
+    const [written] = await writeHalving([{ deliveryId: one.deliveryId, classification: refused }], { write: attempt, alone, passOn: isTransientDatabaseError });
+    return written as Written;
+  };
+  return writeHalving(batch, { write: attempt, alone, passOn: isTransientDatabaseError });
 }
 
 class DryRunRollback extends Error {

@@ -4,7 +4,7 @@ import type { AppContext } from '../app/context.js';
 import { isTransientDatabaseError } from '../db/errors.js';
 import { FileChangedError, fileSource, importLimits, importStatementSource, type ImportResult } from './import.js';
 import { ImportStoppedError, importInChildProcess } from './isolated-import.js';
-import { createStatementMetrics } from './metrics.js';
+import type { StatementMetrics } from './metrics.js';
 import { startJob } from '../jobs/job.js';
 
 export interface InboxRunResult {
@@ -43,8 +43,8 @@ const IGNORED = /^\.|\.(tmp|part|partial|crdownload|swp)$|\.error$/i;
  * Scans never overlap; two replicas sharing the directory may both import one file
  * (the import is idempotent) and one of them finds it gone when moving it, which is fine.
  */
-export function startStatementInbox(ctx: Pick<AppContext, 'config' | 'log' | 'database' | 'shutdown'> & Partial<Pick<AppContext, 'registry'>>, options: InboxOptions = {}): StatementInbox {
-  const metrics = ctx.registry ? createStatementMetrics(ctx.registry) : undefined;
+export function startStatementInbox(ctx: Pick<AppContext, 'config' | 'log' | 'database' | 'shutdown'> & { metrics: { statements: StatementMetrics } }, options: InboxOptions = {}): StatementInbox {
+  const metrics = ctx.metrics.statements;
   const dir = path.resolve(ctx.config.RECON_DATA_DIR, 'inbox');
   const intervalMs = options.intervalMs ?? 60_000;
   const settleMs = options.settleMs ?? 5_000;
@@ -62,14 +62,12 @@ export function startStatementInbox(ctx: Pick<AppContext, 'config' | 'log' | 'da
     run: async () => {
       await ready;
       const result = await scan(ctx, dir, settleMs, log, stuck);
-      if (metrics) {
-        for (const r of result.imported) {
-          metrics.inboxFiles.inc({ outcome: r.alreadyImported ? 'already_imported' : 'imported' });
-          metrics.linesImported.inc(r.linesNew);
-        }
-        metrics.inboxFiles.inc({ outcome: 'failed' }, result.failed.length);
-        metrics.inboxFiles.inc({ outcome: 'deferred' }, result.deferred.length);
+      for (const r of result.imported) {
+        metrics.inboxFiles.inc({ outcome: r.alreadyImported ? 'already_imported' : 'imported' });
+        metrics.linesImported.inc(r.linesNew);
       }
+      metrics.inboxFiles.inc({ outcome: 'failed' }, result.failed.length);
+      metrics.inboxFiles.inc({ outcome: 'deferred' }, result.deferred.length);
       return result;
     },
   });

@@ -1,4 +1,6 @@
 import type { Sql } from 'postgres';
+import { AbandonedError, GroupCommit } from '../batch/group-commit.js';
+import { writeHalving } from '../batch/halving.js';
 import { isTransientDatabaseError } from '../db/errors.js';
 import type { Logger } from '../log/logger.js';
 import { unparsed } from './classify.js';
@@ -21,15 +23,7 @@ export class AckDeadlineError extends Error {
   }
 }
 
-interface Pending {
-  record: DeliveryRecord;
-  /** performance.now() when it was queued, for the stall check. */
-  queuedAt: number;
-  resolve: (result: WriteResult) => void;
-  reject: (error: Error) => void;
-}
-
-export interface GroupCommitOptions {
+export interface GroupCommitWriterOptions {
   maxBatch: number;
   maxConcurrentBatches: number;
   log: Logger;
@@ -38,24 +32,27 @@ export interface GroupCommitOptions {
   onCommit?: (seconds: number) => void;
 }
 
+/** One delivery's outcome within a batch: halving can commit some of a batch and not others. */
+type Outcome = { ok: true; result: WriteResult } | { ok: false; error: Error };
+
 /**
- * Group commit for the webhook receiver. A delivery that arrives while the ledger is idle is written
- * at once, alone; deliveries that arrive while a batch is being written wait for the next free slot
- * and then share one batch (one statement, committed on its own: ledger-write.ts). No timer delays
- * a commit, so latency at low load is one statement, and throughput under load is that of batched
- * ones. Each caller's promise settles only after the batch holding its row has committed (or failed).
+ * The receiver's writer: group commit (batch/group-commit.ts) of deliveries, one statement and one
+ * commit per batch (ledger-write.ts), with the receiver's failure policy beside its statement. Each
+ * caller's promise settles only after the batch holding its delivery committed (or failed).
  */
 export class GroupCommitWriter {
-  private queue: Pending[] = [];
-  private inFlight = 0;
-  /** performance.now() at which each in-flight batch was sent. */
-  private readonly inFlightSince = new Set<{ since: number }>();
-  private idleWaiters: (() => void)[] = [];
+  private readonly batches: GroupCommit<DeliveryRecord, Outcome>;
 
   constructor(
     private readonly sql: Sql,
-    private readonly options: GroupCommitOptions,
-  ) {}
+    private readonly options: GroupCommitWriterOptions,
+  ) {
+    this.batches = new GroupCommit({
+      write: (records) => this.commit(records),
+      slots: options.maxConcurrentBatches,
+      take: (queue) => Math.min(queue.length, options.maxBatch),
+    });
+  }
 
   /**
    * Settles after the delivery's batch committed, or with AckDeadlineError once `deadlineMs`
@@ -63,31 +60,10 @@ export class GroupCommitWriter {
    * written, and one already sent may still commit.
    */
   write(record: DeliveryRecord, deadlineMs?: number): Promise<WriteResult> {
-    return new Promise((resolve, reject) => {
-      let timer: NodeJS.Timeout | undefined;
-      const pending: Pending = {
-        record,
-        queuedAt: performance.now(),
-        resolve: (result) => {
-          clearTimeout(timer);
-          resolve(result);
-        },
-        reject: (error) => {
-          clearTimeout(timer);
-          reject(error);
-        },
-      };
-      if (deadlineMs !== undefined) {
-        timer = setTimeout(() => {
-          const at = this.queue.indexOf(pending);
-          if (at >= 0) this.queue.splice(at, 1);
-          reject(new AckDeadlineError(at < 0));
-          if (this.queue.length === 0 && this.inFlight === 0) for (const wake of this.idleWaiters.splice(0)) wake();
-        }, Math.max(0, deadlineMs));
-      }
-      this.queue.push(pending);
-      this.pump();
-    });
+    return this.batches.add(record, deadlineMs).then(
+      (outcome) => (outcome.ok ? outcome.result : Promise.reject(outcome.error)),
+      (error: unknown) => Promise.reject(error instanceof AbandonedError ? new AckDeadlineError(error.sent) : error),
+    );
   }
 
   /**
@@ -96,59 +72,42 @@ export class GroupCommitWriter {
    * ack deadline mean this replica cannot acknowledge.
    */
   oldestPendingMs(): number {
-    const now = performance.now();
-    let oldest = now;
-    for (const batch of this.inFlightSince) oldest = Math.min(oldest, batch.since);
-    for (const pending of this.queue) oldest = Math.min(oldest, pending.queuedAt);
-    return now - oldest;
+    return this.batches.oldestPendingMs();
   }
 
   /** Resolves when nothing is queued or in flight: the receiver's drain on shutdown. */
   idle(): Promise<void> {
-    if (this.queue.length === 0 && this.inFlight === 0) return Promise.resolve();
-    return new Promise((resolve) => this.idleWaiters.push(resolve));
-  }
-
-  private pump(): void {
-    while (this.queue.length > 0 && this.inFlight < this.options.maxConcurrentBatches) {
-      const batch = this.queue.splice(0, this.options.maxBatch);
-      this.inFlight += 1;
-      const sent = { since: Math.min(...batch.map((p) => p.queuedAt)) };
-      this.inFlightSince.add(sent);
-      void this.commit(batch).finally(() => {
-        this.inFlight -= 1;
-        this.inFlightSince.delete(sent);
-        this.pump();
-        if (this.queue.length === 0 && this.inFlight === 0) for (const wake of this.idleWaiters.splice(0)) wake();
-      });
-    }
+    return this.batches.idle();
   }
 
   /**
-   * Commits a batch; on a failure that is not the database being unavailable, isolates the failing
-   * delivery by halving (about 2 log2(n) statements for one bad row among n, where writing every
-   * neighbour singly took n), so one bad delivery costs its neighbours little. The schemas refuse
-   * what the columns cannot hold (payloads.ts, and typedRowProblem in typed-rows.ts), so this is
-   * the last line, not the usual path.
+   * Commits a batch (one statement); a failure that is not the database being unavailable is
+   * isolated by halving (batch/halving.ts), the rest of the batch answered after it, a few small
+   * statements later. The schemas refuse what the columns cannot hold (payloads.ts, and
+   * typedRowProblem in typed-rows.ts), so this is the last line, not the usual path.
    */
-  private async commit(batch: Pending[], split = false): Promise<void> {
-    this.options.onBatch?.(batch.length);
+  private commit(batch: readonly DeliveryRecord[]): Promise<Outcome[]> {
+    return writeHalving(batch, {
+      write: (records) => this.statement(records),
+      alone: (record, error) => this.commitUnparsed(record, error as Error),
+      onHalve: (size, error) => {
+        if (size === batch.length) this.options.log.warn({ err: (error as Error).message, size }, 'batch commit failed; halving it to find the delivery at fault');
+      },
+    });
+  }
+
+  /** One statement; the ledger being unavailable fails every delivery of it alike, without halving. */
+  private async statement(records: readonly DeliveryRecord[]): Promise<Outcome[]> {
+    this.options.onBatch?.(records.length);
     try {
       const started = performance.now();
-      const results = await writeDeliveries(this.sql, batch.map((p) => p.record));
+      const results = await writeDeliveries(this.sql, records);
       this.options.onCommit?.((performance.now() - started) / 1000);
-      batch.forEach((pending, i) => pending.resolve(results[i] as WriteResult));
+      return results.map((result) => ({ ok: true, result }));
     } catch (error) {
-      if (isTransientDatabaseError(error)) {
-        const unavailable = new LedgerUnavailableError('ledger unavailable', { cause: error });
-        for (const pending of batch) pending.reject(unavailable);
-        return;
-      }
-      if (batch.length === 1) return this.commitUnparsed(batch[0] as Pending, error as Error);
-      if (!split) this.options.log.warn({ err: (error as Error).message, size: batch.length }, 'batch commit failed; halving it to find the delivery at fault');
-      const half = Math.ceil(batch.length / 2);
-      await this.commit(batch.slice(0, half), true);
-      await this.commit(batch.slice(half), true);
+      if (!isTransientDatabaseError(error)) throw error;
+      const unavailable = new LedgerUnavailableError('ledger unavailable', { cause: error });
+      return records.map(() => ({ ok: false, error: unavailable }));
     }
   }
 
@@ -158,11 +117,11 @@ export class GroupCommitWriter {
    * parse error) and answered 2xx, instead of being answered 500 and lost once the provider's
    * retries run out. Only if that fails too is the error passed on.
    */
-  private async commitUnparsed(pending: Pending, error: Error): Promise<void> {
-    const classification = pending.record.classification;
-    if (classification.status !== 'parsed' && classification.reason === 'ledger_refused') return pending.reject(error);
+  private async commitUnparsed(record: DeliveryRecord, error: Error): Promise<Outcome> {
+    const classification = record.classification;
+    if (classification.status !== 'parsed' && classification.reason === 'ledger_refused') return { ok: false, error };
     this.options.log.error({ err: error.message, topic: classification.topic }, 'ledger refused a delivery\'s parsed fields; storing it unparsed');
-    const record: DeliveryRecord = { ...pending.record, classification: unparsed(classification, 'ledger_refused', `the ledger refused the parsed fields: ${error.message}`) };
-    await this.commit([{ ...pending, record }], true);
+    const [outcome] = await this.commit([{ ...record, classification: unparsed(classification, 'ledger_refused', `the ledger refused the parsed fields: ${error.message}`) }]);
+    return outcome as Outcome;
   }
 }

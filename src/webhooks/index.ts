@@ -1,7 +1,6 @@
 import type { AppContext } from '../app/context.js';
 import type { Route } from '../http/server.js';
 import { GroupCommitWriter } from './group-commit.js';
-import { createWebhookMetrics } from './metrics.js';
 import { createWebhookHandler } from './receiver.js';
 import { fetchedSecrets, staticSecrets, type SecretSource } from './secrets.js';
 import { addressMatcher } from '../config/addresses.js';
@@ -29,8 +28,8 @@ export interface ReceiverDeps {
 
 /** Wires the receiver from the context: secrets, group-commit writer, metrics and the route. */
 export async function createWebhookReceiver(ctx: AppContext, deps: ReceiverDeps = {}): Promise<WebhookReceiver> {
-  const { config, log, database, registry } = ctx;
-  const metrics = createWebhookMetrics(registry);
+  const { config, log, database } = ctx;
+  const metrics = ctx.metrics.webhooks;
   let secrets: SecretSource;
   if (config.WEBHOOK_SECRET && config.WEBHOOK_SECRET.length > 0) secrets = staticSecrets(config.WEBHOOK_SECRET);
   else if (deps.fetchSecrets) {

@@ -1,6 +1,7 @@
 import type { Sql, TransactionSql } from 'postgres';
 import type { StorableClassification } from './classify.js';
-import { TYPED_TABLES, typedInsert, typedJson } from './ledger-write.js';
+import { typedInsert, typedJson } from './ledger-write.js';
+import { TYPED_TABLES } from './typed-rows.js';
 import { PARSER_VERSION } from './parser-version.js';
 
 /** A stored delivery and what the current parser makes of its raw bytes. */

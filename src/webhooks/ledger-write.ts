@@ -2,7 +2,7 @@ import type { Sql } from 'postgres';
 import type { ProviderEnvironment } from '../config/schema.js';
 import type { StorableClassification } from './classify.js';
 import { PARSER_VERSION } from './parser-version.js';
-import { TYPED_COLUMNS, type TypedTable } from './typed-rows.js';
+import { EVENT_COLUMNS, TYPED_COLUMNS, TYPED_TABLES, type TypedTable } from './typed-rows.js';
 
 /** A verified delivery, ready for the ledger. */
 export interface DeliveryRecord {
@@ -62,8 +62,6 @@ function deliveriesJson(records: readonly DeliveryRecord[]): string {
   );
 }
 
-export const TYPED_TABLES = Object.keys(TYPED_COLUMNS) as TypedTable[];
-
 /**
  * One CTE per typed table: its rows arrive as their own JSON parameter, carrying the batch position
  * (n) of their delivery, and land only for the events this statement inserted, so a retry never
@@ -71,13 +69,11 @@ export const TYPED_TABLES = Object.keys(TYPED_COLUMNS) as TypedTable[];
  * (ledger-rederive.ts), whose statement names its CTEs `input` and `e` alike.
  */
 export function typedInsert(table: TypedTable, param: number): string {
-  const spec = TYPED_COLUMNS[table] as Record<string, string>;
-  const names = Object.keys(spec);
-  const definitions = names.map((name) => `${name} ${spec[name] === 'text_list' ? 'text[]' : spec[name]}`);
+  const columns = TYPED_COLUMNS[table];
   return `t_${table} as (
-        insert into ${table} (environment, event_key, topic, received_at, ${names.join(', ')})
-        select i.environment, i.event_key, i.topic, i.received_at, ${names.map((name) => `u.${name}`).join(', ')}
-        from json_to_recordset($${param}::json) as u(n int, ${definitions.join(', ')})
+        insert into ${table} (${EVENT_COLUMNS.join(', ')}, ${columns.map((c) => c.name).join(', ')})
+        select ${EVENT_COLUMNS.map((name) => `i.${name}`).join(', ')}, ${columns.map((c) => `u.${c.name}`).join(', ')}
+        from json_to_recordset($${param}::json) as u(n int, ${columns.map((c) => `${c.name} ${c.sqlType}`).join(', ')})
         join input i on i.n = u.n
         join e on e.id = i.id
         on conflict do nothing

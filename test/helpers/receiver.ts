@@ -4,10 +4,10 @@ import type { Database } from '../../src/db/database.js';
 import { serverTimeouts, startHttpServer, type HttpServer } from '../../src/http/server.js';
 import { Shutdown } from '../../src/lifecycle/shutdown.js';
 import { createLogger, silentLogger } from '../../src/log/logger.js';
-import { createRegistry } from '../../src/metrics/registry.js';
 import { computeSignature } from '../../src/webhooks/signature.js';
 import { createWebhookReceiver, type ReceiverDeps, type WebhookReceiver } from '../../src/webhooks/index.js';
 import { request } from 'undici';
+import { testMetrics } from './metrics.js';
 
 export const TEST_SECRET = 'whsec_receiver_test_secret';
 
@@ -23,7 +23,7 @@ export interface TestReceiver {
 export async function startTestReceiver(database: Database, env: Record<string, string> = {}, deps: ReceiverDeps = {}): Promise<TestReceiver> {
   const config = loadConfig({ WEBHOOK_SECRET: TEST_SECRET, PORT: '0', ...env });
   const log = process.env.TEST_LOG ? createLogger(process.env.TEST_LOG, 'stderr') : silentLogger();
-  const ctx: AppContext = { config, log, database, registry: createRegistry({ defaultMetrics: false }), shutdown: new Shutdown(log, 5000) };
+  const ctx: AppContext = { config, log, database, ...testMetrics(database), shutdown: new Shutdown(log, 5000) };
   const receiver = await createWebhookReceiver(ctx, deps);
   const http = await startHttpServer({ host: '127.0.0.1', port: 0, routes: [receiver.route], log, name: 'test receiver', timeouts: serverTimeouts(config) });
   return {

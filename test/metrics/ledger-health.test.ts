@@ -2,18 +2,13 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createSqlClient, type Database } from '../../src/db/database.js';
-import { createLedgerHealthMetrics } from '../../src/metrics/ledger-health.js';
-import { createRegistry } from '../../src/metrics/registry.js';
-import { createReconcileMetrics } from '../../src/reconcile/metrics.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { at, pass, pollRun, snapshot } from '../reconcile/fixtures.js';
+import { testMetrics } from '../helpers/metrics.js';
 
 /** One replica's /metrics families that read the ledger, on a database client of its own. */
 function replica(database: Database) {
-  const registry = createRegistry({ defaultMetrics: false });
-  createLedgerHealthMetrics(registry, database, 'sandbox', { timeoutMs: 2000 });
-  createReconcileMetrics(registry, database, 'sandbox');
-  return registry;
+  return testMetrics(database).registry;
 }
 
 const sample = (text: string, series: string): number | undefined => {

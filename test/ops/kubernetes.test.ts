@@ -19,7 +19,7 @@ import type { Database } from '../../src/db/database.js';
 import { healthRoutes } from '../../src/http/health.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { createRegistry } from '../../src/metrics/registry.js';
-import { startMetricsServer } from '../../src/metrics/server.js';
+import { startMetricsServer } from '../../src/http/metrics.js';
 
 /**
  * Every manifest in ops/kubernetes/ against the Kubernetes OpenAPI schemas (kubernetes-models

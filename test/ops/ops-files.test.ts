@@ -5,13 +5,9 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import { silentLogger } from '../../src/log/logger.js';
-import { createLedgerHealthMetrics } from '../../src/metrics/ledger-health.js';
-import { createRegistry } from '../../src/metrics/registry.js';
-import { createPollerMetrics } from '../../src/poller/index.js';
 import { createProviderClient } from '../../src/provider/client.js';
-import { createReconcileMetrics } from '../../src/reconcile/index.js';
-import { createWebhookMetrics } from '../../src/webhooks/metrics.js';
 import type { Database } from '../../src/db/database.js';
+import { testMetrics } from '../helpers/metrics.js';
 
 const has = (tool: string) => spawnSync('sh', ['-c', `command -v ${tool}`]).status === 0;
 const alertsFile = path.resolve('ops/prometheus/alerts.yml');
@@ -26,12 +22,8 @@ describe('ops files', () => {
   });
 
   it('alert rules name only metrics the daemon exports', () => {
-    const registry = createRegistry({ defaultMetrics: false });
-    createWebhookMetrics(registry);
-    createPollerMetrics(registry);
-    createReconcileMetrics(registry, {} as Database, 'sandbox');
-    createLedgerHealthMetrics(registry, {} as Database, 'sandbox');
-    const client = createProviderClient(loadConfig({ PROVIDER_BASE_URL: 'http://127.0.0.1:9', PROVIDER_API_KEY: 'k' }), silentLogger(), registry);
+    const { registry, metrics } = testMetrics({} as Database);
+    const client = createProviderClient(loadConfig({ PROVIDER_BASE_URL: 'http://127.0.0.1:9', PROVIDER_API_KEY: 'k' }), silentLogger(), metrics.provider);
     void client.close();
     const exported = new Set(registry.getMetricsAsArray().map((m) => m.name));
     const used = new Set([...readFileSync(alertsFile, 'utf8').matchAll(/bnpl_recon_[a-z_]+/g)].map((m) => m[0].replace(/_(bucket|sum|count)$/, '')));

@@ -1,7 +1,7 @@
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createRegistry } from '../../src/metrics/registry.js';
+import { testMetrics } from '../helpers/metrics.js';
 import { createProviderClient } from '../../src/provider/client.js';
 import { runPoll } from '../../src/poller/run.js';
 import { useTestDatabase, type TestDatabase } from '../helpers/database.js';
@@ -85,10 +85,11 @@ describe('a poll against a hostile provider', () => {
         POLL_MAX_PAGES: 40, POLL_PAGE_SIZE: 20, RATE_LIMIT_RPS: 1000,
       });
       const { log } = capturingLogger('warn');
-      const client = createProviderClient(config, log, createRegistry({ defaultMetrics: false }), { backoff: { baseMs: 5, capMs: 50, maxRetryAfterMs: 100 } });
+      const { metrics } = testMetrics(db);
+      const client = createProviderClient(config, log, metrics.provider, { backoff: { baseMs: 5, capMs: 50, maxRetryAfterMs: 100 } });
       const started = performance.now();
       try {
-        const summary = await runPoll({ config, log, database: db, registry: createRegistry({ defaultMetrics: false }) }, client);
+        const summary = await runPoll({ config, log, database: db, metrics }, client);
         const ms = performance.now() - started;
         console.info(`hostile provider ${m}: ${summary.status} after ${Math.round(ms)} ms, ${summary.pages} pages, ${Math.round(bytesSent / 1048576)} MiB sent: ${summary.error}`);
         expect(summary.status).toBe('failed');

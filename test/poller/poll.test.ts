@@ -1,10 +1,10 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createRegistry } from '../../src/metrics/registry.js';
 import { createProviderClient, type ProviderClient } from '../../src/provider/client.js';
 import { runPoll } from '../../src/poller/run.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { FakeProvider, type FakeProviderOptions, type Fault } from '../provider/fake-provider.js';
 import { TEST_API_KEY, capturingLogger, testConfig } from '../provider/helpers.js';
+import { testMetrics } from '../helpers/metrics.js';
 
 let database: TestDatabase;
 let failed = false;
@@ -36,10 +36,10 @@ async function setup(environment: 'sandbox' | 'production', options: Partial<Fak
     ...settings,
   });
   const { log, lines } = capturingLogger();
-  const registry = createRegistry({ defaultMetrics: false });
-  const client = createProviderClient(config, log, registry, { backoff: { baseMs: 5, capMs: 100, maxRetryAfterMs: 1500 } });
+  const { registry, metrics } = testMetrics(database);
+  const client = createProviderClient(config, log, metrics.provider, { backoff: { baseMs: 5, capMs: 100, maxRetryAfterMs: 1500 } });
   open.push({ provider, client });
-  return { provider, client, lines, registry, ctx: { config, log, database, registry } };
+  return { provider, client, lines, registry, ctx: { config, log, database, metrics } };
 }
 
 async function snapshotCount(environment: string): Promise<number> {

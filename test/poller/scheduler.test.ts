@@ -4,7 +4,6 @@ import type { AppContext } from '../../src/app/context.js';
 import { createSqlClient, type Database } from '../../src/db/database.js';
 import * as schema from '../../src/ledger/schema/index.js';
 import { Shutdown } from '../../src/lifecycle/shutdown.js';
-import { createRegistry } from '../../src/metrics/registry.js';
 import { createProviderClient, type ProviderClient } from '../../src/provider/client.js';
 import { lockKey } from '../../src/jobs/lock-keys.js';
 import type { PollRunSummary } from '../../src/poller/run.js';
@@ -12,6 +11,7 @@ import { startPollScheduler, type PollScheduler } from '../../src/poller/schedul
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { FakeProvider } from '../provider/fake-provider.js';
 import { TEST_API_KEY, capturingLogger, testConfig } from '../provider/helpers.js';
+import { testMetrics } from '../helpers/metrics.js';
 
 let shared: TestDatabase;
 let failed = false;
@@ -53,8 +53,8 @@ async function replica(name: string, schedule: string, orders = 400): Promise<Re
   const sql = createSqlClient(shared.url, { poolMax: 4, applicationName: name });
   const database: Database = { sql, db: drizzle(sql, { schema }), embedded: false, close: async () => sql.end({ timeout: 5 }) };
   const { log } = capturingLogger('warn');
-  const ctx: AppContext = { config, log, database, registry: createRegistry({ defaultMetrics: false }), shutdown: new Shutdown(log, 5000) };
-  const client = createProviderClient(config, log, ctx.registry);
+  const ctx: AppContext = { config, log, database, ...testMetrics(database), shutdown: new Shutdown(log, 5000) };
+  const client = createProviderClient(config, log, ctx.metrics.provider);
   const completed: PollRunSummary[] = [];
   const scheduler = startPollScheduler(ctx, client, async (summary) => {
     completed.push(summary);

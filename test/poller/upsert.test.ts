@@ -23,7 +23,7 @@ describe('upsertOrdersPages', () => {
       { orders: [order(1), order(2), order(1, 'pending')], observedAt: t1 },
       { orders: [order(3, 'shipped')], observedAt: t2 },
     ]);
-    expect(written).toEqual({ newInRun: 3, observations: 3 });
+    expect(written).toEqual({ newInRun: 3, newInRunByPage: [2, 1], observations: 3 });
     const rows = await database.sql<{ order_uuid: string; state: string; last_seen_ms: number }[]>`
       select order_uuid, state, (extract(epoch from last_seen_at) * 1000)::float8 as last_seen_ms from order_snapshots where environment = 'sandbox' order by order_uuid`;
     // A repeated order within a page counts once: its first occurrence.
@@ -36,8 +36,8 @@ describe('upsertOrdersPages', () => {
       select order_uuid, (extract(epoch from observed_at) * 1000)::float8 as observed_ms from order_state_observations where poll_run_id = ${runId} order by order_uuid`;
     expect(obs.map((o) => o.observed_ms)).toEqual([t1.getTime(), t1.getTime(), t2.getTime()]);
     // The same pages again: nothing new to the run, no new observation; an older read changes nothing.
-    expect(await upsertOrdersPages(database.sql, 'sandbox', runId, [{ observedAt: new Date('2026-01-01T00:00:00.000Z'), orders: [order(3, 'complete')] }])).toEqual({ newInRun: 0, observations: 0 });
-    expect(await upsertOrdersPages(database.sql, 'sandbox', runId, [])).toEqual({ newInRun: 0, observations: 0 });
+    expect(await upsertOrdersPages(database.sql, 'sandbox', runId, [{ observedAt: new Date('2026-01-01T00:00:00.000Z'), orders: [order(3, 'complete')] }])).toEqual({ newInRun: 0, newInRunByPage: [0], observations: 0 });
+    expect(await upsertOrdersPages(database.sql, 'sandbox', runId, [])).toEqual({ newInRun: 0, newInRunByPage: [], observations: 0 });
   });
   it('merges concurrent batches that share new orders: each order once, counted once, every change observed', async () => {
     const runId = await startRun(database.sql, 'poll_runs', 'sandbox', { holder: 'test' });

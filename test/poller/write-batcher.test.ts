@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { PageToWrite } from '../../src/poller/upsert.js';
-import { WriteBatcher, batchLength } from '../../src/poller/write-batcher.js';
+import { pageBatcher, batchLength } from '../../src/poller/write-batcher.js';
 import { orderUuid } from '../provider/fake-provider.js';
 
 const page = (ids: number[]): PageToWrite => ({
@@ -29,16 +29,17 @@ describe('batchLength', () => {
   });
 });
 
-describe('WriteBatcher', () => {
-  it('writes what queued during a statement as one batch, in page order, and credits counts once', async () => {
+describe('pageBatcher', () => {
+  it('writes what queued during a statement as one batch, in page order, and gives each page its own count', async () => {
     const batches: number[][] = [];
     const releases: (() => void)[] = [];
-    const batcher = new WriteBatcher({
+    const batcher = pageBatcher({
       maxStatements: 1,
       maxOrders: 1000,
       write: (pages) => {
-        batches.push(pages.map((p) => Number.parseInt(p.orders[0]!.uuid.slice(-12), 16)));
-        return new Promise<number>((resolve) => releases.push(() => resolve(pages.length * 10)));
+        const ids = pages.map((p) => Number.parseInt(p.orders[0]!.uuid.slice(-12), 16));
+        batches.push(ids);
+        return new Promise<number[]>((resolve) => releases.push(() => resolve(ids.map((id) => id * 10))));
       },
     });
     const results = [batcher.add(page([1])), batcher.add(page([2])), batcher.add(page([3])), batcher.add(page([4]))];
@@ -47,21 +48,22 @@ describe('WriteBatcher', () => {
     await new Promise((r) => setImmediate(r));
     expect(batches).toEqual([[1], [2, 3, 4]]);
     releases.shift()!();
-    expect(await Promise.all(results)).toEqual([10, 30, 0, 0]);
+    expect(await Promise.all(results)).toEqual([10, 20, 30, 40]);
+    await batcher.idle();
   });
 
   it('runs at most maxStatements writes at once', async () => {
     let running = 0;
     let peak = 0;
-    const batcher = new WriteBatcher({
+    const batcher = pageBatcher({
       maxStatements: 2,
       maxOrders: 1,
-      write: async () => {
+      write: async (pages) => {
         running += 1;
         peak = Math.max(peak, running);
         await new Promise((r) => setTimeout(r, 2));
         running -= 1;
-        return 1;
+        return pages.map(() => 1);
       },
     });
     const counts = await Promise.all(Array.from({ length: 10 }, (_, i) => batcher.add(page([i + 1]))));
@@ -70,7 +72,7 @@ describe('WriteBatcher', () => {
   });
 
   it('rejects every page of a failed batch', async () => {
-    const batcher = new WriteBatcher({ maxStatements: 1, maxOrders: 10, write: () => Promise.reject(new Error('db down')) });
+    const batcher = pageBatcher({ maxStatements: 1, maxOrders: 10, write: () => Promise.reject(new Error('db down')) });
     const results = await Promise.allSettled([batcher.add(page([1])), batcher.add(page([2]))]);
     expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected']);
   });

@@ -4,6 +4,7 @@ import { createProviderClient, type ProviderClient } from '../../src/provider/cl
 import { ProviderHttpError, ProviderNetworkError, ProviderResponseError } from '../../src/provider/errors.js';
 import { FakeProvider, type Fault, type FakeProviderOptions } from './fake-provider.js';
 import { TEST_API_KEY, capturingLogger, testConfig } from './helpers.js';
+import { createProviderMetrics } from '../../src/provider/metrics.js';
 
 const open: { provider: FakeProvider; client: ProviderClient }[] = [];
 
@@ -13,7 +14,7 @@ async function setup(options: Partial<FakeProviderOptions> = {}, settings: Recor
   const config = testConfig({ PROVIDER_BASE_URL: url, HTTP_BODY_TIMEOUT_MS: 500, HTTP_CONNECT_TIMEOUT_MS: 500, ...settings });
   const { log, lines } = capturingLogger();
   const registry = createRegistry({ defaultMetrics: false });
-  const client = createProviderClient(config, log, registry, { backoff: { baseMs: 5, capMs: 50, maxRetryAfterMs: 2000 } });
+  const client = createProviderClient(config, log, createProviderMetrics(registry), { backoff: { baseMs: 5, capMs: 50, maxRetryAfterMs: 2000 } });
   open.push({ provider, client });
   return { provider, client, lines, registry, config };
 }

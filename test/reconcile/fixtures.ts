@@ -4,6 +4,7 @@ import { parseEventTime } from '../../src/webhooks/event-time.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { runReconcilePass } from '../../src/reconcile/pass.js';
 import type { PassSummary } from '../../src/reconcile/types.js';
+import { testMetrics } from '../helpers/metrics.js';
 
 export type Env = 'sandbox' | 'production';
 export const GRACE = 3600;
@@ -13,7 +14,7 @@ export const at = (seconds: number): Date => new Date(T0.getTime() + seconds * 1
 
 export function pass(database: Database, now: Date, environment: Env = 'sandbox', options: { full?: boolean } = {}): Promise<PassSummary> {
   return runReconcilePass(
-    { config: { PROVIDER_ENV: environment, WEBHOOK_GRACE_SECONDS: GRACE }, log: silentLogger(), database },
+    { config: { PROVIDER_ENV: environment, WEBHOOK_GRACE_SECONDS: GRACE }, log: silentLogger(), database, ...testMetrics(database, environment) },
     now,
     options,
   );

@@ -4,10 +4,10 @@ import type { AppContext } from '../../src/app/context.js';
 import { loadConfig } from '../../src/config/load.js';
 import { Shutdown } from '../../src/lifecycle/shutdown.js';
 import { silentLogger } from '../../src/log/logger.js';
-import { createRegistry } from '../../src/metrics/registry.js';
 import { startReconcileScheduler } from '../../src/reconcile/scheduler.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { at, pollRun, snapshot } from './fixtures.js';
+import { testMetrics } from '../helpers/metrics.js';
 
 describe('scheduler and metrics', () => {
   let db: TestDatabase | undefined;
@@ -21,7 +21,7 @@ describe('scheduler and metrics', () => {
     db = await createTestDatabase('reconcile_scheduler', { poolMax: 4 });
     const log = silentLogger();
     const config = loadConfig({ RECONCILE_SCHEDULE: '0 0 1 1 *', WEBHOOK_GRACE_SECONDS: '60' });
-    const ctx: AppContext = { config, log, database: db, registry: createRegistry({ defaultMetrics: false }), shutdown: new Shutdown(log, 5000) };
+    const ctx: AppContext = { config, log, database: db, ...testMetrics(db), shutdown: new Shutdown(log, 5000) };
     const run = await pollRun(db, at(0));
     await snapshot(db, { order: randomUUID(), state: 'declined', seenAt: at(0), runId: run });
 

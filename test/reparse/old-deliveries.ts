@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Database } from '../../src/db/database.js';
 import { classifyDelivery, type StorableClassification } from '../../src/webhooks/classify.js';
 import { writeDeliveries } from '../../src/webhooks/ledger-write.js';
-import { TYPED_TABLES } from '../../src/webhooks/ledger-write.js';
+import { TYPED_TABLES } from '../../src/webhooks/typed-rows.js';
 
 /**
  * Deliveries as an older release stored them: its own verdict (status, topic, parse error) and

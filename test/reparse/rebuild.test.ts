@@ -2,11 +2,12 @@ import { afterAll, expect, it } from 'vitest';
 import { runReparse } from '../../src/reparse/run.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { DEFAULT_FAULT_RATES } from '../../src/sim/index.js';
-import { TYPED_TABLES } from '../../src/webhooks/ledger-write.js';
+import { TYPED_TABLES } from '../../src/webhooks/typed-rows.js';
 import { HOUR_MS } from '../../src/sim/time.js';
 import { settleDue, startStack, type Stack } from '../e2e/harness.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { derivedFields, typedSnapshot } from './old-deliveries.js';
+import { testMetrics } from '../helpers/metrics.js';
 
 let db: TestDatabase | undefined;
 let stack: Stack | undefined;
@@ -39,7 +40,7 @@ it('every typed table rebuilt from webhook_deliveries alone equals what receipt 
   expect(numeric!.n).toBeGreaterThan(0);
 
   await db.sql.unsafe(`truncate ${TYPED_TABLES.join(', ')}`);
-  const summary = await runReparse({ database: db, log: silentLogger() }, { environment: 'sandbox', status: 'all', dryRun: false, trigger: 'command', batchSize: 200 });
+  const summary = await runReparse({ database: db, log: silentLogger(), ...testMetrics(db) }, { environment: 'sandbox', status: 'all', dryRun: false, trigger: 'command', batchSize: 200 });
   expect(summary.examined).toBe(fields.length);
   // Nothing about the deliveries changed: the same keys and decisions; only the typed rows came back.
   expect(summary.changed).toBe(0);

@@ -12,6 +12,7 @@ import { silentLogger } from '../../src/log/logger.js';
 import { classifyDelivery } from '../../src/webhooks/classify.js';
 import { PARSER_VERSION } from '../../src/webhooks/parser-version.js';
 import { derivedFields, storeAsOldParser, typedCount, typedSnapshot, type OldDelivery } from './old-deliveries.js';
+import { testMetrics } from '../helpers/metrics.js';
 
 const dbs: TestDatabase[] = [];
 let failed = false;
@@ -69,7 +70,7 @@ const openFindings = (d: TestDatabase) =>
   d.sql`select kind::text as kind, entity_id, subject, expected, observed, sepa_reference from discrepancies where status = 'open' order by kind, entity_id, subject`;
 
 const reparse = (d: TestDatabase, options: Partial<Parameters<typeof runReparse>[1]> = {}): Promise<ReparseSummary> =>
-  runReparse({ database: d, log: silentLogger() }, { environment: 'sandbox', status: 'unparsed', dryRun: false, trigger: 'command', ...options });
+  runReparse({ database: d, log: silentLogger(), ...testMetrics(d) }, { environment: 'sandbox', status: 'unparsed', dryRun: false, trigger: 'command', ...options });
 
 describe('ledger reparse of deliveries an older parser stored', () => {
   let old: TestDatabase;
@@ -264,5 +265,22 @@ describe('reparse beside the receiver', () => {
       from webhook_deliveries`;
     expect(counts).toEqual({ deliveries: 120, applied: 60, events: 60, typed: 60 });
     expect(await typedCount(d)).toBe(60);
+  });
+
+  it('a delivery whose typed row the ledger refuses is isolated by halving and stays unparsed; its neighbours are applied', async () => {
+    const d = await db('refused');
+    const bodies = Array.from({ length: 16 }, (_, i) => payout(`00000000-0000-4000-8000-${String(2000 + i).padStart(12, '0')}`, `PO20260303${String(i).padStart(8, '0')}`, String(2000 + i), 'INV-1'));
+    await storeAsOldParser(d, bodies.map((body) => ({ body, old: { status: 'invalid_shape' as const, topic: 'payout/complete', error: OLD_NUMBER_ERROR } })));
+    // A rule the parser does not know: the schemas let the row through and only the statement refuses it.
+    await d.sql`alter table payout_events add constraint refuse_one check (amount_cents <> 2011)`;
+    const summary = await reparse(d, { batchSize: 16 });
+    expect(summary.outcomes).toMatchObject({ applied: 15, still_unparsed: 1 });
+    const rows = await d.sql<{ s: string; applied: boolean; parse_error: string | null }[]>`
+      select parse_status::text as s, applied, parse_error from webhook_deliveries order by id`;
+    expect(rows.filter((r) => r.s === 'parsed' && r.applied)).toHaveLength(15);
+    const refused = rows[11]!;
+    expect(refused).toMatchObject({ s: 'invalid_shape', applied: false });
+    expect(refused.parse_error).toMatch(/^the ledger refused the parsed fields: .*refuse_one/);
+    expect((await d.sql`select count(*)::int as n from payout_events`)[0]!.n).toBe(15);
   });
 });

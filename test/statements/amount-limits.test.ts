@@ -1,7 +1,6 @@
 import { mkdtemp, readdir, readFile, rm, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Registry } from 'prom-client';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import { Shutdown } from '../../src/lifecycle/shutdown.js';
@@ -12,6 +11,7 @@ import { startStatementInbox } from '../../src/statements/inbox.js';
 import { csvAmountToCents } from '../../src/statements/money.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { csvStatement, MERCHANT_IBAN } from './fixtures.js';
+import { testMetrics } from '../helpers/metrics.js';
 
 /** Malformed, signed and implausible statement amounts, and oversized files, are refused with the place named. */
 
@@ -91,7 +91,7 @@ describe('statement limits on import', () => {
     );
 
     const config = loadConfig({ RECON_DATA_DIR: path.join(dir, 'data'), PROVIDER_ENV: 'sandbox', STATEMENT_MAX_FILE_BYTES: String(size - 1) });
-    const inbox = startStatementInbox({ config, log: silentLogger(), database: db, shutdown: new Shutdown(silentLogger(), 5000), registry: new Registry() }, { intervalMs: 3_600_000, settleMs: 1 });
+    const inbox = startStatementInbox({ config, log: silentLogger(), database: db, shutdown: new Shutdown(silentLogger(), 5000), ...testMetrics(db) }, { intervalMs: 3_600_000, settleMs: 1 });
     try {
       await inbox.runNow();
       const old = new Date(Date.now() - 60_000);

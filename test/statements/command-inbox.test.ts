@@ -6,12 +6,12 @@ import { command } from '../../src/commands/statement.js';
 import { loadConfig } from '../../src/config/load.js';
 import { Shutdown } from '../../src/lifecycle/shutdown.js';
 import { silentLogger } from '../../src/log/logger.js';
-import { Registry } from 'prom-client';
 import { startStatementInbox } from '../../src/statements/inbox.js';
 import { UsageError } from '../../src/app/errors.js';
 import { createSqlClient, type Database } from '../../src/db/database.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { csvStatement } from './fixtures.js';
+import { testMetrics } from '../helpers/metrics.js';
 
 let db: TestDatabase;
 let dir: string;
@@ -71,8 +71,8 @@ describe('statement inbox', () => {
     const dataDir = path.join(dir, 'data');
     const config = loadConfig({ RECON_DATA_DIR: dataDir, PROVIDER_ENV: 'sandbox' });
     const shutdown = new Shutdown(silentLogger(), 5000);
-    const registry = new Registry();
-    const inbox = startStatementInbox({ config, log: silentLogger(), database: db, shutdown, registry }, { intervalMs: 3_600_000, settleMs: 60_000 });
+    const { registry, metrics } = testMetrics(db);
+    const inbox = startStatementInbox({ config, log: silentLogger(), database: db, shutdown, metrics }, { intervalMs: 3_600_000, settleMs: 60_000 });
     try {
       await inbox.runNow();
       const old = new Date(Date.now() - 120_000);
@@ -113,7 +113,7 @@ describe('statement inbox failures', () => {
   it('moves a refused statement to failed/ with its reason and does not try it again', async () => {
     const config = loadConfig({ RECON_DATA_DIR: path.join(dir, 'data-failed'), PROVIDER_ENV: 'sandbox' });
     const shutdown = new Shutdown(silentLogger(), 5000);
-    const inbox = startStatementInbox({ config, log: silentLogger(), database: db, shutdown }, { intervalMs: 3_600_000, settleMs: 60_000 });
+    const inbox = startStatementInbox({ config, log: silentLogger(), database: db, shutdown, ...testMetrics(db) }, { intervalMs: 3_600_000, settleMs: 60_000 });
     try {
       await inbox.runNow();
       await drop(inbox.dir, 'unbalanced.sta', unbalanced);
@@ -134,7 +134,7 @@ describe('statement inbox failures', () => {
     // A port nothing listens on: connection refused, as when Postgres is down.
     const sql = createSqlClient('postgres://postgres@127.0.0.1:1/none', { poolMax: 1 });
     const down = { sql, db: undefined as never, embedded: false, close: async () => sql.end() } satisfies Database;
-    const inbox = startStatementInbox({ config, log: silentLogger(), database: down, shutdown }, { intervalMs: 3_600_000, settleMs: 60_000 });
+    const inbox = startStatementInbox({ config, log: silentLogger(), database: down, shutdown, ...testMetrics(down) }, { intervalMs: 3_600_000, settleMs: 60_000 });
     try {
       await inbox.runNow();
       await drop(inbox.dir, 'later.csv', statement('21'));

@@ -12,6 +12,7 @@ import { PAYOUT_RULE_KINDS } from '../../src/reconcile/rules/index.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { postDelivery, startTestReceiver, type TestReceiver } from '../helpers/receiver.js';
 import { PAYOUT_FAULTS } from './sim-helpers.js';
+import { testMetrics } from '../helpers/metrics.js';
 
 const SETTLEMENT_DAYS = 1;
 let sim: Simulator;
@@ -73,6 +74,7 @@ describe('payout reconciliation against the ground truth', () => {
         config: { PROVIDER_ENV: 'sandbox', WEBHOOK_GRACE_SECONDS: 3600, PAYOUT_SETTLEMENT_DAYS: SETTLEMENT_DAYS, PAYOUT_SOURCE_IBANS: [sim.bank.sandbox.providerIban] },
         log: silentLogger(),
         database: db,
+        ...testMetrics(db),
       },
       new Date(Date.now() + 2 * 3600_000),
     );

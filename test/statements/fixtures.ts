@@ -5,6 +5,7 @@ import { runReconcilePass } from '../../src/reconcile/pass.js';
 import type { PassSummary } from '../../src/reconcile/types.js';
 import { importStatement, type ImportResult } from '../../src/statements/import.js';
 import { parseEventTime } from '../../src/webhooks/event-time.js';
+import { testMetrics } from '../helpers/metrics.js';
 
 export const PROVIDER_IBAN = 'DE02120300000000202051';
 export const MERCHANT_IBAN = 'DE44500105175407324931';
@@ -19,6 +20,7 @@ export function pass(database: Database, now: Date, settings: { days?: number; i
       },
       log: silentLogger(),
       database,
+      ...testMetrics(database),
     },
     now,
   );

@@ -1,7 +1,6 @@
 import { mkdtemp, readdir, readFile, rm, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Registry } from 'prom-client';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import { Shutdown } from '../../src/lifecycle/shutdown.js';
@@ -9,6 +8,7 @@ import { silentLogger } from '../../src/log/logger.js';
 import { startStatementInbox, type StatementInbox } from '../../src/statements/inbox.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { csvStatement } from './fixtures.js';
+import { testMetrics } from '../helpers/metrics.js';
 
 /**
  * The inbox imports in a child process with its own heap and time limits: a file that exhausts
@@ -35,7 +35,7 @@ afterAll(async () => {
 
 async function withInbox(name: string, env: Record<string, string>, use: (inbox: StatementInbox) => Promise<void>): Promise<void> {
   const config = loadConfig({ RECON_DATA_DIR: path.join(dir, name), PROVIDER_ENV: 'sandbox', DATABASE_URL: db.url, ...env });
-  const inbox = startStatementInbox({ config, log: silentLogger(), database: db, shutdown: new Shutdown(silentLogger(), 5000), registry: new Registry() }, { intervalMs: 3_600_000, settleMs: 1 });
+  const inbox = startStatementInbox({ config, log: silentLogger(), database: db, shutdown: new Shutdown(silentLogger(), 5000), ...testMetrics(db) }, { intervalMs: 3_600_000, settleMs: 1 });
   try {
     await inbox.runNow();
     await use(inbox);

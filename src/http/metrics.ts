@@ -1,6 +1,6 @@
 import type { Registry } from 'prom-client';
 import type { Logger } from '../log/logger.js';
-import { startHttpServer, type HttpServer, type ServerTimeouts } from '../http/server.js';
+import { startHttpServer, type HttpServer, type ServerTimeouts } from './server.js';
 
 /** GET /metrics on its own port, so scraping never competes with the provider's deliveries. */
 export async function startMetricsServer(registry: Registry, options: { host: string; port: number; log: Logger; timeouts?: ServerTimeouts }): Promise<HttpServer> {
