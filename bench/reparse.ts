@@ -61,10 +61,12 @@ async function ingestWindows(url: string, rate: number, all: number[], stop: { c
     const r = await fixedRate(url, deliveries, rate, all);
     const after = machineTicks();
     const load1 = Number(readFileSync('/proc/loadavg', 'utf8').split(' ')[0]);
-    windows.push({
+    const window = {
       p50Ms: round(r.p50Ms), p99Ms: round(r.p99Ms), maxMs: round(r.maxMs), failures: r.failures,
       machineCoresBusy: round(((after.busy - before.busy) / (after.total - before.total)) * cores), load1,
-    });
+    };
+    windows.push(window);
+    process.stderr.write(`  ${new Date().toISOString()} ${JSON.stringify(window)}\n`);
   }
   return windows;
 }
@@ -101,8 +103,9 @@ async function daemonReparse(child: ChildProcess): Promise<Record<string, unknow
 /**
  * Reparse of N stored deliveries (1,000,000; 100,000 with --quick) by the daemon's automatic job in
  * the daemon's process, beside its receiver taking 1,000 signed deliveries/s in open loop: ingest
- * latency alone first (6 windows of 5 s), then during the reparse, each phase's overall p99 and its
- * worst window. Then the same ledger seeded again and reparsed by the command, unpaced, alone
+ * latency alone before (6 windows of 5 s), during the reparse and alone after (6 more), each
+ * phase's overall p99 and its worst window, with the machine's load in each window (the cores are
+ * shared). Then the same ledger seeded again and reparsed by the command, unpaced, alone
  * (deliveries/s, peak RSS of its own process).
  */
 export async function runReparseBench(opts: { quick?: boolean } = {}): Promise<Record<string, unknown>> {
@@ -116,6 +119,7 @@ export async function runReparseBench(opts: { quick?: boolean } = {}): Promise<R
     const { url, child } = await startTarget('daemon', db.url);
     let alone: ReturnType<typeof summarise>;
     let during: ReturnType<typeof summarise>;
+    let after: ReturnType<typeof summarise>;
     let daemon: Record<string, unknown>;
     try {
       await maxThroughput(url, makeDeliveries(2000), 32); // warm-up
@@ -125,6 +129,8 @@ export async function runReparseBench(opts: { quick?: boolean } = {}): Promise<R
       const duringLatencies: number[] = [];
       during = summarise(await ingestWindows(url, rate, duringLatencies, { until: reparse }), duringLatencies);
       daemon = await reparse;
+      const afterLatencies: number[] = [];
+      after = summarise(await ingestWindows(url, rate, afterLatencies, { count: 6 }), afterLatencies);
     } finally {
       child.kill('SIGTERM');
       await once(child, 'exit');
@@ -139,6 +145,7 @@ export async function runReparseBench(opts: { quick?: boolean } = {}): Promise<R
       daemonReparse: daemon,
       ingestAlone: { rate, ...alone },
       ingestDuringReparse: { rate, ...during },
+      ingestAfter: { rate, ...after },
       ratioP99DuringToAlone: round(during.p99Ms / alone.p99Ms),
       commandReparseAlone: command,
       targets: { ingestP99MsDuringReparse: 50 },

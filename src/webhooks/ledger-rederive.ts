@@ -27,6 +27,12 @@ export interface RederiveResult {
  * a retry the receiver inserts meanwhile either commits first, and this update fails with a unique
  * violation (the caller retries the batch, which then sees it: reparse/run.ts), or waits for this
  * commit and is stored as a retry (its ON CONFLICT DO NOTHING).
+ * It commits without waiting for its WAL to be flushed (synchronous_commit off for its own
+ * transaction): the receiver's commits queue behind every flush of the server's one WAL, and beside
+ * reparse its backend spent most of its time in IO/WALSync and LWLock/WALWrite (bench/README.md,
+ * reparse). Nothing is lost that matters: WAL is flushed in order, so any later commit that is
+ * durable (a receiver's) makes this one durable too, and a crash within the WAL writer's delay can
+ * only undo batches whose deliveries keep their older parser_version and are reparsed again.
  */
 const REDERIVE_STATEMENT = `
       with input as materialized (
@@ -63,9 +69,12 @@ const REDERIVE_STATEMENT = `
             applied = false, parser_version = ${PARSER_VERSION}
         from input i
         where w.id = i.id and not exists (select 1 from candidates c where c.id = i.id)
-      ), ${TYPED_TABLES.map((table, i) => typedInsert(table, i + 2)).join(', ')}
+      ), ${TYPED_TABLES.map((table, i) => typedInsert(table, i + 2)).join(', ')}, no_flush_wait as (
+        select set_config('synchronous_commit', 'off', true) as setting
+      )
       select coalesce(json_agg(json_build_array(i.id, c.id is not null) order by i.n), '[]')::text as outcome
-      from input i left join candidates c on c.id = i.id`;
+      from input i left join candidates c on c.id = i.id
+      where (select setting from no_flush_wait) is not null`;
 
 function rederivedJson(batch: readonly Rederived[]): string {
   return JSON.stringify(

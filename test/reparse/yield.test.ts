@@ -4,6 +4,8 @@ import { silentLogger } from '../../src/log/logger.js';
 import { createReparseMetrics } from '../../src/reparse/metrics.js';
 import { REPARSE_PACE } from '../../src/reparse/job.js';
 import { runReparse } from '../../src/reparse/run.js';
+import { classifyDelivery } from '../../src/webhooks/classify.js';
+import { rederiveDeliveries } from '../../src/webhooks/ledger-rederive.js';
 import { PARSER_VERSION } from '../../src/webhooks/parser-version.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { postDelivery, startTestReceiver, type TestReceiver } from '../helpers/receiver.js';
@@ -69,4 +71,26 @@ it('the daemon\'s reparse starts no batch while the receiver\'s commits are slow
   const yielded = (await metrics.yieldSeconds.get()).values[0]!.value;
   expect(yielded).toBeGreaterThanOrEqual(0.45);
   expect(yielded).toBeLessThan(2);
+});
+
+it('a reparse batch commits without waiting for the WAL flush, and leaves its connection as it was for the receiver', { timeout: 30_000 }, async () => {
+  const d = await createTestDatabase('reparse_no_flush_wait');
+  dbs.push(d);
+  await storeAsOldParser(d, [{ body: payout(1), old: { status: 'invalid_shape', topic: 'payout/complete', error: NUMBER_ERROR } }]);
+  const [row] = await d.sql<{ id: string; raw_body: Buffer }[]>`select id::text, raw_body from webhook_deliveries`;
+  const connection = await d.sql.reserve();
+  try {
+    const classification = classifyDelivery(row!.raw_body);
+    if (!classification.ok) throw new Error('fixture does not parse');
+    expect(await rederiveDeliveries(connection, [{ deliveryId: Number(row!.id), classification }])).toEqual([{ deliveryId: Number(row!.id), applied: true }]);
+    expect((await connection`show synchronous_commit`)[0]).toEqual({ synchronous_commit: 'on' });
+    // Inside a transaction the setting is visible until its end: the statement set it for its own only.
+    await connection`begin`;
+    await rederiveDeliveries(connection, [{ deliveryId: Number(row!.id), classification }]);
+    expect((await connection`show synchronous_commit`)[0]).toEqual({ synchronous_commit: 'off' });
+    await connection`commit`;
+    expect((await connection`show synchronous_commit`)[0]).toEqual({ synchronous_commit: 'on' });
+  } finally {
+    connection.release();
+  }
 });
