@@ -39,8 +39,13 @@ if (mode === 'daemon') {
   const ctx: AppContext = { config, log, database: { sql, db: drizzle(sql, { schema }), embedded: false, close: async () => sql.end() }, registry: createRegistry(), shutdown: new Shutdown(log, 5000) };
   const receiver = await createWebhookReceiver(ctx);
   const http = await startHttpServer({ host: '127.0.0.1', port: 0, routes: [receiver.route], log, name: 'bench' });
+  // 'hold' makes the receiver look slow to the reparse job (it then yields, one batch per 2 s at
+  // most): the bench's control windows, under the same load from the rest of the machine.
+  let held = false;
+  const seenByReparse = { commitPressureMs: () => (held ? Number.POSITIVE_INFINITY : receiver.commitPressureMs()) };
   process.on('message', (message) => {
-    if (message === 'reparse') void reparseBesideReceiver(ctx, receiver).then((result) => process.send?.(result));
+    if (message === 'reparse') void reparseBesideReceiver(ctx, seenByReparse).then((result) => process.send?.(result));
+    held = message === 'hold' ? true : message === 'free' ? false : held;
   });
   process.stdout.write(`READY ${http.url}/webhooks\n`);
 } else if (mode === 'unbatched') {
@@ -93,7 +98,7 @@ if (mode === 'daemon') {
  * receiver and yielding to it as in the daemon (daemon.ts), until nothing older is left to reparse.
  * Its speed, the process's RSS at its start and peak, and the run's record.
  */
-async function reparseBesideReceiver(ctx: AppContext, receiver: WebhookReceiver) {
+async function reparseBesideReceiver(ctx: AppContext, receiver: Pick<WebhookReceiver, 'commitPressureMs'>) {
   const startRss = process.memoryUsage().rss;
   let peakRss = startRss;
   const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 20);

@@ -49,24 +49,35 @@ interface Window {
   load1: number;
 }
 
-/** 5 s windows of open-loop ingest at `rate`, `count` of them or until `until` settles; every latency goes to `all`. */
-async function ingestWindows(url: string, rate: number, all: number[], stop: { count?: number; until?: Promise<unknown> }): Promise<Window[]> {
+/**
+ * 5 s windows of open-loop ingest at `rate`, `count` of them or until `until` settles; every
+ * latency goes to `all`. With `control`, every other window goes to `control` instead, with
+ * `hold()` called before it and `free()` after.
+ */
+async function ingestWindows(
+  url: string, rate: number, all: number[],
+  stop: { count?: number; until?: Promise<unknown> },
+  control?: { all: number[]; windows: Window[]; hold(): void; free(): void },
+): Promise<Window[]> {
   let finished = false;
   void stop.until?.finally(() => (finished = true));
   const windows: Window[] = [];
   const cores = Number(readFileSync('/proc/cpuinfo', 'utf8').match(/^processor/gm)?.length ?? 1);
-  while (!finished && (stop.count === undefined || windows.length < stop.count)) {
+  for (let n = 0; !finished && (stop.count === undefined || windows.length < stop.count); n += 1) {
+    const isControl = control !== undefined && n % 2 === 1;
+    if (isControl) control.hold();
     const deliveries = makeDeliveries(rate * 5);
     const before = machineTicks();
-    const r = await fixedRate(url, deliveries, rate, all);
+    const r = await fixedRate(url, deliveries, rate, isControl ? control.all : all);
+    if (isControl) control.free();
     const after = machineTicks();
     const load1 = Number(readFileSync('/proc/loadavg', 'utf8').split(' ')[0]);
     const window = {
       p50Ms: round(r.p50Ms), p99Ms: round(r.p99Ms), maxMs: round(r.maxMs), failures: r.failures,
       machineCoresBusy: round(((after.busy - before.busy) / (after.total - before.total)) * cores), load1,
     };
-    windows.push(window);
-    process.stderr.write(`  ${new Date().toISOString()} ${JSON.stringify(window)}\n`);
+    (isControl ? control.windows : windows).push(window);
+    process.stderr.write(`  ${new Date().toISOString()}${isControl ? ' control' : ''} ${JSON.stringify(window)}\n`);
   }
   return windows;
 }
@@ -105,10 +116,12 @@ async function daemonReparse(child: ChildProcess): Promise<Record<string, unknow
  * the daemon's process, beside its receiver taking 1,000 signed deliveries/s in open loop: ingest
  * latency alone before (6 windows of 5 s), during the reparse and alone after (6 more), each
  * phase's overall p99 and its worst window, with the machine's load in each window (the cores are
- * shared). Then the same ledger seeded again and reparsed by the command, unpaced, alone
+ * shared). With --reparse-control, every other window during the reparse is a control: the job is
+ * made to see the receiver as slow, so it holds back (one batch per 2 s at most), under the same
+ * load from the rest of the machine as the windows around it. Then the same ledger seeded again and reparsed by the command, unpaced, alone
  * (deliveries/s, peak RSS of its own process).
  */
-export async function runReparseBench(opts: { quick?: boolean } = {}): Promise<Record<string, unknown>> {
+export async function runReparseBench(opts: { quick?: boolean; control?: boolean } = {}): Promise<Record<string, unknown>> {
   const count = opts.quick ? 100_000 : 1_000_000;
   const rate = 1000;
   const db = await benchDatabase('reparse');
@@ -120,6 +133,7 @@ export async function runReparseBench(opts: { quick?: boolean } = {}): Promise<R
     let alone: ReturnType<typeof summarise>;
     let during: ReturnType<typeof summarise>;
     let after: ReturnType<typeof summarise>;
+    let held: ReturnType<typeof summarise> | undefined;
     let daemon: Record<string, unknown>;
     try {
       await maxThroughput(url, makeDeliveries(2000), 32); // warm-up
@@ -127,7 +141,9 @@ export async function runReparseBench(opts: { quick?: boolean } = {}): Promise<R
       alone = summarise(await ingestWindows(url, rate, aloneLatencies, { count: 6 }), aloneLatencies);
       const reparse = daemonReparse(child);
       const duringLatencies: number[] = [];
-      during = summarise(await ingestWindows(url, rate, duringLatencies, { until: reparse }), duringLatencies);
+      const control = { all: [] as number[], windows: [] as Window[], hold: () => child.send('hold'), free: () => child.send('free') };
+      during = summarise(await ingestWindows(url, rate, duringLatencies, { until: reparse }, opts.control ? control : undefined), duringLatencies);
+      if (opts.control) held = summarise(control.windows, control.all);
       daemon = await reparse;
       const afterLatencies: number[] = [];
       after = summarise(await ingestWindows(url, rate, afterLatencies, { count: 6 }), afterLatencies);
@@ -145,6 +161,7 @@ export async function runReparseBench(opts: { quick?: boolean } = {}): Promise<R
       daemonReparse: daemon,
       ingestAlone: { rate, ...alone },
       ingestDuringReparse: { rate, ...during },
+      ...(held ? { ingestWhileReparseHeld: { rate, ...held } } : {}),
       ingestAfter: { rate, ...after },
       ratioP99DuringToAlone: round(during.p99Ms / alone.p99Ms),
       commandReparseAlone: command,
