@@ -6,9 +6,11 @@
  * cost on this machine, or MODE=unbatched: the daemon's checks and the daemon's ledger statement,
  * but one statement (one commit) per request, with no group commit. It shows what grouping buys
  * for the same work; the baseline above does less (one row, no typed row, no dedup).
- * Prints `READY <url>` once listening.
+ * Prints `READY <url>` once listening. In daemon mode, the IPC message 'reparse' starts the daemon's
+ * reparse job beside the receiver (bench/reparse.ts).
  */
 import { randomUUID } from 'node:crypto';
+import type { Counter } from 'prom-client';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { drizzle } from 'drizzle-orm/postgres-js';
@@ -20,7 +22,8 @@ import { Shutdown } from '../src/lifecycle/shutdown.js';
 import * as schema from '../src/ledger/schema/index.js';
 import { silentLogger } from '../src/log/logger.js';
 import { createRegistry } from '../src/metrics/registry.js';
-import { createWebhookReceiver } from '../src/webhooks/index.js';
+import { createWebhookReceiver, type WebhookReceiver } from '../src/webhooks/index.js';
+import { startReparseJob } from '../src/reparse/job.js';
 import { classifyDelivery } from '../src/webhooks/classify.js';
 import { writeDeliveries } from '../src/webhooks/ledger-write.js';
 import { verifySignature } from '../src/webhooks/signature.js';
@@ -39,6 +42,14 @@ if (mode === 'daemon') {
   const ctx: AppContext = { config, log, database, registry, metrics: createMetrics(registry, database, config.PROVIDER_ENV), shutdown: new Shutdown(log, 5000) };
   const receiver = await createWebhookReceiver(ctx);
   const http = await startHttpServer({ host: '127.0.0.1', port: 0, routes: [receiver.route], log, name: 'bench' });
+  // 'hold' makes the receiver look slow to the reparse job (it then yields, one batch per 2 s at
+  // most): the bench's control windows, under the same load from the rest of the machine.
+  let held = false;
+  const seenByReparse = { commitPressureMs: () => (held ? Number.POSITIVE_INFINITY : receiver.commitPressureMs()) };
+  process.on('message', (message) => {
+    if (message === 'reparse') void reparseBesideReceiver(ctx, seenByReparse).then((result) => process.send?.(result));
+    held = message === 'hold' ? true : message === 'free' ? false : held;
+  });
   process.stdout.write(`READY ${http.url}/webhooks\n`);
 } else if (mode === 'unbatched') {
   drizzle(sql, { schema }); // as in the daemon: it sets postgres.js's JSON and timestamp serializers, which writeDeliveries relies on
@@ -83,6 +94,31 @@ if (mode === 'daemon') {
       );
     }),
   );
+}
+
+/**
+ * For bench/reparse.ts: the daemon's automatic reparse job, started in this process beside the
+ * receiver and yielding to it as in the daemon (daemon.ts), until nothing older is left to reparse.
+ * Its speed, the process's RSS at its start and peak, and the run's record.
+ */
+async function reparseBesideReceiver(ctx: AppContext, receiver: Pick<WebhookReceiver, 'commitPressureMs'>) {
+  const startRss = process.memoryUsage().rss;
+  let peakRss = startRss;
+  const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 20);
+  const started = performance.now();
+  const job = startReparseJob(ctx, { receiver });
+  await job.runNow(); // queued behind the run the job starts at once: it resolves when that is done
+  const seconds = (performance.now() - started) / 1000;
+  clearInterval(sampler);
+  await job.stop();
+  const [run] = await ctx.database.sql<{ examined: number; outcomes: Record<string, number> }[]>`
+    select examined, outcomes from reparse_runs order by id desc limit 1`;
+  const yielded = (await (ctx.registry.getSingleMetric('bnpl_recon_reparse_yield_seconds_total') as Counter).get()).values[0]?.value ?? 0;
+  const mib = (bytes: number) => Math.round(bytes / 2 ** 20);
+  return {
+    examined: run?.examined, outcomes: run?.outcomes, seconds: Math.round(seconds * 100) / 100, deliveriesPerSecond: Math.round((run?.examined ?? 0) / seconds),
+    yieldedSeconds: Math.round(yielded * 100) / 100, daemonRssAtStartMib: mib(startRss), daemonPeakRssMib: mib(peakRss),
+  };
 }
 
 /** A node:http server that hands each request its whole body. */

@@ -36,7 +36,7 @@ type TargetMode = 'daemon' | 'baseline' | 'unbatched' | 'floor';
 export async function startTarget(mode: TargetMode, databaseUrl: string): Promise<{ url: string; child: ChildProcess }> {
   const child = spawn(process.execPath, ['--import', 'tsx', new URL('./ingest-target.ts', import.meta.url).pathname], {
     env: { ...process.env, MODE: mode, DATABASE_URL: databaseUrl, WEBHOOK_SECRET: SECRET },
-    stdio: ['ignore', 'pipe', 'inherit'],
+    stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
   });
   const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
   for await (const line of lines) {
@@ -80,7 +80,7 @@ export async function maxThroughput(url: string, deliveries: Delivery[], connect
  * Open loop at a fixed rate: latency is measured from when each request was due, so a stalled
  * server is charged for the requests it delayed (no coordinated omission).
  */
-export async function fixedRate(url: string, deliveries: Delivery[], ratePerSecond: number) {
+export async function fixedRate(url: string, deliveries: Delivery[], ratePerSecond: number, collect?: number[]) {
   const target = new URL(url);
   const pool = new Pool(target.origin, { connections: 128, pipelining: 1 });
   const latencies: number[] = [];
@@ -101,6 +101,7 @@ export async function fixedRate(url: string, deliveries: Delivery[], ratePerSeco
   await Promise.all(inFlight);
   await pool.close();
   latencies.sort((a, b) => a - b);
+  collect?.push(...latencies);
   return { rate: ratePerSecond, requests: deliveries.length, failures, p50Ms: percentile(latencies, 0.5), p99Ms: percentile(latencies, 0.99), maxMs: latencies.at(-1) ?? Number.NaN };
 }
 

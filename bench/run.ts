@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --quick] [-- --only ingest,poll,reconcile,statements,reparse,growth] [-- --deliveries N]`: runs each benchmark, which measures
+ * `npm run bench [-- --quick] [-- --only ingest,poll,reconcile,statements,reparse,growth] [-- --deliveries N] [-- --reparse-control]`: runs each benchmark, which measures
  * its baseline in the same run and reports the ratio, prints the figures and writes them to
  * bench/results/latest.json (and a dated copy).
  */
@@ -14,13 +14,14 @@ import { runStatementsBench } from './statements.js';
 import { stopBenchServer } from './support.js';
 
 const quick = process.argv.includes('--quick');
+const control = process.argv.includes('--reparse-control');
 const onlyArg = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length);
 // growth: the year's size (deliveries loaded into the ledger); default 20,000,000, quick 1,000,000.
 const deliveriesArg = process.argv.find((a) => a.startsWith('--deliveries='))?.slice('--deliveries='.length)
   ?? process.argv[process.argv.indexOf('--deliveries') + 1];
 const deliveries = process.argv.some((a) => a.startsWith('--deliveries')) ? Number(deliveriesArg) : undefined;
 if (deliveries !== undefined && !(Number.isInteger(deliveries) && deliveries > 0)) throw new Error('--deliveries wants a positive integer');
-const parts: Record<string, (o: { quick?: boolean }) => Promise<Record<string, unknown>>> = {
+const parts: Record<string, (o: { quick?: boolean; control?: boolean }) => Promise<Record<string, unknown>>> = {
   ingest: runIngestBench,
   poll: runPollBench,
   reconcile: runReconcileBench,
@@ -40,7 +41,7 @@ for (const name of selected) {
   if (!run) throw new Error(`unknown benchmark ${name}; one of ${Object.keys(parts).join(', ')}`);
   process.stderr.write(`bench ${name}${quick ? ' (quick)' : ''}...\n`);
   try {
-    results[name] = await run({ quick });
+    results[name] = await run({ quick, control });
   } catch (error) {
     results[name] = { error: (error as Error).stack ?? String(error) };
   }

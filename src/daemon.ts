@@ -85,6 +85,7 @@ export async function startDaemon(config: Config, log: Logger): Promise<Daemon> 
 
     // After the reconciler, so a reparse that applied deliveries can ask it for a pass.
     const reparse = startReparseJob(ctx, {
+      receiver,
       onApplied: async () => {
         await reconciler.runNow();
       },

@@ -11,6 +11,7 @@ import { classifyDelivery, unparsed, type StorableClassification } from '../webh
 import { isAppliedConflict, rederiveDeliveries, type Rederived, type RederiveResult } from '../webhooks/ledger-rederive.js';
 import { PARSER_VERSION } from '../webhooks/parser-version.js';
 import type { ReparseMetrics } from './metrics.js';
+import { YieldingPace, type PaceSettings } from './pace.js';
 import { outcomeOf, ReparseTally, type ReparseChange, type ReparseOutcome, type StoredFields } from './outcome.js';
 
 /** Which stored deliveries a run re-classifies: one unparsed status, both (unparsed), or every delivery (all). */
@@ -31,8 +32,11 @@ export interface ReparseOptions {
   /**
    * The share of wall time spent on batches (0 < duty <= 1, default 1): after a batch that took
    * t ms the run pauses t * (1 - duty) / duty ms, leaving the rest of the machine to the receiver.
+   * With `yieldTo`, this is the most it takes; the receiver's commit time lowers it (pace.ts).
    */
   duty?: number;
+  /** The receiver to yield to (the daemon's own): no batch starts while its commits are slow. */
+  yieldTo?: { commitPressureMs(): number; pace: Omit<PaceSettings, 'maxDuty'> };
   signal?: AbortSignal;
   /** Log progress as "reparse <environment>" (startProgress). */
   progress?: boolean;
@@ -118,10 +122,13 @@ async function walk(ctx: ReparseContext, options: ReparseOptions, tally: Reparse
   // Dry runs roll every batch back, so an event a dry batch "applied" is remembered here to count its
   // later deliveries as the retries they would be.
   const dryApplied = new Set<string>();
+  const pace = new YieldingPace({ maxDuty: options.duty ?? 1, ...(options.yieldTo?.pace ?? { minDuty: 1, yieldAboveMs: Number.POSITIVE_INFINITY, step: 0 }) });
+  const pressure = () => options.yieldTo?.commitPressureMs() ?? 0;
   let after = 0;
   try {
     for (;;) {
       if (signal.aborted) return true;
+      await yieldWhile(() => pace.mustYield(pressure()), signal, ctx.metrics.reparse);
       const rows = await sql<StoredRow[]>`
         select d.id::text as id, d.raw_body, d.topic, d.parse_status::text as parse_status, d.parse_error, d.event_key, d.applied
         from webhook_deliveries d
@@ -151,8 +158,8 @@ async function walk(ctx: ReparseContext, options: ReparseOptions, tally: Reparse
       });
       if (!options.dryRun) for (const [outcome, n] of batchOutcomes) ctx.metrics.reparse.deliveries.labels(outcome).inc(n);
       progress?.update(tally.examined);
-      const duty = options.duty ?? 1;
-      if (duty < 1) await pause(((performance.now() - batchStarted) * (1 - duty)) / duty, signal);
+      const rest = pace.pauseAfter(performance.now() - batchStarted, pressure());
+      if (rest > 0) await pause(rest, signal);
     }
   } finally {
     progress?.finish();
@@ -227,6 +234,18 @@ async function rolledBack(sql: Sql, batch: Rederived[]): Promise<RederiveResult[
     throw error;
   }
   throw new Error('dry run transaction committed');
+}
+
+/** How long reparse waits for the receiver's commits to get fast again before it goes on anyway, at its slowest pace. */
+const MAX_YIELD_MS = 2_000;
+const YIELD_STEP_MS = 25;
+
+/** Waits while `busy()` holds, up to MAX_YIELD_MS, counting the time in the yield metric. */
+async function yieldWhile(busy: () => boolean, signal: AbortSignal, metrics: ReparseMetrics): Promise<void> {
+  const started = performance.now();
+  while (busy() && !signal.aborted && performance.now() - started < MAX_YIELD_MS) await pause(YIELD_STEP_MS, signal);
+  const waited = performance.now() - started;
+  if (waited >= 1) metrics.yieldSeconds.inc(waited / 1000);
 }
 
 /** Waits `ms`, or less if the signal aborts. */

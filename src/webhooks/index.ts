@@ -1,5 +1,6 @@
 import type { AppContext } from '../app/context.js';
 import type { Route } from '../http/server.js';
+import { RecentCommits } from './commit-pressure.js';
 import { GroupCommitWriter } from './group-commit.js';
 import { createWebhookHandler } from './receiver.js';
 import { fetchedSecrets, staticSecrets, type SecretSource } from './secrets.js';
@@ -19,6 +20,11 @@ export interface WebhookReceiver {
   drain(): Promise<void>;
   /** Why this replica cannot acknowledge now (commits stalled past the ack deadline), or undefined. */
   commitStall(): string | undefined;
+  /**
+   * Milliseconds the ledger makes deliveries wait now: the slowest commit of the last 500 ms, or
+   * longer if a delivery queued or in flight has waited longer than that. 0 when idle.
+   */
+  commitPressureMs(): number;
 }
 
 export interface ReceiverDeps {
@@ -49,12 +55,16 @@ export async function createWebhookReceiver(ctx: AppContext, deps: ReceiverDeps 
   // trip), and on 2 shared cores fewer, bigger batches cost less CPU per delivery than parallel ones
   // (two in flight: 9.6-9.7k deliveries/s against 10.3k with one, and more receiver and Postgres
   // CPU per delivery: bench/README.md, ingest). It also leaves the pool to the poller and the reconciler.
+  const recent = new RecentCommits();
   const writer = new GroupCommitWriter(database.sql, {
     maxBatch: 1024,
     maxConcurrentBatches: 1,
     log,
     onBatch: (size) => metrics.batchSize.observe(size),
-    onCommit: (seconds) => metrics.commitSeconds.observe(seconds),
+    onCommit: (seconds) => {
+      metrics.commitSeconds.observe(seconds);
+      recent.record(seconds * 1000);
+    },
   });
   let closing = false;
   const handler = createWebhookHandler({
@@ -77,6 +87,7 @@ export async function createWebhookReceiver(ctx: AppContext, deps: ReceiverDeps 
       const waitedMs = writer.oldestPendingMs();
       return waitedMs > config.WEBHOOK_ACK_DEADLINE_MS ? `ledger commits stalled: oldest pending commit waited ${Math.round(waitedMs)} ms (ack deadline ${config.WEBHOOK_ACK_DEADLINE_MS} ms)` : undefined;
     },
+    commitPressureMs: () => Math.max(recent.worstSince(performance.now() - 500), writer.oldestPendingMs()),
     async drain() {
       closing = true;
       secrets.stop();
