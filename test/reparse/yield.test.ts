@@ -74,23 +74,19 @@ it('the daemon\'s reparse starts no batch while the receiver\'s commits are slow
 });
 
 it('a reparse batch commits without waiting for the WAL flush, and leaves its connection as it was for the receiver', { timeout: 30_000 }, async () => {
-  const d = await createTestDatabase('reparse_no_flush_wait');
+  // One connection, so what the batch leaves behind is what the next user of it sees.
+  const d = await createTestDatabase('reparse_no_flush_wait', { poolMax: 1 });
   dbs.push(d);
   await storeAsOldParser(d, [{ body: payout(1), old: { status: 'invalid_shape', topic: 'payout/complete', error: NUMBER_ERROR } }]);
   const [row] = await d.sql<{ id: string; raw_body: Buffer }[]>`select id::text, raw_body from webhook_deliveries`;
-  const connection = await d.sql.reserve();
-  try {
-    const classification = classifyDelivery(row!.raw_body);
-    if (!classification.ok) throw new Error('fixture does not parse');
-    expect(await rederiveDeliveries(connection, [{ deliveryId: Number(row!.id), classification }])).toEqual([{ deliveryId: Number(row!.id), applied: true }]);
-    expect((await connection`show synchronous_commit`)[0]).toEqual({ synchronous_commit: 'on' });
-    // Inside a transaction the setting is visible until its end: the statement set it for its own only.
-    await connection`begin`;
-    await rederiveDeliveries(connection, [{ deliveryId: Number(row!.id), classification }]);
-    expect((await connection`show synchronous_commit`)[0]).toEqual({ synchronous_commit: 'off' });
-    await connection`commit`;
-    expect((await connection`show synchronous_commit`)[0]).toEqual({ synchronous_commit: 'on' });
-  } finally {
-    connection.release();
-  }
+  const classification = classifyDelivery(row!.raw_body);
+  if (!classification.ok) throw new Error('fixture does not parse');
+  expect(await rederiveDeliveries(d.sql, [{ deliveryId: Number(row!.id), classification }])).toEqual([{ deliveryId: Number(row!.id), applied: true }]);
+  expect((await d.sql`show synchronous_commit`)[0]).toEqual({ synchronous_commit: 'on' });
+  // Inside a caller's transaction the setting is visible until its end: the batch set it for its transaction only.
+  await d.sql.begin(async (tx) => {
+    await rederiveDeliveries(tx, [{ deliveryId: Number(row!.id), classification }]);
+    expect((await tx`show synchronous_commit`)[0]).toEqual({ synchronous_commit: 'off' });
+  });
+  expect((await d.sql`show synchronous_commit`)[0]).toEqual({ synchronous_commit: 'on' });
 });
