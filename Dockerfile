@@ -11,6 +11,7 @@ FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 COPY package.json package-lock.json tsconfig.json tsconfig.build.json ./
 COPY src ./src
+COPY sim ./sim
 # --ignore-scripts: `prepare` would build before src is complete; the build runs explicitly below.
 RUN npm ci --ignore-scripts --no-audit --no-fund && npm run build
 

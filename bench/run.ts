@@ -1,16 +1,17 @@
 /**
  * `npm run bench [-- --quick] [-- --only ingest,poll,reconcile,statements,reparse,growth] [-- --deliveries N] [-- --reparse-control]`: runs each benchmark, which measures
  * its baseline in the same run and reports the ratio, prints the figures and writes them to
- * bench/results/latest.json (and a dated copy).
+ * bench/results/latest.json (earlier figures are in its git history).
  */
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
-import { runGrowthBench } from './growth.js';
-import { runIngestBench } from './ingest.js';
-import { runPollBench } from './poll.js';
-import { runReconcileBench } from './reconcile.js';
-import { runReparseBench } from './reparse.js';
-import { runStatementsBench } from './statements.js';
+import { runGrowthBench } from './growth/index.js';
+import { runIngestBench } from './ingest/index.js';
+import { runPollBench } from './poll/index.js';
+import { runReconcileBench } from './reconcile/index.js';
+import { runReparseBench } from './reparse/index.js';
+import { runStatementsBench } from './statements/index.js';
 import { stopBenchServer } from './support.js';
 
 const quick = process.argv.includes('--quick');
@@ -31,25 +32,29 @@ const parts: Record<string, (o: { quick?: boolean; control?: boolean }) => Promi
 };
 const selected = onlyArg ? onlyArg.split(',') : Object.keys(parts);
 
-const results: Record<string, unknown> = {
+// latest.json keeps every part's latest figures, each with the run it came from, so a run of some
+// parts (--only) replaces only theirs; earlier figures are in the file's git history.
+const latestUrl = new URL('./results/latest.json', import.meta.url);
+const latest = (existsSync(latestUrl) ? JSON.parse(readFileSync(latestUrl, 'utf8')) : {}) as Record<string, unknown>;
+const run = {
   startedAt: new Date().toISOString(),
   quick,
   machine: { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, memoryGiB: Math.round(os.totalmem() / 2 ** 30), node: process.version },
 };
 for (const name of selected) {
-  const run = parts[name];
-  if (!run) throw new Error(`unknown benchmark ${name}; one of ${Object.keys(parts).join(', ')}`);
+  const part = parts[name];
+  if (!part) throw new Error(`unknown benchmark ${name}; one of ${Object.keys(parts).join(', ')}`);
   process.stderr.write(`bench ${name}${quick ? ' (quick)' : ''}...\n`);
+  let figures: Record<string, unknown>;
   try {
-    results[name] = await run({ quick, control });
+    figures = await part({ quick, control });
   } catch (error) {
-    results[name] = { error: (error as Error).stack ?? String(error) };
+    figures = { error: (error as Error).stack ?? String(error) };
   }
-  process.stdout.write(`${name}: ${JSON.stringify(results[name], null, 2)}\n`);
+  process.stdout.write(`${name}: ${JSON.stringify(figures, null, 2)}\n`);
+  latest[name] = { run, figures };
 }
 await stopBenchServer();
 await mkdir(new URL('./results/', import.meta.url), { recursive: true });
-const json = `${JSON.stringify(results, null, 2)}\n`;
-await writeFile(new URL('./results/latest.json', import.meta.url), json);
-await writeFile(new URL(`./results/${results.startedAt as string}.json`.replace(/:/g, '-'), import.meta.url), json);
+await writeFile(latestUrl, `${JSON.stringify(latest, null, 2)}\n`);
 process.stdout.write('written to bench/results/latest.json\n');

@@ -14,7 +14,7 @@ if (wanted && (major < Number(wanted[1]) || (major === Number(wanted[1]) && mino
   process.exit(2);
 }
 
-const compiled = new URL('../dist/cli.js', import.meta.url);
+const compiled = new URL('../dist/src/cli.js', import.meta.url);
 if (!existsSync(fileURLToPath(compiled))) {
   process.stderr.write('bnpl-recon: dist/ is missing; run `npm run build` (npm install does it) first\n');
   process.exit(1);

@@ -4,10 +4,13 @@ import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 
 /**
- * The import graph of src/, read with the TypeScript compiler's own parser (every import and
+ * The import graph of src/ (the product) and sim/ (the provider simulator, a developer tool shipped
+ * for `demo` and `sim`), read with the TypeScript compiler's own parser (every import and
  * export-from, type-only ones included: a type circle still couples two modules).
  */
-const SRC = path.resolve(import.meta.dirname, '..', 'src');
+const ROOT = path.resolve(import.meta.dirname, '..');
+const SRC = path.join(ROOT, 'src');
+const SIM = path.join(ROOT, 'sim');
 
 function files(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
@@ -33,9 +36,13 @@ function importsOf(file: string): string[] {
   return out;
 }
 
-const graph = new Map(files(SRC).map((f) => [f, importsOf(f)]));
-const rel = (f: string) => path.relative(SRC, f);
-const folderOf = (f: string) => rel(f).split(path.sep)[0]!;
+const graph = new Map([...files(SRC), ...files(SIM)].map((f) => [f, importsOf(f)]));
+const rel = (f: string) => path.relative(ROOT, f);
+/** `src/<folder>` for the product's capabilities (or `src/cli.ts`), `sim` for the whole simulator. */
+const folderOf = (f: string) => {
+  const [top, second] = rel(f).split(path.sep);
+  return top === 'src' ? `src/${second}` : top!;
+};
 
 /** Every cycle's files, found by Tarjan's strongly connected components. */
 function cycles(): string[][] {
@@ -73,7 +80,7 @@ function cycles(): string[][] {
   return out;
 }
 
-describe('the import graph of src/', () => {
+describe('the import graph of src/ and sim/', () => {
   it('resolves every relative import to a file', () => {
     const missing = [...graph].flatMap(([f, deps]) => deps.filter((d) => !graph.has(d)).map((d) => `${rel(f)} -> ${rel(d)}`));
     expect(missing).toEqual([]);
@@ -85,9 +92,26 @@ describe('the import graph of src/', () => {
 
   it('has no import from a lower layer to a higher one', () => {
     // The composition root and the commands sit on top; the product's capabilities never import them.
-    const top = new Set(['cli.ts', 'daemon.ts', 'commands']);
+    const top = new Set(['src/cli.ts', 'src/daemon.ts', 'src/commands']);
     const wrong = [...graph].flatMap(([f, deps]) =>
       top.has(folderOf(f)) ? [] : deps.filter((d) => top.has(folderOf(d))).map((d) => `${rel(f)} -> ${rel(d)}`),
+    );
+    expect(wrong).toEqual([]);
+  });
+
+  it('keeps the simulator beside the product: only the demo and sim commands start it, and it reads no receiver, client, poller or reconciler', () => {
+    // The simulator stands in for the provider; were it to share the receiver's or the poller's
+    // code, a bug in that code would be mirrored in the oracle and hide from the tests.
+    const simMay = new Set(['src/log', 'src/provider/vocabulary.ts']);
+    const wrong = [...graph].flatMap(([f, deps]) =>
+      deps
+        .filter((d) => {
+          const from = folderOf(f);
+          const to = folderOf(d);
+          if (from === 'sim') return to !== 'sim' && !simMay.has(to) && !simMay.has(rel(d).replaceAll(path.sep, '/'));
+          return to === 'sim' && from !== 'src/commands';
+        })
+        .map((d) => `${rel(f)} -> ${rel(d)}`),
     );
     expect(wrong).toEqual([]);
   });

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { packageFile } from './package-root.js';
 
 export interface BuildInfo {
   version: string;
@@ -9,9 +10,9 @@ export interface BuildInfo {
 
 let version: string | undefined;
 
-/** package.json's version; the file sits two levels up from both src/app and dist/app. */
+/** package.json's version. */
 export function packageVersion(): string {
-  version ??= (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+  version ??= (JSON.parse(readFileSync(packageFile('package.json'), 'utf8')) as { version: string }).version;
   return version;
 }
 

@@ -1,5 +1,5 @@
 import type { Database } from '../db/database.js';
-import type { GroundTruth, Simulator } from '../sim/index.js';
+import type { GroundTruth, Simulator } from '../../sim/index.js';
 
 /** Kinds whose evidence needs days of real time: a demo cannot show them (README, "Not done"). */
 const NEEDS_REAL_DAYS = new Set(['payout_not_on_statement']);

@@ -11,7 +11,7 @@ import { installSignalHandlers } from '../lifecycle/shutdown.js';
 import { createLogger } from '../log/logger.js';
 import { removeEmbeddedLedger } from '../db/embedded.js';
 import { demoSummary } from './demo-summary.js';
-import { DEFAULT_FAULT_RATES, startSimulator } from '../sim/index.js';
+import { DEFAULT_FAULT_RATES, startSimulator } from '../../sim/index.js';
 import { importStatementFile } from '../statements/import.js';
 import { SUBSCRIPTION_TOPICS } from '../provider/vocabulary.js';
 

@@ -4,9 +4,9 @@ import type { Command } from './command.js';
 import { UsageError } from '../app/errors.js';
 import { createLogger } from '../log/logger.js';
 import { Shutdown, installSignalHandlers } from '../lifecycle/shutdown.js';
-import { DEFAULT_FAULT_RATES, NO_FAULTS, businessSchema, loadScenario, validateFaults, type FaultRates } from '../sim/options.js';
-import { startSimulator } from '../sim/simulator.js';
-import { parseDuration, SECOND_MS } from '../sim/time.js';
+import { DEFAULT_FAULT_RATES, NO_FAULTS, businessSchema, loadScenario, validateFaults, type FaultRates } from '../../sim/options.js';
+import { startSimulator } from '../../sim/simulator.js';
+import { parseDuration, SECOND_MS } from '../../sim/time.js';
 
 const FAULT_NAMES = Object.keys(NO_FAULTS);
 const camel = (name: string) => name.replace(/[-_](\w)/g, (_, c: string) => c.toUpperCase());

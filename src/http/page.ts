@@ -1,9 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { packageFile } from '../app/package-root.js';
 import type { Route } from './server.js';
 
 /**
- * The accountants' page: static files from `web/` (beside `src/` and `dist/`), written without a build
+ * The accountants' page: static files from the package's `web/`, written without a build
  * step and read once at start. Everything comes from this origin (the page must work on a closed
  * network), which the Content-Security-Policy also enforces; the data comes from /api/* with the
  * operator token the page keeps in sessionStorage.
@@ -28,7 +29,7 @@ const SECURITY_HEADERS = {
   'cache-control': 'no-cache',
 };
 
-export function pageRoutes(webDir: URL = new URL('../../web/', import.meta.url)): Route[] {
+export function pageRoutes(webDir: URL = packageFile('web/')): Route[] {
   return Object.entries(FILES).map(([path, { file, type }]) => {
     const body = readFileSync(fileURLToPath(new URL(file, webDir)));
     return {

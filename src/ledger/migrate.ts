@@ -1,13 +1,13 @@
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
+import { packageFile } from '../app/package-root.js';
 import { migrate } from 'drizzle-orm/postgres-js/migrator';
 import type { Database } from '../db/database.js';
 import type { Logger } from '../log/logger.js';
 import { lockKey } from '../jobs/lock-keys.js';
 import { tryAcquireSessionLock } from '../jobs/session-lock.js';
 
-/** src/ledger and dist/ledger both sit two levels below the package root. */
-export const MIGRATIONS_FOLDER = fileURLToPath(new URL('../../migrations', import.meta.url));
+export const MIGRATIONS_FOLDER = fileURLToPath(packageFile('migrations'));
 
 // drizzle's migrator takes no lock: two replicas booting together could both apply a migration.
 // The migrations' session lock (jobs/lock-keys.ts), waited for, serialises them.

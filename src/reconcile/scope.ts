@@ -5,7 +5,7 @@ import type { RuleParams } from './types.js';
 /**
  * Which orders a pass must look at. A full pass looks at all of them; an incremental pass only at
  * the orders whose evidence may have changed since the previous complete pass began (W), which is
- * what keeps a pass over an unchanged million-order ledger cheap (see bench/reconcile.ts).
+ * what keeps a pass over an unchanged million-order ledger cheap (see bench/reconcile/index.ts).
  *
  * With M = SCOPE_MARGIN_SECONDS (for rows whose transaction began before W but committed after it,
  * and for clock skew between a replica and the database) and G = the grace period, an order is in

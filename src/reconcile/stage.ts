@@ -5,7 +5,7 @@ import type { PendingQuery, Row, TransactionSql } from 'postgres';
  * dropped at commit. CREATE TABLE AS may run its query with parallel workers where
  * INSERT ... SELECT may not (PostgreSQL runs no INSERT in parallel), and the candidates are few, so
  * the rule then describes them and inserts into `found` cheaply. Measured at 1,000,000 orders
- * (bench/reconcile.ts seed, 2 cores): missed_webhook's anti-join 5.3 s as INSERT ... SELECT, 2.1 s
+ * (bench/reconcile/index.ts seed, 2 cores): missed_webhook's anti-join 5.3 s as INSERT ... SELECT, 2.1 s
  * staged; orphan_webhook's 2.0 s, 0.8 s. A query that reads the temporary table `scope`
  * (incremental pass) is planned serially, which is what a small scope wants anyway.
  */

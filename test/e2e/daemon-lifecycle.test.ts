@@ -1,6 +1,6 @@
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HOUR_MS, NO_FAULTS, startSimulator, type Simulator } from '../../src/sim/index.js';
+import { HOUR_MS, NO_FAULTS, startSimulator, type Simulator } from '../../sim/index.js';
 import { addMonths, monthStart, partitionName } from '../../src/ledger/partition-months.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { cleanEnv, runCli, spawnCli, type CliChild } from './cli.js';

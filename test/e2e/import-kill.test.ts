@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { writeCamt } from '../../bench/statements-files.js';
+import { writeCamt } from '../../bench/statements/files.js';
 import { createSqlClient } from '../../src/db/database.js';
 import { useTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { cleanEnv, runCli, spawnCli } from './cli.js';

@@ -13,7 +13,7 @@ import { checkLedger } from './fault-load.js';
  * concurrent senders, some of them retries of deliveries already acknowledged, and is killed with
  * SIGKILL at a random moment; the next trial restarts it on the same database. Afterwards the
  * ledger is checked against what was acknowledged. Used by test/e2e/kill-trials.test.ts (a few
- * trials) and `npm run soak` (bench/soak.ts, minutes of them).
+ * trials) and `npm run soak` (bench/soak/run.ts, minutes of them).
  */
 export interface KillTrialOptions {
   databaseUrl: string;

@@ -1,7 +1,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { request } from 'undici';
 import { afterAll, describe, expect, it } from 'vitest';
-import { DEFAULT_FAULT_RATES, HOUR_MS } from '../../src/sim/index.js';
+import { DEFAULT_FAULT_RATES, HOUR_MS } from '../../sim/index.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { startStack, type Stack } from './harness.js';
 

@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { DEFAULT_FAULT_RATES, NO_FAULTS, type FaultRates, type GroundTruth } from '../../src/sim/index.js';
+import { DEFAULT_FAULT_RATES, NO_FAULTS, type FaultRates, type GroundTruth } from '../../sim/index.js';
 import type { TestDatabase } from '../helpers/database.js';
 import { SCORED_KINDS, scoreOrderKinds, type KindScore, type ReportRow } from './score.js';
 import { runWeek } from './week.js';

@@ -1,4 +1,4 @@
-import { DAY_MS, NO_FAULTS, startSimulator, type Simulator } from '../../src/sim/index.js';
+import { DAY_MS, NO_FAULTS, startSimulator, type Simulator } from '../../sim/index.js';
 import { cleanEnv, spawnCli, type CliChild } from './cli.js';
 import { daemonEnv, waitFor } from './harness.js';
 import { probeReplica, type ReplicaView } from './replica-probe.js';

@@ -1,4 +1,4 @@
-import type { ExpectedDiscrepancy, GroundTruth } from '../../src/sim/index.js';
+import type { ExpectedDiscrepancy, GroundTruth } from '../../sim/index.js';
 
 /** The order kinds the simulator's ground truth is exact for (issue 5, "How we will know"). */
 export const SCORED_KINDS = ['missed_webhook', 'orphan_webhook', 'duplicate_event', 'duplicate_delivery'] as const;

@@ -1,5 +1,5 @@
 import { runReconcilePass } from '../../src/reconcile/index.js';
-import { DAY_MS, HOUR_MS, type FaultRates, type GroundTruth } from '../../src/sim/index.js';
+import { DAY_MS, HOUR_MS, type FaultRates, type GroundTruth } from '../../sim/index.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { settleDue, startStack, waitFor } from './harness.js';
 import { discrepancyReport, ledgerFacts, stable } from './report.js';

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { request } from 'undici';
 import { afterAll, describe, expect, it } from 'vitest';
-import { DEFAULT_FAULT_RATES, HOUR_MS } from '../../src/sim/index.js';
+import { DEFAULT_FAULT_RATES, HOUR_MS } from '../../sim/index.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { sleep, startStack, waitFor, type Stack } from '../e2e/harness.js';
 

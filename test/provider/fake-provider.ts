@@ -94,7 +94,7 @@ export class FakeProvider {
   }
 
   /**
-   * Builds every page body of `size` now, so serving one is a lookup (bench/poll-provider.ts: at
+   * Builds every page body of `size` now, so serving one is a lookup (bench/poll/provider.ts: at
    * 500 pages/s, building each answer took a sizeable share of the 2-core machine the poller is
    * measured on). Used only while the list has not grown since; callers must not change states.
    */

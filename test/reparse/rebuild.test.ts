@@ -1,9 +1,9 @@
 import { afterAll, expect, it } from 'vitest';
 import { runReparse } from '../../src/reparse/run.js';
 import { silentLogger } from '../../src/log/logger.js';
-import { DEFAULT_FAULT_RATES } from '../../src/sim/index.js';
+import { DEFAULT_FAULT_RATES } from '../../sim/index.js';
 import { TYPED_TABLES } from '../../src/webhooks/typed-rows.js';
-import { HOUR_MS } from '../../src/sim/time.js';
+import { HOUR_MS } from '../../sim/time.js';
 import { settleDue, startStack, type Stack } from '../e2e/harness.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { derivedFields, typedSnapshot } from './old-deliveries.js';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Pool } from 'undici';
-import { startSimulator, type Simulator } from '../../src/sim/simulator.js';
-import { DAY_MS, HOUR_MS } from '../../src/sim/time.js';
+import { startSimulator, type Simulator } from '../../sim/simulator.js';
+import { DAY_MS, HOUR_MS } from '../../sim/time.js';
 import { getJson, listAllOrders } from './helpers.js';
 
 let sim: Simulator;

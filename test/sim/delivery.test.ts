@@ -2,8 +2,8 @@ import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startSimulator, type Simulator } from '../../src/sim/simulator.js';
-import { DAY_MS, HOUR_MS, MINUTE_MS } from '../../src/sim/time.js';
+import { startSimulator, type Simulator } from '../../sim/simulator.js';
+import { DAY_MS, HOUR_MS, MINUTE_MS } from '../../sim/time.js';
 import { ALL_BARE_TOPICS, startReceiver } from './helpers.js';
 
 const run = promisify(execFile);

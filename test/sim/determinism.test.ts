@@ -3,9 +3,9 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_FAULT_RATES } from '../../src/sim/options.js';
-import { startSimulator, type Simulator } from '../../src/sim/simulator.js';
-import { DAY_MS, HOUR_MS } from '../../src/sim/time.js';
+import { DEFAULT_FAULT_RATES } from '../../sim/options.js';
+import { startSimulator, type Simulator } from '../../sim/simulator.js';
+import { DAY_MS, HOUR_MS } from '../../sim/time.js';
 
 /** Everything a seed must reproduce: planned bodies, signatures, due times, variants, ground truth, statements. */
 async function fingerprint(seed: string, steps: number[]): Promise<{ planned: string; size: number; truth: string; statements: string[]; apiKeys: string }> {

@@ -1,9 +1,9 @@
 import { createHash, createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_FAULT_RATES } from '../../src/sim/options.js';
-import { startSimulator, type Simulator } from '../../src/sim/simulator.js';
-import type { GroundTruth } from '../../src/sim/ground-truth.js';
-import { DAY_MS, HOUR_MS } from '../../src/sim/time.js';
+import { DEFAULT_FAULT_RATES } from '../../sim/options.js';
+import { startSimulator, type Simulator } from '../../sim/simulator.js';
+import type { GroundTruth } from '../../sim/ground-truth.js';
+import { DAY_MS, HOUR_MS } from '../../sim/time.js';
 import { ALL_BARE_TOPICS, listAllOrders, startReceiver, type Received } from './helpers.js';
 
 const STATES_WITH_TOPIC = new Set(['authorized', 'pending', 'confirmed', 'declined', 'canceled']);

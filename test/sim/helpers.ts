@@ -1,8 +1,8 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
-import type { Simulator } from '../../src/sim/simulator.js';
-import type { Env } from '../../src/sim/options.js';
+import type { Simulator } from '../../sim/simulator.js';
+import type { Env } from '../../sim/options.js';
 
 export interface Received {
   body: Buffer;

@@ -1,11 +1,11 @@
 import { parseReferenceList } from '../../src/webhooks/reference-list.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { DEFAULT_FAULT_RATES, NO_PAYLOAD_VARIANTS } from '../../src/sim/options.js';
-import { startSimulator, type Simulator } from '../../src/sim/simulator.js';
-import { DAY_MS } from '../../src/sim/time.js';
+import { DEFAULT_FAULT_RATES, NO_PAYLOAD_VARIANTS } from '../../sim/options.js';
+import { startSimulator, type Simulator } from '../../sim/simulator.js';
+import { DAY_MS } from '../../sim/time.js';
 
-// Written from the spec, independently of src/sim/payloads.ts.
+// Written from the spec, independently of sim/payloads.ts.
 const uuid = z.string().regex(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
 const intString = z.string().regex(/^-?\d+$/);
 // payout/* and invoice/payment amount_cents: the spec does not say string, so the simulator sends

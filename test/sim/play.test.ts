@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
-import { startSimulator } from '../../src/sim/index.js';
-import { HOUR_MS } from '../../src/sim/time.js';
+import { startSimulator } from '../../sim/index.js';
+import { HOUR_MS } from '../../sim/time.js';
 import { startReceiver } from './helpers.js';
 
 describe('playing at a time scale', () => {

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { formatCents, feeWithVat, mulDivRound } from '../../src/sim/money.js';
-import { ibanWithCheck } from '../../src/sim/parties.js';
-import { Prng } from '../../src/sim/prng.js';
-import { SlidingWindowLimiter } from '../../src/sim/rate-limit.js';
-import { subscriptionMatches } from '../../src/sim/topics.js';
-import { formatEventTime, parseDuration } from '../../src/sim/time.js';
-import { validateFaults } from '../../src/sim/options.js';
+import { formatCents, feeWithVat, mulDivRound } from '../../sim/money.js';
+import { ibanWithCheck } from '../../sim/parties.js';
+import { Prng } from '../../sim/prng.js';
+import { SlidingWindowLimiter } from '../../sim/rate-limit.js';
+import { subscriptionMatches } from '../../sim/topics.js';
+import { formatEventTime, parseDuration } from '../../sim/time.js';
+import { validateFaults } from '../../sim/options.js';
 
 describe('seeded PRNG', () => {
   it('repeats a stream for a seed and differs between seeds', () => {
@@ -110,7 +110,7 @@ describe('sliding-window rate limit', () => {
 describe('scenario files', () => {
   it('every example under ops/scenarios loads and validates', async () => {
     const { readdir } = await import('node:fs/promises');
-    const { loadScenario } = await import('../../src/sim/options.js');
+    const { loadScenario } = await import('../../sim/options.js');
     const files = (await readdir('ops/scenarios')).filter((f) => f.endsWith('.json'));
     expect(files.length).toBeGreaterThanOrEqual(3);
     for (const f of files) {

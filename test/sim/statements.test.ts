@@ -3,9 +3,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { NO_FAULTS } from '../../src/sim/options.js';
-import { startSimulator, type Simulator } from '../../src/sim/simulator.js';
-import { DAY_MS } from '../../src/sim/time.js';
+import { NO_FAULTS } from '../../sim/options.js';
+import { startSimulator, type Simulator } from '../../sim/simulator.js';
+import { DAY_MS } from '../../sim/time.js';
 
 let sim: Simulator;
 let dir: string;

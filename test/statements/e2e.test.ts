@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { DAY_MS, startSimulator, type ExpectedDiscrepancy, type Simulator } from '../../src/sim/index.js';
+import { DAY_MS, startSimulator, type ExpectedDiscrepancy, type Simulator } from '../../sim/index.js';
 import { importStatementFile } from '../../src/statements/import.js';
 import { streamPayoutsReport } from '../../src/reports/payouts.js';
 import { runReconcilePass } from '../../src/reconcile/pass.js';

@@ -2,7 +2,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSimulator, DAY_MS, type Simulator } from '../../src/sim/index.js';
+import { startSimulator, DAY_MS, type Simulator } from '../../sim/index.js';
 import { decimalToCents, detectFormat, parseStatement, StatementFormatError, type ParsedStatement } from '../../src/statements/index.js';
 import { csvAmountToCents } from '../../src/statements/money.js';
 import { PAYOUT_FAULTS } from './sim-helpers.js';

@@ -1,4 +1,4 @@
-import type { FaultRates } from '../../src/sim/index.js';
+import type { FaultRates } from '../../sim/index.js';
 
 /** Every payout fault at once (their rates sum to under 1), and no order faults. */
 export const PAYOUT_FAULTS: Partial<FaultRates> = {

@@ -49,7 +49,7 @@ export const stateMismatch: Rule = {
           -- L for every order: a backward index-only scan of order_events_order_idx, whose order is
           -- exactly (order, event_time_sortable, event_key) and which carries the state and
           -- received_at, so DISTINCT ON needs neither a sort nor the heap. Measured at 1,000,000
-          -- orders / 2,000,000 events (bench/reconcile.ts seed): the whole rule 2.7 s this way; a
+          -- orders / 2,000,000 events (bench/reconcile/index.ts seed): the whole rule 2.7 s this way; a
           -- sort of order_events and DISTINCT ON 4.7-6.5 s (the sort spills below ~500 MB of
           -- work_mem); a merge join of snapshots and events with a max() per order 8.6 s; a
           -- LATERAL ... ORDER BY ... LIMIT 1 per snapshot 11 s (17 s even index-only).

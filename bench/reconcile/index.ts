@@ -1,0 +1,157 @@
+import { fork } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { drizzle } from 'drizzle-orm/postgres-js';
+import { createSqlClient, type Database } from '../../src/db/database.js';
+import { applyMigrations } from '../../src/ledger/migrate.js';
+import * as schema from '../../src/ledger/schema/index.js';
+import { silentLogger } from '../../src/log/logger.js';
+import { seedLedger } from './seed.js';
+import { naiveBaseline } from './baseline.js';
+
+export const GRACE_SECONDS = 3600;
+
+function databaseUrlOf(serverUrl: string, name: string): string {
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+async function freshDatabase(serverUrl: string, label: string): Promise<Database & { name: string; drop(): Promise<void> }> {
+  const name = `bench_${label}_${randomBytes(3).toString('hex')}`;
+  const admin = createSqlClient(serverUrl, { poolMax: 1 });
+  await admin.unsafe(`create database "${name}"`);
+  await admin.end({ timeout: 5 });
+  const sql = createSqlClient(databaseUrlOf(serverUrl, name), { poolMax: 4 });
+  const database = {
+    name,
+    sql,
+    db: drizzle(sql, { schema }),
+    embedded: false,
+    close: async () => sql.end({ timeout: 5 }),
+    drop: async () => {
+      await sql.end({ timeout: 5 });
+      const dropper = createSqlClient(serverUrl, { poolMax: 1 });
+      await dropper.unsafe(`drop database if exists "${name}" with (force)`);
+      await dropper.end({ timeout: 5 });
+    },
+  };
+  await applyMigrations(database, silentLogger());
+  return database;
+}
+
+const FULL_PASSES = 3;
+const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
+
+export interface RunnerReport {
+  full: { mode: string; durationMs: number; stepMs: Record<string, number> }[];
+  noChange: { mode: string; durationMs: number; stepMs: Record<string, number>; changes: number };
+  startRssMib: number;
+  peakRssMib: number;
+}
+
+/** The passes run in a child process (bench/reconcile/runner.ts): see there why. */
+export function runPasses(databaseUrl: string): Promise<RunnerReport> {
+  const child = fork(fileURLToPath(new URL('./runner.ts', import.meta.url)), [], {
+    env: { ...process.env, DATABASE_URL: databaseUrl, GRACE_SECONDS: String(GRACE_SECONDS), FULL_PASSES: String(FULL_PASSES) },
+    execArgv: ['--import', 'tsx'],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  return new Promise((resolve, reject) => {
+    let report: RunnerReport | undefined;
+    child.on('message', (m: RunnerReport) => {
+      report = m;
+    });
+    child.on('error', reject);
+    child.on('exit', (code) => (report && code === 0 ? resolve(report) : reject(new Error(`reconcile-runner exited with ${code}`))));
+  });
+}
+
+async function measureScale(serverUrl: string, orders: number, baselineSample: number): Promise<Record<string, unknown>> {
+  const database = await freshDatabase(serverUrl, `r${orders}`);
+  try {
+    const t0 = performance.now();
+    const shape = await seedLedger(database.sql, orders, GRACE_SECONDS);
+    const seedSeconds = (performance.now() - t0) / 1000;
+    const passes = await runPasses(databaseUrlOf(serverUrl, database.name));
+    const fullMs = median(passes.full.map((p) => p.durationMs));
+    const medianRun = passes.full.find((p) => p.durationMs === fullMs) ?? passes.full[0];
+    const [counts] = await database.sql<Record<string, number>[]>`
+      select count(*) filter (where kind = 'missed_webhook')::int as missed_webhook,
+             count(*) filter (where kind = 'state_mismatch')::int as state_mismatch,
+             count(*) filter (where kind = 'duplicate_event')::int as duplicate_event,
+             count(*) filter (where kind = 'orphan_webhook')::int as orphan_webhook,
+             count(*) filter (where kind = 'duplicate_delivery')::int as duplicate_delivery
+      from discrepancies`;
+    const baseline = await naiveBaseline(database, orders, baselineSample, GRACE_SECONDS);
+    return {
+      orders: shape.orders,
+      deliveries: shape.deliveries,
+      order_events: shape.orderEvents,
+      seed_seconds: Number(seedSeconds.toFixed(1)),
+      full_pass_ms: fullMs,
+      full_pass_runs_ms: passes.full.map((p) => p.durationMs),
+      full_pass_modes: passes.full.map((p) => p.mode),
+      no_change_pass_ms: passes.noChange.durationMs,
+      no_change_pass_changes: passes.noChange.changes,
+      found: counts,
+      expected: shape.expected,
+      findings_match_seeded_faults: JSON.stringify(counts) === JSON.stringify(shape.expected),
+      baseline_sample_orders: baseline.sample,
+      baseline_ms_per_order: Number(baseline.msPerOrder.toFixed(3)),
+      baseline_extrapolated_ms: Math.round(baseline.msPerOrder * orders),
+      baseline_over_full_pass_ratio: Number(((baseline.msPerOrder * orders) / Math.max(1, fullMs)).toFixed(1)),
+      baseline_over_no_change_pass_ratio: Number(((baseline.msPerOrder * orders) / Math.max(1, passes.noChange.durationMs)).toFixed(1)),
+      no_change_pass_mode: passes.noChange.mode,
+      full_pass_step_ms: medianRun?.stepMs,
+      // Every run's steps, so an outlier shows which rule was slow.
+      full_pass_runs_step_ms: passes.full.map((p) => p.stepMs),
+      no_change_pass_step_ms: passes.noChange.stepMs,
+      reconciler_start_rss_mib: passes.startRssMib,
+      reconciler_peak_rss_mib: passes.peakRssMib,
+    };
+  } finally {
+    await database.drop();
+  }
+}
+
+/**
+ * The reconciliation benchmark (issue 5): a full pass and a no-change pass over a bulk-seeded
+ * ledger at two scales (1,000,000 and 100,000 orders; quick: 100,000 and 10,000), against the
+ * baseline a user would write by hand: a JavaScript loop over orders issuing per-order queries,
+ * timed on a sample and extrapolated. Runs on BENCH_DATABASE_URL or TEST_DATABASE_URL (a server it
+ * may create databases on); each scale gets a fresh database, dropped afterwards.
+ *
+ * The full pass is the median of three on the same ledger (cleared in between); growth compares
+ * medians. Figures and command: bench/README.md.
+ */
+export async function runReconcileBench(opts: { quick?: boolean } = {}): Promise<Record<string, unknown>> {
+  const serverUrl = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL;
+  if (!serverUrl) throw new Error('set BENCH_DATABASE_URL or TEST_DATABASE_URL to a Postgres server the benchmark may create databases on');
+  const large = opts.quick ? 100_000 : 1_000_000;
+  const small = large / 10;
+  const atSmall = await measureScale(serverUrl, small, 1000);
+  const atLarge = await measureScale(serverUrl, large, 2000);
+  const fullGrowth = (atLarge.full_pass_ms as number) / Math.max(1, atSmall.full_pass_ms as number);
+  const noChangeGrowth = (atLarge.no_change_pass_ms as number) / Math.max(1, atSmall.no_change_pass_ms as number);
+  return {
+    part: 'reconcile',
+    quick: Boolean(opts.quick),
+    large: atLarge,
+    small: atSmall,
+    full_pass_growth_for_10x_orders: Number(fullGrowth.toFixed(2)),
+    no_change_pass_growth_for_10x_orders: Number(noChangeGrowth.toFixed(2)),
+    targets: { full_pass_ms: 10_000, no_change_pass_ms: 2_000, note: 'targets are for 1,000,000 orders; growth <= 10x is linear; memory flat: reconciler_peak_rss_mib alike at both scales' },
+  };
+}
+
+const entry = process.argv[1];
+if (entry && import.meta.url.endsWith(entry.replace(/^.*\/bench\//, '/bench/'))) {
+  runReconcileBench({ quick: process.argv.includes('--quick') }).then(
+    (result) => process.stdout.write(`${JSON.stringify(result, null, 2)}\n`),
+    (error: unknown) => {
+      process.stderr.write(`${String((error as Error).stack ?? error)}\n`);
+      process.exitCode = 1;
+    },
+  );
+}

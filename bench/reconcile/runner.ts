@@ -1,0 +1,48 @@
+/**
+ * Child process for bench/reconcile/index.ts: the passes over one seeded ledger, in a process of their
+ * own, so the peak RSS reported is the reconciler's alone and not whatever the benchmark process did
+ * before (the ingest part's load generator holds ~150 MiB of deliveries). Settings arrive as
+ * environment variables: DATABASE_URL, GRACE_SECONDS, FULL_PASSES.
+ *
+ * A full pass is run FULL_PASSES times, the discrepancies and runs cleared in between, so one
+ * slow pass on a shared machine does not decide the figure alone (every run is reported); then one
+ * pass with nothing new.
+ */
+import { drizzle } from 'drizzle-orm/postgres-js';
+import { createSqlClient } from '../../src/db/database.js';
+import * as schema from '../../src/ledger/schema/index.js';
+import { silentLogger } from '../../src/log/logger.js';
+import { runReconcilePass } from '../../src/reconcile/pass.js';
+import type { PassSummary } from '../../src/reconcile/types.js';
+import { createMetrics } from '../../src/app/metrics.js';
+import { createRegistry } from '../../src/metrics/registry.js';
+
+const sql = createSqlClient(process.env.DATABASE_URL as string, { poolMax: 4 });
+const database = { sql, db: drizzle(sql, { schema }), embedded: false, close: async () => sql.end({ timeout: 5 }) };
+const metrics = createMetrics(createRegistry({ defaultMetrics: false }), database, 'sandbox');
+const ctx = { config: { PROVIDER_ENV: 'sandbox' as const, WEBHOOK_GRACE_SECONDS: Number(process.env.GRACE_SECONDS) }, log: silentLogger(), database, metrics };
+const fullPasses = Number(process.env.FULL_PASSES ?? 1);
+
+const startRss = process.memoryUsage().rss;
+let peakRss = startRss;
+const sampler = setInterval(() => {
+  peakRss = Math.max(peakRss, process.memoryUsage().rss);
+}, 20);
+
+const full: PassSummary[] = [];
+for (let i = 0; i < fullPasses; i += 1) {
+  // Back to a ledger no pass has seen: the next pass is a full one again.
+  if (i > 0) await sql`truncate discrepancy_history, discrepancies, reconcile_runs`;
+  full.push(await runReconcilePass(ctx));
+}
+const noChange = await runReconcilePass(ctx);
+clearInterval(sampler);
+peakRss = Math.max(peakRss, process.memoryUsage().rss);
+await database.close();
+const mib = (bytes: number) => Math.round(bytes / 2 ** 20);
+process.send?.({
+  full: full.map((s) => ({ mode: s.mode, durationMs: s.durationMs, stepMs: s.stepMs })),
+  noChange: { mode: noChange.mode, durationMs: noChange.durationMs, stepMs: noChange.stepMs, changes: noChange.opened + noChange.reopened + noChange.resolved + noChange.duplicateDeliveries },
+  startRssMib: mib(startRss),
+  peakRssMib: mib(peakRss),
+});

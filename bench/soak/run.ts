@@ -1,0 +1,61 @@
+import { randomBytes } from 'node:crypto';
+import { createSqlClient } from '../../src/db/database.js';
+import { runKillTrials } from '../../test/e2e/kill-trials.js';
+import { startReplicas } from '../../test/e2e/replicas.js';
+
+/**
+ * `npm run soak [-- --minutes N]`: SIGKILL trials of a daemon under load for N minutes (default 10)
+ * on a fresh database of the Postgres server at SOAK_DATABASE_URL (else TEST_DATABASE_URL, else
+ * DATABASE_URL), then FAILOVERS SIGKILLs of the poll leader among three replicas on the same
+ * database, then one JSON line: trials, kills, acknowledged, lost (must be 0), applied twice
+ * (must be 0), the longest acknowledgement and start, peak RSS, failover times (ms from the kill
+ * to another replica leading the poll). Exit status 1 if anything was lost or applied twice, or a
+ * takeover took 15 s or more. The database is dropped when the run passed and kept otherwise.
+ */
+function minutesArg(argv: string[]): number {
+  const at = argv.indexOf('--minutes');
+  if (at < 0) return 10;
+  const value = Number(argv[at + 1]);
+  if (!Number.isFinite(value) || value <= 0) throw new Error(`--minutes wants a positive number, got '${argv[at + 1] ?? ''}'`);
+  return value;
+}
+
+const minutes = minutesArg(process.argv.slice(2));
+const FAILOVERS = 5;
+const serverUrl = process.env.SOAK_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? process.env.DATABASE_URL;
+if (!serverUrl) {
+  process.stderr.write('soak: set SOAK_DATABASE_URL (or TEST_DATABASE_URL, DATABASE_URL) to a Postgres server where a database may be created\n');
+  process.exit(2);
+}
+const name = `bnpl_soak_${randomBytes(4).toString('hex')}`;
+const admin = createSqlClient(serverUrl, { poolMax: 1 });
+await admin.unsafe(`create database "${name}"`);
+const url = new URL(serverUrl);
+url.pathname = `/${name}`;
+const sql = createSqlClient(url.toString(), { poolMax: 2 });
+let ok = false;
+try {
+  const report = await runKillTrials({
+    databaseUrl: url.toString(),
+    sql,
+    untilMs: minutes * 60_000,
+    onTrial: (t) => process.stderr.write(`trial ${t.trial}: acknowledged ${t.acknowledged}, start ${Math.round(t.startMs)} ms, longest ack ${Math.round(t.longestAckMs)} ms, RSS ${Math.round(t.peakRssMb)} MB\n`),
+  });
+  const set = await startReplicas(url.toString(), 3);
+  const failoverMs: number[] = [];
+  try {
+    for (let i = 0; i < FAILOVERS; i += 1) {
+      failoverMs.push(Math.round(await set.killLeader()));
+      process.stderr.write(`failover ${i + 1}: another replica led the poll ${failoverMs.at(-1)} ms after SIGKILL of the leader\n`);
+    }
+  } finally {
+    await set.stop();
+  }
+  process.stdout.write(`${JSON.stringify({ minutes, database: name, ...report, failovers: failoverMs.length, failoverMs, longestFailoverMs: Math.max(...failoverMs) })}\n`);
+  ok = report.lost === 0 && report.appliedTwice === 0 && report.missingTypedRows === 0 && Math.max(...failoverMs) < 15_000;
+} finally {
+  await sql.end({ timeout: 5 });
+  if (ok) await admin.unsafe(`drop database if exists "${name}" with (force)`);
+  await admin.end({ timeout: 5 });
+}
+process.exitCode = ok ? 0 : 1;
