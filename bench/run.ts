@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --quick] [-- --only ingest,poll,reconcile,statements,reparse,growth] [-- --deliveries N] [-- --reparse-control]`: runs each benchmark, which measures
+ * `npm run bench [-- --quick] [-- --only=ingest,poll,reconcile,statements,reparse,growth] [-- --deliveries N] [-- --reparse-control]`: runs each benchmark, which measures
  * its baseline in the same run and reports the ratio, prints the figures and writes them to
  * bench/results/latest.json (earlier figures are in its git history).
  */
