@@ -119,8 +119,8 @@ const WRITE_STATEMENT = `
         returning delivery_id as id
       ), stored as (
         insert into webhook_deliveries (${DELIVERY_COLUMNS})
-        select ${deliveryValues('exists (select 1 from e where e.id = i.id)')}
-        from input i
+        select ${deliveryValues('e.id is not null')}
+        from input i left join e on e.id = i.id
       ), ${TYPED_TABLES.map((table, i) => typedInsert(table, i + 2)).join(', ')}
       select json_agg(json_build_array(i.id, e.id is not null, i.event_key is not null and e.id is null) order by i.n)::text as outcome
       from input i left join e on e.id = i.id`;
