@@ -5,15 +5,18 @@ import { join } from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
+import { getTableConfig } from 'drizzle-orm/pg-core';
 import type { Sql } from 'postgres';
 import type { Logger } from '../log/logger.js';
+import { webhookDeliveries } from './schema/deliveries.js';
 import { DEFAULT_PARTITION, PARTITION_PREFIX, addMonths, isRetired, monthOfPartition, monthStart, monthsToEnsure, partitionName } from './partition-months.js';
 
-/** The columns of an archive, in order: a restore names them (`\copy webhook_deliveries (…) from …`). */
-export const ARCHIVE_COLUMNS = [
-  'id', 'delivery_uuid', 'environment', 'received_at', 'source_ip', 'headers', 'raw_body', 'signature_valid', 'signature_key_fingerprint',
-  'topic', 'parse_status', 'parse_error', 'event_key', 'entity_type', 'entity_id', 'event_time', 'event_time_sortable', 'applied', 'parser_version',
-] as const;
+/**
+ * The columns of an archive, in order: every column of webhook_deliveries, read from the drizzle
+ * schema so a column added later is archived too. A restore names them
+ * (`\copy webhook_deliveries (…) from …`), and each manifest lists them.
+ */
+export const ARCHIVE_COLUMNS: readonly string[] = getTableConfig(webhookDeliveries).columns.map((c) => c.name);
 
 /**
  * DDL waits at most this long for its lock. Attaching takes the default partition's exclusive lock
