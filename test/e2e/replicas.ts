@@ -1,4 +1,5 @@
 import { DAY_MS, NO_FAULTS, startSimulator, type Simulator } from '../../sim/index.js';
+import { createSqlClient } from '../../src/db/database.js';
 import { cleanEnv, spawnCli, type CliChild } from './cli.js';
 import { daemonEnv, waitFor } from './harness.js';
 import { probeReplica, type ReplicaView } from './replica-probe.js';
@@ -42,9 +43,12 @@ export async function startReplicas(databaseUrl: string, count = 3): Promise<Rep
     extra: { LOG_LEVEL: 'info', POLL_SCHEDULE: '* * * * * *', RECONCILE_SCHEDULE: '*/2 * * * * *', POLL_PAGE_SIZE: '10', RATE_LIMIT_RPS: '40', POLL_LOCK_HEARTBEAT_MS: '500', DB_POOL_MAX: '4' },
   }));
   const replicas: Replica[] = [];
+  // Read-only look at the run records, to kill a leader while its run is going.
+  const ledger = createSqlClient(databaseUrl, { poolMax: 1 });
   const stop = async () => {
     for (const r of replicas) r.cli.kill();
     await Promise.all(replicas.map((r) => r.cli.exited));
+    await ledger.end({ timeout: 5 });
     await sim.stop();
   };
   try {
@@ -59,9 +63,14 @@ export async function startReplicas(databaseUrl: string, count = 3): Promise<Rep
     replicas,
     probe,
     async killLeader() {
-      const at = await waitFor('a poll leader', async () => {
+      // Killed mid-run: the leader's gauge is read over HTTP, and a run that ended between that read
+      // and the kill would leave no run for the next leader to record as aborted and redo.
+      const at = await waitFor('a poll leader in the middle of a run', async () => {
         const i = (await probe()).findIndex((v) => v?.poll === true);
-        return i >= 0 ? i : undefined;
+        if (i < 0) return undefined;
+        const [run] = await ledger<{ ms: number }[]>`
+          select extract(epoch from now() - started_at) * 1000 as ms from poll_runs where status = 'running' order by id desc limit 1`;
+        return run !== undefined && run.ms < 1000 ? i : undefined;
       }, 30_000, 50);
       const victim = replicas[at]!;
       victim.alive = false;
