@@ -3,7 +3,7 @@ import { request } from 'undici';
 import { computeSignature } from '../../src/webhooks/signature.js';
 import { samplePayload } from '../fixtures/spec-payloads.js';
 import { useTestDatabase, type TestDatabase } from '../helpers/database.js';
-import { sleep } from './harness.js';
+import { sleep, waitFor } from './harness.js';
 import type { ReplicaView } from './replica-probe.js';
 import { startReplicas, type ReplicaSet } from './replicas.js';
 
@@ -11,7 +11,8 @@ import { startReplicas, type ReplicaSet } from './replicas.js';
  * Three replicas (`bnpl-recon start`, real processes) on one database against the simulator.
  * Deliveries spread over them, some sent to two at once, land once each; at most one replica leads
  * the poll and the reconciliation at any moment (their gauges and /readyz bodies, and the run
- * records in the ledger); SIGKILL of the poll leader hands the poll to another within 15 s.
+ * records in the ledger); SIGKILL of the poll leader in a run, and of the reconcile leader in a
+ * pass, hands the job to another within 15 s, which records the cut-short run and runs it again.
  */
 let db: TestDatabase;
 useTestDatabase('replicas', (database) => (db = database));
@@ -71,13 +72,22 @@ describe('three replicas on one database', () => {
 
     // SIGKILL the poll leader and time the takeover (the killed replica is started again after).
     const takeoverMs = await set.killLeader();
+    // The same for the reconcile leader, in the middle of a pass.
+    const reconcileKill = await set.killReconcileLeader();
+    const sql = db.sql;
+    const passAfter = await waitFor('a complete pass after the killed one', async () => {
+      const [pass] = await sql<{ id: string }[]>`select min(id)::text as id from reconcile_runs where status = 'complete' and id > ${reconcileKill.runId}`;
+      return pass?.id ?? undefined;
+    }, 20_000, 50);
     // Let the replicas run a few more polls and passes, then stop watching (a pass holds its lock
     // for about a tenth of the time: 5 to 19 samples in 60 led the reconciliation in past runs).
     await sleep(8000);
     sampling = false;
     await sampler;
     console.info(`replicas: takeover after SIGKILL of the poll leader ${Math.round(takeoverMs)} ms, ${samples.length} samples, ${acked.length} acknowledged, test ${Math.round(performance.now() - started)} ms`);
+    console.info(`replicas: takeover after SIGKILL of the reconcile leader in pass ${reconcileKill.runId} ${Math.round(reconcileKill.takeoverMs)} ms, complete pass ${passAfter} after it`);
     expect(takeoverMs).toBeLessThan(15_000);
+    expect(reconcileKill.takeoverMs).toBeLessThan(15_000);
 
     // Leadership: never two replicas claiming the same job in two samples running (100 ms apart:
     // a scrape sees nothing shorter, and the ledger's run records below are exact); /readyz agrees.
@@ -96,7 +106,6 @@ describe('three replicas on one database', () => {
     expect(bodies.every((v) => v.readyStatus === 200)).toBe(true);
 
     // Spread and duplicated deliveries: every acknowledged one stored, one applied per event.
-    const sql = db.sql;
     const [missing] = await sql<{ n: number }[]>`select count(*)::int as n from unnest(${acked}::bigint[]) a(id) where not exists (select 1 from webhook_deliveries d where d.id = a.id)`;
     expect(missing?.n).toBe(0);
     const perEvent = await sql<{ deliveries: number; applied: number }[]>`
@@ -130,5 +139,35 @@ describe('three replicas on one database', () => {
     const [redone] = await sql<{ ok: boolean }[]>`
       select exists (select 1 from poll_runs where status = 'complete' and id > (select max(id) from poll_runs where status = 'aborted')) as ok`;
     expect(redone?.ok).toBe(true);
+
+    // The killed pass: closed as failed by the next leader, not left running; redone (passAfter).
+    const [killed] = await sql<{ status: string; error: string | null }[]>`select status, error from reconcile_runs where id = ${reconcileKill.runId}`;
+    expect(killed?.status).toBe('failed');
+    expect(killed?.error).toMatch(/process ended before the pass finished/);
+    const [passes] = await sql<{ running: number }[]>`select count(*) filter (where status = 'running')::int as running from reconcile_runs where id < ${passAfter}`;
+    expect(passes?.running, 'passes before the redone one still running').toBe(0);
+
+    // No discrepancy twice, though the killed pass may have committed its duplicate deliveries
+    // before dying (pass.ts, a transaction of their own) and the next pass found them again: one row
+    // per identity, one creation entry in its history (from_status null), and each acknowledged
+    // delivery that was not applied (the second copy of an event) recorded once.
+    const doubled = await sql`
+      select kind, entity_id, subject, count(*)::int as n from discrepancies
+      group by environment, kind, entity_type, entity_id, subject having count(*) > 1`;
+    expect(doubled).toEqual([]);
+    const [history] = await sql<{ discrepancies: number; created: number; twice: number }[]>`
+      select (select count(*)::int from discrepancies) as discrepancies,
+             count(*)::int as created, count(*) filter (where n > 1)::int as twice
+      from (select discrepancy_id, count(*) as n from discrepancy_history where from_status is null group by discrepancy_id) h`;
+    expect(history?.twice).toBe(0);
+    expect(history?.created).toBe(history?.discrepancies);
+    const copies = await sql<{ id: string; recorded: number }[]>`
+      select w.id::text as id, count(d.id)::int as recorded
+      from webhook_deliveries w
+      left join discrepancies d on d.kind = 'duplicate_delivery' and d.entity_type = 'webhook_delivery' and d.entity_id = w.id::text
+      where w.id = any(${acked}::bigint[]) and not w.applied
+      group by w.id`;
+    expect(copies.length).toBe(acked.length - events);
+    expect(copies.filter((c) => c.recorded !== 1)).toEqual([]);
   });
 });

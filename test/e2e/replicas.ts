@@ -7,8 +7,8 @@ import { probeReplica, type ReplicaView } from './replica-probe.js';
 /**
  * Replicas (`bnpl-recon start`, real processes) on one database against the simulator, polling
  * every second with long runs (about 1,000 orders in pages of 10 at 40 requests/s), so the poll
- * lock is held most of the time and there is a leader to kill. Used by test/e2e/replicas.test.ts
- * and `npm run soak` (failover times).
+ * lock is held most of the time and there is a leader to kill; a reconciliation pass every 2 s
+ * and after each poll. Used by test/e2e/replicas.test.ts and `npm run soak` (failover times).
  */
 export interface Replica {
   cli: CliChild;
@@ -24,6 +24,12 @@ export interface ReplicaSet {
   probe(): Promise<(ReplicaView | undefined)[]>;
   /** SIGKILLs the poll leader and returns the ms until another replica leads the poll; then restarts the killed one. */
   killLeader(): Promise<number>;
+  /**
+   * SIGKILLs the reconcile leader in the middle of a pass and waits until another replica has closed
+   * that pass's run; returns the run's id and the ms from the kill to its closing (the next leader
+   * closes it right after taking the lock, jobs/singleton.ts); then restarts the killed one.
+   */
+  killReconcileLeader(): Promise<{ runId: number; takeoverMs: number }>;
   stop(): Promise<void>;
 }
 
@@ -57,6 +63,22 @@ export async function startReplicas(databaseUrl: string, count = 3): Promise<Rep
     await stop();
     throw error;
   }
+  /**
+   * With replica `at` stopped: its pass's run, if it is in one. A run that is `running` at two reads
+   * was held by its replica's lock in between, and that replica's gauge said so: when no other live
+   * replica claims the lock between the reads, the run is the stopped replica's (the gauge is set
+   * before the run starts and cleared after it ends, jobs/singleton.ts, reconcile/pass.ts).
+   */
+  const passOfStoppedLeader = async (at: number, sinceMs: number): Promise<{ at: number; runId: number } | undefined> => {
+    const [run] = await ledger<{ id: string }[]>`
+      select id::text as id from reconcile_runs
+      where status = 'running' and started_at > to_timestamp(${sinceMs / 1000}) order by id desc limit 1`;
+    if (!run) return undefined;
+    const others = await Promise.all(replicas.map((r, i) => (i === at || !r.alive ? Promise.resolve(null) : probeReplica(r.url, r.metricsUrl))));
+    if (others.some((v) => v === undefined || v?.reconcile === true)) return undefined;
+    const [again] = await ledger<{ status: string }[]>`select status from reconcile_runs where id = ${run.id}`;
+    return again?.status === 'running' ? { at, runId: Number(run.id) } : undefined;
+  };
   const probe = () => Promise.all(replicas.map((r) => (r.alive ? probeReplica(r.url, r.metricsUrl) : Promise.resolve(undefined))));
   return {
     sim,
@@ -80,6 +102,42 @@ export async function startReplicas(databaseUrl: string, count = 3): Promise<Rep
       const ms = await waitFor('another poll leader', async () => ((await probe()).some((v) => v?.poll === true) ? performance.now() - killedAt : undefined), 20_000, 20);
       replicas[at] = await spawnReplica(env);
       return ms;
+    },
+    async killReconcileLeader() {
+      // Passes here take 60-280 ms (finished_at - started_at in reconcile_runs), about as long as a
+      // look over HTTP and SQL followed by a kill: a pass could end in between and leave nothing to
+      // close. So the leader is stopped (SIGSTOP) before the ledger is read, and killed only if its
+      // pass is still running then. A run left by a replica killed earlier (the poll leader may have
+      // been in a pass) started before now.
+      const [since] = await ledger<{ ms: number }[]>`select extract(epoch from now())::float8 * 1000 as ms`;
+      const caught = await waitFor('a reconcile leader stopped in the middle of a pass', async () => {
+        const views = await probe();
+        const at = views.findIndex((v) => v?.reconcile === true);
+        if (at < 0) return undefined;
+        const suspect = replicas[at]!;
+        process.kill(suspect.cli.pid, 'SIGSTOP');
+        let held: { at: number; runId: number } | undefined;
+        try {
+          held = await passOfStoppedLeader(at, since!.ms);
+        } finally {
+          if (!held) process.kill(suspect.cli.pid, 'SIGCONT');
+        }
+        return held;
+      }, 30_000, 10);
+      const victim = replicas[caught.at]!;
+      victim.alive = false;
+      const killedAt = Date.now();
+      victim.cli.kill();
+      await victim.cli.exited;
+      // The next leader closes the run with now() as finished_at: the ledger says when it took over,
+      // where scrapes every 100 ms see a reconcile leader in under a tenth of them.
+      const closedAt = await waitFor('the killed pass closed by another replica', async () => {
+        const [run] = await ledger<{ status: string; ms: number | null }[]>`
+          select status, extract(epoch from finished_at)::float8 * 1000 as ms from reconcile_runs where id = ${caught.runId}`;
+        return run && run.status !== 'running' ? (run.ms ?? undefined) : undefined;
+      }, 20_000, 20);
+      replicas[caught.at] = await spawnReplica(env);
+      return { runId: caught.runId, takeoverMs: closedAt - killedAt };
     },
     stop,
   };
