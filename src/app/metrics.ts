@@ -1,6 +1,7 @@
 import type { Registry } from 'prom-client';
 import type { ProviderEnvironment } from '../config/schema.js';
 import type { Database } from '../db/database.js';
+import { createPartitionMetrics, type PartitionMetrics } from '../ledger/metrics.js';
 import { createLedgerHealthMetrics, createLedgerReads } from '../metrics/ledger-health.js';
 import { createPollerMetrics, type PollerMetrics } from '../poller/metrics.js';
 import { createProviderMetrics, type ProviderMetrics } from '../provider/metrics.js';
@@ -17,6 +18,7 @@ export interface Metrics {
   reconcile: ReconcileMetrics;
   reparse: ReparseMetrics;
   statements: StatementMetrics;
+  partitions: PartitionMetrics;
 }
 
 /**
@@ -34,5 +36,6 @@ export function createMetrics(registry: Registry, database: Database, environmen
     reconcile: createReconcileMetrics(registry, reads, database, environment),
     reparse: createReparseMetrics(registry),
     statements: createStatementMetrics(registry),
+    partitions: createPartitionMetrics(registry),
   };
 }

@@ -5,7 +5,8 @@ import type { Database } from '../db/database.js';
 import { startJob } from '../jobs/job.js';
 import { runSingleton } from '../jobs/singleton.js';
 import type { Logger } from '../log/logger.js';
-import { ensurePartitions, retirePartitions, type ArchivedPartition } from './partitions.js';
+import type { PartitionMetrics, PartitionRunOutcome } from './metrics.js';
+import { ensurePartitions, partitionState, retirePartitions, type ArchivedPartition } from './partitions.js';
 
 export interface PartitionMaintenance {
   skipped: boolean;
@@ -23,20 +24,46 @@ export function archiveDirectory(config: Pick<Config, 'DELIVERY_ARCHIVE_DIR' | '
 /**
  * One maintenance run: months past the retention archived and dropped, then partitions created
  * ahead (partitions.ts), under the partitions lock so replicas take turns (a replica that finds
- * it held skips: the holder does the same work).
+ * it held skips: the holder does the same work). Counted in `metrics.partitions` (metrics.ts)
+ * whatever its outcome; a run that did the work, complete or failed, then reads the months ahead
+ * and the default partition's rows into the gauges (kept as they were if that read fails too).
  */
 export async function maintainPartitions(
-  ctx: { database: Database; log: Logger; config: Pick<Config, 'DELIVERY_PARTITIONS_AHEAD' | 'DELIVERY_RETENTION_MONTHS' | 'DELIVERY_ARCHIVE_DIR' | 'RECON_DATA_DIR' | 'PROVIDER_ENV'> },
+  ctx: {
+    database: Database;
+    log: Logger;
+    config: Pick<Config, 'DELIVERY_PARTITIONS_AHEAD' | 'DELIVERY_RETENTION_MONTHS' | 'DELIVERY_ARCHIVE_DIR' | 'RECON_DATA_DIR' | 'PROVIDER_ENV'>;
+    metrics: { partitions: PartitionMetrics };
+  },
   now: Date = new Date(),
 ): Promise<PartitionMaintenance> {
   const { config } = ctx;
-  // Retiring first: it finishes a month a dead run left detached, whose table would otherwise stand
-  // in the way of re-creating that month for a late delivery.
-  const result = await runSingleton(ctx, { lock: 'partitions', environment: config.PROVIDER_ENV, heartbeatMs: 0 }, async () => {
-    const archived = await retirePartitions(ctx.database.sql, now, config.DELIVERY_RETENTION_MONTHS, archiveDirectory(config), ctx.log);
-    return { created: await ensurePartitions(ctx.database.sql, now, config.DELIVERY_PARTITIONS_AHEAD), archived };
-  });
-  return result.skipped ? { skipped: true, created: [], archived: [] } : { skipped: false, ...result.value };
+  const metrics = ctx.metrics.partitions;
+  let outcome: PartitionRunOutcome = 'failed';
+  let ran = false;
+  try {
+    // Retiring first: it finishes a month a dead run left detached, whose table would otherwise stand
+    // in the way of re-creating that month for a late delivery.
+    const result = await runSingleton(ctx, { lock: 'partitions', environment: config.PROVIDER_ENV, heartbeatMs: 0 }, async () => {
+      ran = true;
+      const archived = await retirePartitions(ctx.database.sql, now, config.DELIVERY_RETENTION_MONTHS, archiveDirectory(config), ctx.log, () => metrics.archived.inc());
+      return { created: await ensurePartitions(ctx.database.sql, now, config.DELIVERY_PARTITIONS_AHEAD, () => metrics.created.inc()), archived };
+    });
+    outcome = result.skipped ? 'skipped' : 'complete';
+    return result.skipped ? { skipped: true, created: [], archived: [] } : { skipped: false, ...result.value };
+  } finally {
+    metrics.runs.inc({ outcome });
+    if (outcome === 'complete') metrics.lastSuccess.set(Date.now() / 1000);
+    if (ran) {
+      await partitionState(ctx.database.sql, now).then(
+        (state) => {
+          metrics.ahead.set(state.ahead);
+          metrics.defaultRows.set(state.defaultRows);
+        },
+        (error: unknown) => ctx.log.warn({ err: error }, 'delivery partitions not read after maintenance: their gauges keep the last values'),
+      );
+    }
+  }
 }
 
 /** The daemon's partition maintenance: at start, then hourly. */
@@ -49,7 +76,7 @@ export function startPartitionJob(ctx: AppContext): { runNow(): Promise<Partitio
     log,
     stopOn: ctx.shutdown.signal,
     run: async () => {
-      const done = await maintainPartitions({ database: ctx.database, log, config: ctx.config });
+      const done = await maintainPartitions({ database: ctx.database, log, config: ctx.config, metrics: ctx.metrics });
       if (done.created.length > 0) log.info({ created: done.created }, 'delivery partitions created');
       return done;
     },

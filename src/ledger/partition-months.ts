@@ -43,3 +43,15 @@ export function isRetired(month: Date, now: Date, retentionMonths: number | unde
   if (retentionMonths === undefined) return false;
   return month.getTime() < addMonths(monthStart(now), -retentionMonths).getTime();
 }
+
+/**
+ * How many months after the current one are covered by `partitions` (names) without a gap: a
+ * delivery of the first month missing goes to the default partition. -1 when the current month
+ * itself has none.
+ */
+export function monthsCoveredAhead(now: Date, partitions: readonly string[]): number {
+  const names = new Set(partitions);
+  let ahead = -1;
+  while (names.has(partitionName(addMonths(monthStart(now), ahead + 1)))) ahead += 1;
+  return ahead;
+}

@@ -9,7 +9,7 @@ import { getTableConfig } from 'drizzle-orm/pg-core';
 import type { Sql } from 'postgres';
 import type { Logger } from '../log/logger.js';
 import { webhookDeliveries } from './schema/deliveries.js';
-import { DEFAULT_PARTITION, PARTITION_PREFIX, addMonths, isRetired, monthOfPartition, monthStart, monthsToEnsure, partitionName } from './partition-months.js';
+import { DEFAULT_PARTITION, PARTITION_PREFIX, addMonths, isRetired, monthOfPartition, monthStart, monthsCoveredAhead, monthsToEnsure, partitionName } from './partition-months.js';
 
 /**
  * The columns of an archive, in order: every column of webhook_deliveries, read from the drizzle
@@ -37,9 +37,10 @@ async function attachedPartitions(sql: Sql): Promise<string[]> {
  * deliveries wait in the default partition (a delivery for a month without partition is stored
  * there, never refused). Each is created standalone, given its waiting rows, and attached, in one
  * transaction: CREATE TABLE … PARTITION OF would lock the whole table against inserts, ATTACH only
- * the default partition. Idempotent; returns the names created.
+ * the default partition. Idempotent; returns the names created, and tells `onCreated` of each as it
+ * commits, so a run that fails later still counts the ones it made.
  */
-export async function ensurePartitions(sql: Sql, now: Date, ahead: number): Promise<string[]> {
+export async function ensurePartitions(sql: Sql, now: Date, ahead: number, onCreated?: (name: string) => void): Promise<string[]> {
   const waiting = await sql<{ month: Date }[]>`
     select distinct date_trunc('month', received_at, 'UTC') as month from ${sql(DEFAULT_PARTITION)}`;
   const wanted = new Map<string, Date>();
@@ -61,6 +62,7 @@ export async function ensurePartitions(sql: Sql, now: Date, ahead: number): Prom
       await tx.unsafe(`alter table webhook_deliveries attach partition "${name}" for values from ('${from}') to ('${to}')`);
     });
     created.push(name);
+    onCreated?.(name);
   }
   return created;
 }
@@ -78,8 +80,16 @@ export interface ArchivedPartition {
  * fsync'd, and only then dropped. The rows written are counted and must equal the table's count,
  * else the table stays (detached, logged) and the run fails. A detached table left by a run that
  * died is finished first, so a crash between the steps loses nothing and is completed next time.
+ * `onArchived` hears of each month once it is dropped, so a run that fails later still counts it.
  */
-export async function retirePartitions(sql: Sql, now: Date, retentionMonths: number | undefined, archiveDir: string, log: Logger): Promise<ArchivedPartition[]> {
+export async function retirePartitions(
+  sql: Sql,
+  now: Date,
+  retentionMonths: number | undefined,
+  archiveDir: string,
+  log: Logger,
+  onArchived?: (archived: ArchivedPartition) => void,
+): Promise<ArchivedPartition[]> {
   for (const name of retentionMonths === undefined ? [] : await attachedPartitions(sql)) {
     const month = monthOfPartition(name);
     if (!month || !isRetired(month, now, retentionMonths)) continue;
@@ -98,11 +108,29 @@ export async function retirePartitions(sql: Sql, now: Date, retentionMonths: num
   for (const { name } of detached) {
     const month = monthOfPartition(name);
     if (!month) continue;
-    archived.push(await archivePartition(sql, name, month, archiveDir));
+    const done = await archivePartition(sql, name, month, archiveDir);
     await sql`drop table ${sql(name)}`;
-    log.info({ partition: name, rows: archived.at(-1)?.rows, file: archived.at(-1)?.file }, 'delivery partition archived and dropped');
+    archived.push(done);
+    onArchived?.(done);
+    log.info({ partition: name, rows: done.rows, file: done.file }, 'delivery partition archived and dropped');
   }
   return archived;
+}
+
+export interface PartitionState {
+  /** Months after the current one with partitions, without a gap (partition-months.ts monthsCoveredAhead). */
+  ahead: number;
+  /** Deliveries in the default partition. */
+  defaultRows: number;
+}
+
+/**
+ * What the partitions look like now, for the maintenance gauges (metrics.ts). Read after a run,
+ * the default partition holds only deliveries whose month the run could not create or fill.
+ */
+export async function partitionState(sql: Sql, now: Date): Promise<PartitionState> {
+  const [row] = await sql<{ n: number }[]>`select count(*)::int as n from ${sql(DEFAULT_PARTITION)}`;
+  return { ahead: monthsCoveredAhead(now, await attachedPartitions(sql)), defaultRows: row?.n ?? 0 };
 }
 
 async function archivePartition(sql: Sql, table: string, month: Date, archiveDir: string): Promise<ArchivedPartition> {

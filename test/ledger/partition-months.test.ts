@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { addMonths, isRetired, monthOfPartition, monthStart, monthsToEnsure, partitionName } from '../../src/ledger/partition-months.js';
+import { addMonths, isRetired, monthOfPartition, monthStart, monthsCoveredAhead, monthsToEnsure, partitionName } from '../../src/ledger/partition-months.js';
 
 describe('partition months', () => {
   it('names UTC months and reads the names back; other tables are no month', () => {
@@ -25,5 +25,14 @@ describe('partition months', () => {
     expect(isRetired(addMonths(monthStart(now), -1), now, 1)).toBe(false);
     expect(isRetired(addMonths(monthStart(now), -2), now, 1)).toBe(true);
     expect(isRetired(new Date('2000-01-01T00:00:00Z'), now, undefined)).toBe(false);
+  });
+
+  it('counts the months covered ahead up to the first gap, across a year end; -1 without the current month', () => {
+    const now = new Date('2026-11-24T05:00:00Z');
+    const names = (...months: string[]) => months.map((m) => `webhook_deliveries_p${m}`);
+    expect(monthsCoveredAhead(now, [...names('2026_10', '2026_11', '2026_12', '2027_01', '2027_02'), 'webhook_deliveries_default'])).toBe(3);
+    expect(monthsCoveredAhead(now, names('2026_11', '2026_12', '2027_02'))).toBe(1);
+    expect(monthsCoveredAhead(now, names('2026_11'))).toBe(0);
+    expect(monthsCoveredAhead(now, names('2026_12', '2027_01'))).toBe(-1);
   });
 });

@@ -11,9 +11,10 @@ import { maintainPartitions } from '../../src/ledger/partition-job.js';
 import { ARCHIVE_COLUMNS } from '../../src/ledger/partitions.js';
 import * as schema from '../../src/ledger/schema/index.js';
 import { silentLogger } from '../../src/log/logger.js';
-import { classifyDelivery, type StorableClassification } from '../../src/webhooks/classify.js';
-import { writeDeliveries, type DeliveryRecord } from '../../src/webhooks/ledger-write.js';
+import { writeDeliveries } from '../../src/webhooks/ledger-write.js';
 import { useTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { invoiceDelivery as record } from '../helpers/deliveries.js';
+import { testMetrics } from '../helpers/metrics.js';
 
 let db: TestDatabase;
 useTestDatabase('partitions', (d) => (db = d));
@@ -33,22 +34,7 @@ const config = (retention?: number) => ({
   PROVIDER_ENV: 'sandbox' as const,
 });
 const maintain = (now: string, retention?: number, database: Database = db) =>
-  maintainPartitions({ database, log: silentLogger(), config: config(retention) }, new Date(now));
-
-/** An invoice/created delivery of event `invoice` received at `at`, with `extra` bytes in its raw body. */
-function record(invoice: string, at: string, extra = ''): DeliveryRecord {
-  const body = Buffer.concat([
-    Buffer.from(`{"topic":"invoice/created","invoice_uuid":"${invoice}","external_reference_id":"INV","event_time":"2031-01-01T00:00:00Z"}`),
-    Buffer.from(extra, 'latin1'),
-  ]);
-  const classification = classifyDelivery(body.subarray(0, body.length - extra.length));
-  if (!classification.ok) throw new Error('fixture does not classify');
-  return {
-    deliveryUuid: randomUUID(), environment: 'sandbox', receivedAt: new Date(at), sourceIp: '127.0.0.1',
-    headers: { 'content-type': 'application/json', 'x-odd': 'tab\there, "quoted" \\ back' }, rawBody: body, keyFingerprint: 'abc',
-    classification: classification as StorableClassification,
-  };
-}
+  maintainPartitions({ database, log: silentLogger(), config: config(retention), metrics: testMetrics(database).metrics }, new Date(now));
 
 async function partitionOf(id: number): Promise<string> {
   const [row] = await db.sql<{ part: string }[]>`select tableoid::regclass::text as part from webhook_deliveries where id = ${id}`;

@@ -7,8 +7,9 @@ import { describe, expect, it } from 'vitest';
 
 /**
  * The alert rules under `promtool test rules` (Debian package `prometheus`; CI installs it), with
- * cases for every alert: fast-failing polls, two replicas, a target gone. Two mutations show the
- * cases can fail: the old poll-staleness rule (which needed the lock held) and `sum` across replicas.
+ * cases for every alert: fast-failing polls, two replicas, a target gone. Three mutations show the
+ * cases can fail: the old poll-staleness rule (which needed the lock held), `sum` across replicas,
+ * and partition staleness read from the replica that succeeded longest ago.
  */
 
 const has = (tool: string) => spawnSync('sh', ['-c', `command -v ${tool}`]).status === 0;
@@ -58,6 +59,17 @@ describe('alert rules', () => {
     const result = promtoolTest(summed);
     expect(result.status).not.toBe(0);
     expect(result.output).toMatch(/summary="10 open missed_webhook discrepancies/);
+  });
+
+  it.skipIf(!has('promtool'))('the cases fail a partition staleness rule that takes the replica with the oldest success', () => {
+    const oldest = rulesText.replace(
+      'max by (namespace, job) (bnpl_recon_delivery_partition_last_success_timestamp_seconds)',
+      'min by (namespace, job) (bnpl_recon_delivery_partition_last_success_timestamp_seconds)',
+    );
+    expect(oldest).not.toBe(rulesText);
+    const result = promtoolTest(oldest);
+    expect(result.status).not.toBe(0);
+    expect(result.output).toMatch(/alertname: BnplReconPartitionMaintenanceStale/);
   });
 
   it("every alert's runbook_url names a section of ops/runbook.md that says what it means, what to check, what to do", () => {
