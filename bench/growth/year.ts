@@ -16,7 +16,7 @@ export async function fillYear(sql: Sql, deliveries: number, progress: (line: st
   await ensurePartitions(sql, first, 12);
   await sql`set synchronous_commit = off`;
   await sql`set maintenance_work_mem = '512MB'`;
-  await sql`alter table webhook_applied_events drop constraint webhook_applied_events_environment_event_key_pk`;
+  await sql`alter table webhook_applied_events drop constraint webhook_applied_events_pk`;
   const [start] = await sql<{ id: string }[]>`select coalesce(max(id), 0)::text as id from webhook_deliveries`;
   const base = Number(start!.id);
   const perMonth = Math.ceil(deliveries / 12);
@@ -48,13 +48,13 @@ export async function fillYear(sql: Sql, deliveries: number, progress: (line: st
       ) r
       cross join lateral (select r.at, to_char(r.at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US') || '000Z' as sortable) t`;
     await sql`
-      insert into webhook_applied_events (environment, event_key, delivery_id, received_at)
-      select environment, event_key, id, received_at from webhook_deliveries
+      insert into webhook_applied_events (environment, event_day, event_key, delivery_id, received_at)
+      select environment, webhook_event_day(event_time_sortable), event_key, id, received_at from webhook_deliveries
       where received_at >= ${monthFrom}::timestamptz and received_at < ${monthTo}::timestamptz and applied and id > ${base}`;
     progress(`growth: month ${m + 1}/12 loaded (${to - from + 1} deliveries, ${((performance.now() - started) / 1000).toFixed(0)} s)`);
   }
   await sql`select setval('webhook_deliveries_id_seq', (select max(id) from webhook_deliveries))`;
-  await sql`alter table webhook_applied_events add constraint webhook_applied_events_environment_event_key_pk primary key (environment, event_key)`;
+  await sql`alter table webhook_applied_events add constraint webhook_applied_events_pk primary key (environment, event_day, event_key)`;
   await sql`vacuum analyze webhook_deliveries`;
   await sql`vacuum analyze webhook_applied_events`;
   await sql`checkpoint`.catch(() => undefined);

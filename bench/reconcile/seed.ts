@@ -73,8 +73,8 @@ export async function seedLedger(sql: Sql, orders: number, graceSeconds: number)
   await sql`select setval('webhook_deliveries_id_seq', (select max(id) from webhook_deliveries))`;
   // The receiver's claim of each applied event (its arbiter across partitions).
   await sql`
-    insert into webhook_applied_events (environment, event_key, delivery_id, received_at)
-    select environment, event_key, id, received_at from webhook_deliveries where applied`;
+    insert into webhook_applied_events (environment, event_day, event_key, delivery_id, received_at)
+    select environment, webhook_event_day(event_time_sortable), event_key, id, received_at from webhook_deliveries where applied`;
   await sql`
     insert into order_events (environment, event_key, topic, received_at, order_uuid, order_state, external_reference_id,
                               event_time, event_time_sortable)

@@ -40,7 +40,8 @@ const RELEASE_STATEMENT = `
       delete from webhook_applied_events a
       using webhook_deliveries d
       where d.id in (select (jsonb_array_elements($1::jsonb) ->> 'id')::bigint) and d.applied
-        and a.environment = d.environment and a.event_key = d.event_key and a.delivery_id = d.id`;
+        and a.environment = d.environment and a.event_day = webhook_event_day(d.event_time_sortable) and a.event_key = d.event_key
+        and a.delivery_id = d.id`;
 
 const REDERIVE_STATEMENT = `
       with input as materialized (
@@ -51,14 +52,16 @@ const REDERIVE_STATEMENT = `
         join webhook_deliveries d on d.id = u.id
       ), candidates as (
         -- One primary-key probe of webhook_applied_events per row: a claim held outside the batch wins.
-        select distinct on (i.environment, i.event_key) i.id, i.environment, i.event_key, i.received_at
+        select distinct on (i.environment, i.event_key) i.id, i.environment, webhook_event_day(i.event_time_sortable) as event_day,
+               i.event_key, i.received_at
         from input i
         where i.event_key is not null
-          and not exists (select 1 from webhook_applied_events a where a.environment = i.environment and a.event_key = i.event_key)
+          and not exists (select 1 from webhook_applied_events a
+                          where a.environment = i.environment and a.event_day = webhook_event_day(i.event_time_sortable) and a.event_key = i.event_key)
         order by i.environment, i.event_key, i.was_applied desc, i.id
       ), e as (
-        insert into webhook_applied_events (environment, event_key, delivery_id, received_at)
-        select c.environment, c.event_key, c.id, c.received_at from candidates c
+        insert into webhook_applied_events (environment, event_day, event_key, delivery_id, received_at)
+        select c.environment, c.event_day, c.event_key, c.id, c.received_at from candidates c
         returning delivery_id as id
       ), updated as (
         update webhook_deliveries w
@@ -110,5 +113,5 @@ export async function rederiveDeliveries(sql: Sql | TransactionSql, batch: reado
 /** The applied-events key refused a claim: a retry of the event was committed meanwhile. */
 export function isAppliedConflict(error: unknown): boolean {
   const e = error as { code?: string; constraint_name?: string } | undefined;
-  return e?.code === '23505' && e.constraint_name === 'webhook_applied_events_environment_event_key_pk';
+  return e?.code === '23505' && e.constraint_name === 'webhook_applied_events_pk';
 }

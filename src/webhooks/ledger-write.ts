@@ -86,7 +86,7 @@ export function typedInsert(table: TypedTable, param: number): string {
  * statements and COMMIT as separate messages cost more than the rows themselves.
  * 1. ids come from the deliveries' sequence first, so the statement can tell its rows apart;
  * 2. each event key's first delivery in the batch claims the event in webhook_applied_events
- *    (ON CONFLICT DO NOTHING on its primary key (environment, event_key), an unpartitioned table,
+ *    (ON CONFLICT DO NOTHING on its primary key (environment, event_day, event_key), an unpartitioned table,
  *    so the decision spans every month of webhook_deliveries): a concurrent statement offering the
  *    same key waits for the other's commit and then loses, so of 200 simultaneous retries exactly
  *    one is applied, decided by the database, not by process memory;
@@ -112,10 +112,10 @@ const WRITE_STATEMENT = `
         from input where event_key is not null
         order by environment, event_key, id
       ), e as (
-        insert into webhook_applied_events (environment, event_key, delivery_id, received_at)
-        select i.environment, i.event_key, i.id, i.received_at
+        insert into webhook_applied_events (environment, event_day, event_key, delivery_id, received_at)
+        select i.environment, webhook_event_day(i.event_time_sortable), i.event_key, i.id, i.received_at
         from input i join candidates c on c.id = i.id
-        on conflict (environment, event_key) do nothing
+        on conflict (environment, event_day, event_key) do nothing
         returning delivery_id as id
       ), stored as (
         insert into webhook_deliveries (${DELIVERY_COLUMNS})

@@ -37,15 +37,17 @@ it('partitioning keeps every existing delivery, its id, its applied decision, an
   // Two months of deliveries as the unpartitioned ledger held them: an applied event, its retry in
   // the next month, and an unparsed one.
   const key = 'k'.repeat(64);
+  // The event's time: every delivery of one event key carries it (the key hashes it).
+  const time = '2026-09-30T23:59:58.000000000Z';
   await db.sql`
     insert into webhook_deliveries (delivery_uuid, environment, received_at, headers, raw_body, signature_valid, topic, parse_status,
-                                    event_key, entity_type, entity_id, applied, parser_version)
+                                    event_key, entity_type, entity_id, event_time, event_time_sortable, applied, parser_version)
     values (${randomUUID()}, 'sandbox', '2026-09-30T23:59:59.999999Z', '{}'::jsonb, ${Buffer.from([0, 1, 2, 255])}, true, 'order/created', 'parsed',
-            ${key}, 'order', 'o-1', true, 3),
+            ${key}, 'order', 'o-1', ${time}, ${time}, true, 3),
            (${randomUUID()}, 'sandbox', '2026-10-01T00:00:00Z', '{}'::jsonb, ${Buffer.from('retry')}, true, 'order/created', 'parsed',
-            ${key}, 'order', 'o-1', false, 3),
+            ${key}, 'order', 'o-1', ${time}, ${time}, false, 3),
            (${randomUUID()}, 'production', '2026-10-02T00:00:00Z', '{"a":"b"}'::jsonb, ${Buffer.from('??')}, true, null, 'invalid_shape',
-            null, null, null, false, 0)`;
+            null, null, null, null, null, false, 0)`;
   const columns = 'id, delivery_uuid, environment, received_at, headers, raw_body, topic, parse_status, event_key, entity_id, applied, parser_version';
   const before = await db.sql.unsafe(`select ${columns} from webhook_deliveries order by id`);
 
@@ -67,7 +69,11 @@ it('partitioning keeps every existing delivery, its id, its applied decision, an
   const fresh = { deliveryUuid: randomUUID(), environment: 'sandbox' as const, receivedAt: new Date(), sourceIp: null, headers: {}, rawBody: body, keyFingerprint: null, classification };
   const [written] = await writeDeliveries(db.sql, [fresh]);
   expect(written!.deliveryId).toBeGreaterThan(Number(where[2]!.id));
-  const retry = { ...fresh, deliveryUuid: randomUUID(), classification: { ...classification, event: { ...classification.event!, key } } as StorableClassification };
+  const retry = {
+    ...fresh,
+    deliveryUuid: randomUUID(),
+    classification: { ...classification, event: { ...classification.event!, key, eventTime: { raw: time, sortable: time } } } as StorableClassification,
+  };
   const [again] = await writeDeliveries(db.sql, [retry]);
   expect([again!.applied, again!.duplicate]).toEqual([false, true]);
 });

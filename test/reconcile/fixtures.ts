@@ -73,8 +73,8 @@ export async function delivery(database: Database, d: DeliveryInput): Promise<nu
   // The receiver's claim of the event (webhook_applied_events decides applied-once across partitions).
   if (d.applied) {
     await database.sql`
-      insert into webhook_applied_events (environment, event_key, delivery_id, received_at)
-      values (${d.env}, ${d.eventKey}, ${row!.id}, ${d.receivedAt.toISOString()}::timestamptz)`;
+      insert into webhook_applied_events (environment, event_day, event_key, delivery_id, received_at)
+      values (${d.env}, webhook_event_day(${d.sortable}), ${d.eventKey}, ${row!.id}, ${d.receivedAt.toISOString()}::timestamptz)`;
   }
   return Number(row!.id);
 }

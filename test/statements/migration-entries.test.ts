@@ -1,9 +1,10 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { importStatement } from '../../src/statements/import.js';
 import { parseStatement, positionKey } from '../../src/statements/index.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { applyMigrationFiles } from '../helpers/migrations.js';
 
 /**
  * A ledger whose statement lines were stored before migration 0013 (statement_entries, entry_key):
@@ -12,21 +13,13 @@ import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
  * entry of its three lines, so the same statement again adds nothing, and the MT940 of the same
  * days (the batch as one line) links to it.
  */
-const MIGRATIONS = path.join(import.meta.dirname, '..', '..', 'migrations');
 const file = (name: string) => readFileSync(path.join(import.meta.dirname, 'banks', name));
-
-async function apply(db: TestDatabase, migration: string): Promise<void> {
-  for (const statement of readFileSync(path.join(MIGRATIONS, migration), 'utf8').split('--> statement-breakpoint')) {
-    if (statement.trim() !== '') await db.sql.unsafe(statement);
-  }
-}
 
 let db: TestDatabase;
 let passed = true;
 beforeAll(async () => {
   db = await createTestDatabase('stmt_migration_entries', { migrate: false });
-  const files = readdirSync(MIGRATIONS).filter((f) => /^\d{4}_.*\.sql$/.test(f)).sort();
-  for (const f of files.filter((f) => f < '0013')) await apply(db, f);
+  await applyMigrationFiles(db, (f) => f < '0013');
   const parsed = parseStatement(file('period-april.camt053.xml'));
   const section = parsed.sections[0]!;
   const [s] = await db.sql<{ id: string }[]>`
@@ -44,7 +37,7 @@ beforeAll(async () => {
   await db.sql`
     insert into statement_periods (statement_id, section_index, environment, period_from, period_to)
     values (${s!.id}, 0, 'sandbox', ${section.periodFrom}::timestamptz, ${section.periodTo}::timestamptz)`;
-  for (const f of files.filter((f) => f >= '0013')) await apply(db, f);
+  await applyMigrationFiles(db, (f) => f >= '0013');
 }, 60_000);
 afterAll(async () => {
   await (passed ? db.drop() : db.close());

@@ -43,7 +43,8 @@ export async function recordDuplicateDeliveries(tx: TransactionSql, p: RuleParam
              (select ie.external_reference_id from invoice_events ie where ie.environment = w.environment and ie.event_key = w.event_key)
            ) as external_reference_id
     from webhook_deliveries w
-    join webhook_applied_events e on e.environment = w.environment and e.event_key = w.event_key
+    join webhook_applied_events e
+      on e.environment = w.environment and e.event_day = webhook_event_day(w.event_time_sortable) and e.event_key = w.event_key
     where w.environment = ${p.environment}
       and w.event_key is not null and not w.applied
       and w.received_at >= ${windowStart}::timestamptz
