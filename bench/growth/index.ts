@@ -8,7 +8,8 @@
  * then given the year (bench/growth/year.ts). Measured on both ("empty": no history, "full"):
  * - ingest: the daemon's receiver in its own process (bench/ingest/target.ts), closed loop at 64
  *   connections, alternating between the two, three rounds, the median counts;
- * - the daemon's pass after each ingest (incremental: it covers the new deliveries);
+ * - the daemon's pass after each ingest (incremental: it covers the new deliveries), then its pass
+ *   with nothing new (the no-change pass: median of the three rounds);
  * - the first-ever passes (bench/reconcile/runner.ts: median of 3 full, then a no-change pass).
  * Ledger bytes per million deliveries: pg_total_relation_size of every partition (heap, TOAST,
  * indexes) and of webhook_applied_events, over the deliveries stored.
@@ -123,10 +124,12 @@ export async function runGrowthBench(opts: { quick?: boolean; deliveries?: numbe
     const fullPasses = await passes(full.url);
     const ingest: Record<'empty' | 'full', number[]> = { empty: [], full: [] };
     const after: Record<'empty' | 'full', { mode: string; durationMs: number; stepMs: Record<string, number> }[]> = { empty: [], full: [] };
+    const idle: Record<'empty' | 'full', { mode: string; durationMs: number; stepMs: Record<string, number> }[]> = { empty: [], full: [] };
     for (let round = 0; round < rounds; round += 1) {
       for (const [name, db] of [['empty', empty], ['full', full]] as const) {
         ingest[name].push((await ingestPerSecond(db.url, ingestCount)).committedPerSecond);
         after[name].push(await passNow(db.url));
+        idle[name].push(await passNow(db.url)); // nothing new since the pass before: the daemon's idle pass
       }
       log(`growth: round ${round + 1}/${rounds}: ingest/s empty ${ingest.empty.at(-1)}, full ${ingest.full.at(-1)}`);
     }
@@ -137,6 +140,8 @@ export async function runGrowthBench(opts: { quick?: boolean; deliveries?: numbe
       ingestRuns: ingest[name],
       passAfterIngestMs: median(after[name].map((a) => a.durationMs)),
       passAfterIngestRuns: after[name].map((a) => ({ mode: a.mode, ms: a.durationMs, duplicateDeliveryMs: a.stepMs.duplicate_delivery })),
+      noChangePassMs: median(idle[name].map((a) => a.durationMs)),
+      noChangePassRuns: idle[name].map((a) => ({ mode: a.mode, ms: a.durationMs, stepMs: a.stepMs })),
       firstFullPass: p,
       ledger: size,
     });
@@ -145,7 +150,7 @@ export async function runGrowthBench(opts: { quick?: boolean; deliveries?: numbe
     return {
       part: 'growth',
       quick: Boolean(opts.quick),
-      description: `two ledgers with the same working set (${orders} orders), one also holding ${deliveries} deliveries over the 12 months before this one; measured alternately: ingest (daemon receiver, 64 connections, ${ingestCount} deliveries, ${rounds} rounds, median) and the pass after each ingest (incremental, median), and once the first-ever passes (median of 3 full, then no change)`,
+      description: `two ledgers with the same working set (${orders} orders), one also holding ${deliveries} deliveries over the 12 months before this one; measured alternately: ingest (daemon receiver, 64 connections, ${ingestCount} deliveries, ${rounds} rounds, median) and the pass after each ingest (incremental, median) and a pass with nothing new after it (median), and once the first-ever passes (median of 3 full, then no change)`,
       yearDeliveries: deliveries,
       workingSetOrders: orders,
       loadSeconds,
@@ -154,7 +159,8 @@ export async function runGrowthBench(opts: { quick?: boolean; deliveries?: numbe
       ratios: {
         ingest: ratio(e.ingestPerSecond, f.ingestPerSecond),
         passAfterIngest: ratio(f.passAfterIngestMs, e.passAfterIngestMs),
-        noChangePass: ratio(f.firstFullPass.noChangePassMs, e.firstFullPass.noChangePassMs),
+        noChangePass: ratio(f.noChangePassMs, e.noChangePassMs),
+        firstNoChangePass: ratio(f.firstFullPass.noChangePassMs, e.firstFullPass.noChangePassMs),
         firstFullPass: ratio(f.firstFullPass.fullPassMs, e.firstFullPass.fullPassMs),
         note: 'above 1: slower with the year in the ledger (ingest: empty/s over full/s; passes: full ms over empty ms). The first full pass records every retry of the year as a duplicate_delivery finding, once per ledger: it grows with the history by design',
       },
