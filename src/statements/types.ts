@@ -86,3 +86,12 @@ export interface StatementReader {
 export class StatementFormatError extends Error {
   override readonly name = 'StatementFormatError';
 }
+
+// Enough of a value to recognise it: a refusal quoting a hostile field whole would put megabytes
+// into the inbox's .error file and into every log line about it.
+const QUOTE_CHARS = 60;
+
+/** A value from the file for a message: in quotes, cut to QUOTE_CHARS characters. */
+export function quoted(value: string): string {
+  return `'${value.length > QUOTE_CHARS ? `${value.slice(0, QUOTE_CHARS)}…' (${value.length} characters)` : `${value}'`}`;
+}

@@ -1,8 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { parseStatement } from '../../src/statements/detect.js';
+import { StatementFormatError } from '../../src/statements/types.js';
 
 /** Regressions found by the statement fuzz test (statement-fuzz.test.ts), each on its smallest file. */
 
+const camt = (period: string, entry: string) =>
+  `<?xml version="1.0"?><Document><BkToCstmrStmt><Stmt><Id>S1</Id><FrToDt>${period}</FrToDt><Acct><Id><IBAN>DE44500105175407324931</IBAN></Id></Acct>` +
+  `<Ntry><Amt Ccy="EUR">10.00</Amt><CdtDbtInd>CRDT</CdtDbtInd><Sts>BOOK</Sts>${entry}</Ntry></Stmt></BkToCstmrStmt></Document>`;
+const MARCH = '<FrDtTm>2026-03-02T00:00:00</FrDtTm><ToDtTm>2026-03-02T23:59:59</ToDtTm>';
+const BOOKED = '<BookgDt><Dt>2026-03-02</Dt></BookgDt>';
+const csv = (bookingDate: string, valueDate = '') => `booking_date,value_date,amount\r\n2026-03-02,,1.00\r\n${bookingDate},${valueDate},2.00\r\n`;
 const mt940 = (fields: string[]) => [':20:X', ':25:DE44500105175407324931', ':28C:1/1', ...fields, '-', ''].join('\r\n');
 
 describe('MT940 :86: of hostile size', () => {
@@ -18,5 +25,32 @@ describe('MT940 :86: of hostile size', () => {
     expect(performance.now() - started).toBeLessThan(3000);
     expect(p.lines).toHaveLength(1);
     expect(p.lines[0]!.amountCents).toBe(100n);
+  });
+});
+
+describe('dates a statement cannot hold', () => {
+  // Each was read as a date that Postgres refuses at import (a PostgresError, not the file's fault
+  // named), or threw RangeError 'Invalid time value' while the period was worked out.
+  it.each([
+    ['a CAMT FrDtTm that is no date', camt('<FrDtTm>garbage</FrDtTm><ToDtTm>2026-03-02T23:59:59</ToDtTm>', BOOKED), /^camt\.053 statement S1: FrToDt\/FrDtTm 'garbage' is not a date$/],
+    ['a CAMT FrDtTm of month 13', camt('<FrDtTm>2026-13-45T01:00:00</FrDtTm><ToDtTm>2026-03-02T23:59:59</ToDtTm>', BOOKED), /FrToDt\/FrDtTm '2026-13-45T01:00:00' is not a date$/],
+    ['a CAMT ToDtTm at hour 25', camt('<FrDtTm>2026-03-02T00:00:00</FrDtTm><ToDtTm>2026-03-02T25:00:00</ToDtTm>', BOOKED), /FrToDt\/ToDtTm '2026-03-02T25:00:00' is not a date-time$/],
+    ['a CAMT BookgDt of month 13', camt(MARCH, '<BookgDt><Dt>2026-13-45</Dt></BookgDt>'), /^camt\.053 statement S1 entry 1: BookgDt '2026-13-45' is not a date$/],
+    ['a CAMT ValDt of year 0', camt(MARCH, `${BOOKED}<ValDt><Dt>0000-01-01</Dt></ValDt>`), /entry 1: ValDt '0000-01-01' is outside the years 1980-2079/],
+    ['a CSV booking date of month 13', csv('2026-13-45'), /^CSV row 3: booking date '2026-13-45' is not a date$/],
+    ['a CSV booking date of year 0', csv('0000-01-01'), /^CSV row 3: booking date '0000-01-01' is outside the years 1980-2079 a bank statement names$/],
+    ['a CSV booking date of year 9999', csv('9999-12-31'), /'9999-12-31' is outside the years/],
+    ['a CSV value date of month 0', csv('2026-03-02', '2026-00-10'), /^CSV row 3: value date '2026-00-10' is not a date$/],
+    ['an MT940 entry date of day 0', mt940([':60F:C260302EUR0,00', ':61:2603020200C1,00NTRFNONREF', ':62F:C260302EUR1,00']), /^MT940 message 1: :61: entry date not understood: '0200'$/],
+  ])('refuses %s, naming it', (_, text, message) => {
+    expect(() => parseStatement(text)).toThrow(StatementFormatError);
+    expect(() => parseStatement(text)).toThrow(message);
+  });
+
+  it('reads 30 February as the last day of February in every format, as MT940 always has', () => {
+    const dates = (text: string) => parseStatement(text).lines.map((l) => [l.bookingDate, l.valueDate]);
+    expect(dates(camt(MARCH, `${BOOKED}<ValDt><Dt>2026-02-30</Dt></ValDt>`))).toEqual([['2026-03-02', '2026-02-28']]);
+    expect(dates(csv('2026-03-02', '30.02.2026'))).toEqual([['2026-03-02', null], ['2026-03-02', '2026-02-28']]);
+    expect(dates(mt940([':60F:C260302EUR0,00', ':61:2602300302C1,00NTRFNONREF', ':62F:C260302EUR1,00']))).toEqual([['2026-03-02', '2026-02-28']]);
   });
 });
