@@ -6,6 +6,7 @@ import { collect } from './collect.js';
 import { normalizeIban, present, sepaReferenceOf } from './reference.js';
 import { addTotal, checkBalances, type Balance } from './totals.js';
 import {
+  excerpt,
   quoted,
   StatementFormatError,
   type Direction,
@@ -91,7 +92,7 @@ function context(stmt: Node, index: number) {
     id,
     account: accountId(text(at(stmt, 'Acct', 'Id', 'IBAN')) ?? text(at(stmt, 'Acct', 'Id', 'Othr', 'Id'))),
     accountCurrency: text(at(stmt, 'Acct', 'Ccy')),
-    where: `camt.053 statement ${id || index + 1}`,
+    where: `camt.053 statement ${excerpt(id) || index + 1}`,
     statementDate: text(at(stmt, 'FrToDt', 'ToDtTm'))?.slice(0, 10) ?? text(at(stmt, 'FrToDt', 'ToDt')) ?? text(stmt['CreDtTm'])?.slice(0, 10) ?? null,
   };
 }
@@ -105,7 +106,7 @@ function addEntry(open: Open, stmt: Node, entry: Node, section: number): void {
     if (!open.firstDay || line.bookingDate < open.firstDay) open.firstDay = line.bookingDate;
     if (!open.lastDay || line.bookingDate > open.lastDay) open.lastDay = line.bookingDate;
   }
-  const booked = bookedAmount(entry, c.accountCurrency);
+  const booked = bookedAmount(entry, c.accountCurrency, where);
   if (booked) addTotal(open.booked, booked.currency, booked.direction, booked.cents);
 }
 
@@ -123,8 +124,8 @@ function finishStatement(stmt: Node, open: Open, index: number): StatementSectio
   // No FrToDt: the statement covers whole days from its first to its last booking.
   section.periodFrom ??= instantOf(open.firstDay, false);
   section.periodTo ??= instantOf(open.lastDay, true);
-  const opening = balance(stmt, ['OPBD', 'PRCD']);
-  const closing = balance(stmt, ['CLBD']);
+  const opening = balance(stmt, ['OPBD', 'PRCD'], c.where);
+  const closing = balance(stmt, ['CLBD'], c.where);
   checkBalances(c.where, opening, closing, section.booked);
   const page = text(at(stmt, 'StmtPgntn', 'PgNb')) ?? '';
   const sequence = text(stmt['ElctrncSeqNb']) ?? text(stmt['LglSeqNb']) ?? '';
@@ -167,11 +168,11 @@ function periodOf(period: unknown, where: string): Period {
   return out;
 }
 
-function balance(stmt: Node, codes: string[]): Balance | null {
+function balance(stmt: Node, codes: string[], where: string): Balance | null {
   const bals = list(stmt['Bal']);
   for (const code of codes) {
     const bal = bals.find((b) => (text(at(b, 'Tp', 'CdOrPrtry', 'Cd')) ?? text(at(b, 'Tp', 'CdOrPrtry', 'Prtry'))) === code);
-    const amount = bal ? amountOf(bal['Amt']) : null;
+    const amount = bal ? amountOf(bal['Amt'], `${where}: balance ${code}`) : null;
     if (bal && amount) return { cents: text(bal['CdtDbtInd']) === 'DBIT' ? -amount.cents : amount.cents, currency: amount.currency ?? text(at(stmt, 'Acct', 'Ccy')) ?? 'EUR' };
   }
   return null;
@@ -183,14 +184,14 @@ function isBooked(entry: Node): boolean {
 }
 
 function directionOf(indicator: string | null, where: string): Direction {
-  if (indicator !== 'CRDT' && indicator !== 'DBIT') throw new StatementFormatError(`${where}: entry with CdtDbtInd '${indicator ?? ''}'`);
+  if (indicator !== 'CRDT' && indicator !== 'DBIT') throw new StatementFormatError(`${where}: entry with CdtDbtInd ${quoted(indicator ?? '')}`);
   return indicator === 'CRDT' ? 'credit' : 'debit';
 }
 
 /** The entry as booked (what the balances move by), independent of how its details split it. */
-function bookedAmount(entry: Node, accountCurrency: string | null): { cents: bigint; currency: string; direction: Direction } | null {
+function bookedAmount(entry: Node, accountCurrency: string | null, where: string): { cents: bigint; currency: string; direction: Direction } | null {
   if (!isBooked(entry)) return null;
-  const amount = amountOf(entry['Amt'])!;
+  const amount = amountOf(entry['Amt'], where)!;
   return { cents: amount.cents, currency: amount.currency ?? accountCurrency ?? 'EUR', direction: text(entry['CdtDbtInd']) === 'CRDT' ? 'credit' : 'debit' };
 }
 

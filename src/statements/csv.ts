@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { accountId } from './account.js';
 import { bankDate } from './dates.js';
-import { csvAmountToCents } from './money.js';
+import { csvAmountToCents, withinLedger } from './money.js';
 import { normalizeIban, present, sepaReferenceOf } from './reference.js';
 import { addTotal } from './totals.js';
 import { quoted, StatementFormatError, type ParsedStatement, type SectionSink, type StatementLine, type StatementReader, type StatementSection } from './types.js';
@@ -128,12 +128,13 @@ export function parseCsv(text: string): ParsedStatement {
     const amountText = get('amount');
     const dateText = get('bookingDate');
     if (!amountText || !dateText) throw new StatementFormatError(`${where}: missing booking date or amount`);
-    let signed: bigint;
+    let read: bigint;
     try {
-      signed = csvAmountToCents(amountText);
+      read = csvAmountToCents(amountText);
     } catch (error) {
       throw new StatementFormatError(`${where}: ${(error as Error).message}`);
     }
+    const signed = withinLedger(read, amountText, where);
     const endToEndId = get('endToEndId');
     const instructionId = get('instructionId');
     const remittance = get('remittance');

@@ -1,12 +1,12 @@
 import { accountId } from './account.js';
 import { bankDate } from './dates.js';
-import { decimalToCents } from './money.js';
+import { statementCents } from './money.js';
 import { collect } from './collect.js';
 import { mt940MessageReader, type Field } from './mt940-blocks.js';
 import { mt940Details } from './mt940-details.js';
 import { present, sepaReferenceOf } from './reference.js';
 import { addTotal, checkBalances, type Balance } from './totals.js';
-import { quoted, StatementFormatError, type ParsedStatement, type SectionSink, type StatementLine, type StatementReader, type StatementSection } from './types.js';
+import { excerpt, quoted, StatementFormatError, type ParsedStatement, type SectionSink, type StatementLine, type StatementReader, type StatementSection } from './types.js';
 
 /**
  * A YYMMDD date; SWIFT years have two digits, 80-99 are the 1900s (no bank statement predates 1980).
@@ -47,7 +47,7 @@ const TYPE_CODE = /^(?!NONREF)[NFS][A-Z0-9 ]{3}/;
 function balanceOf(f: Field, where: string): Balance & { date: string } {
   const m = BALANCE.exec(f.value.trim());
   if (!m) throw new StatementFormatError(`${where}: :${f.tag}: not a balance: ${quoted(f.value.trim())}`);
-  const cents = decimalToCents(m[4]!);
+  const cents = statementCents(m[4]!, `${where}: :${f.tag}:`);
   return { cents: m[1] === 'D' ? -cents : cents, currency: m[3]!, date: isoFromYymmdd(m[2]!, `${where}: :${f.tag}:`) };
 }
 
@@ -105,7 +105,7 @@ export function mt940Reader(emit: SectionSink): StatementReader {
       addTotal(current.section.booked, line.currency, line.direction, line.amountCents);
       addTotal(messageBooked, line.currency, line.direction, line.amountCents);
     });
-    checkBalances(`${where} (:28C: ${number || '?'})`, opening, closing, messageBooked);
+    checkBalances(`${where} (:28C: ${excerpt(number) || '?'})`, opening, closing, messageBooked);
     // A closing balance is the end-of-day booked balance of its date: the statement covers that whole
     // day. The opening balance's date is, at most banks, the previous statement's closing day, whose
     // bookings are not in this one: the statement covers the days after it. A bank that dates the
@@ -159,7 +159,7 @@ function statementLine(value: string, currency: string, account: string | null, 
     accountIban: account,
     bookingDate: bookingDateFrom(valueDate, m[2], where),
     valueDate,
-    amountCents: decimalToCents(m[5]!),
+    amountCents: statementCents(m[5]!, `${where}: :61:`),
     currency,
     // RC reverses a credit (money leaves), RD reverses a debit (money comes back).
     direction: mark === 'C' || mark === 'EC' || mark === 'RD' ? 'credit' : 'debit',

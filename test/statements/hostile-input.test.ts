@@ -54,3 +54,43 @@ describe('dates a statement cannot hold', () => {
     expect(dates(mt940([':60F:C260302EUR0,00', ':61:2602300302C1,00NTRFNONREF', ':62F:C260302EUR1,00']))).toEqual([['2026-03-02', '2026-02-28']]);
   });
 });
+
+describe('amounts and balances a statement cannot hold', () => {
+  const line = (amount: string) => mt940([':60F:C260302EUR0,00', `:61:2603020302C${amount}NTRFNONREF`, ':62F:C260302EUR1,00']);
+  const huge = '9'.repeat(40);
+  // Each was refused without its place ('not a decimal amount: ...' alone, 'MT940 :62F: not a
+  // balance'), or read: a 40-digit amount reached Postgres' bigint, or every balance message.
+  it.each([
+    ['a CAMT entry amount that is no number', camt(MARCH, BOOKED).replace('>10.00<', '>abc<'), /^camt\.053 statement S1 entry 1: not a decimal amount: 'abc'$/],
+    ['a CAMT balance that is no number', camt(MARCH, BOOKED).replace('<Ntry>', `<Bal><Tp><CdOrPrtry><Cd>OPBD</Cd></CdOrPrtry></Tp><Amt Ccy="EUR">1.2.3</Amt><CdtDbtInd>CRDT</CdtDbtInd></Bal><Ntry>`), /^camt\.053 statement S1: balance OPBD: not a decimal amount: '1\.2\.3'$/],
+    ['a CAMT entry amount of 40 digits', camt(MARCH, BOOKED).replace('>10.00<', `>${huge}.00<`), /^camt\.053 statement S1 entry 1: amount '9{40}\.00' is beyond the largest the ledger stores \(9223372036854775807 cents\)$/],
+    ['an MT940 amount with three decimals', line('1,234'), /^MT940 message 1: :61: amount '1,234' has more than two significant fractional digits$/],
+    ['an MT940 amount of 40 digits', line(`${huge},00`), /^MT940 message 1: :61: amount '9{40},00' is beyond the largest/],
+    ['an MT940 balance of 40 digits', mt940([`:60F:C260302EUR${huge},00`, ':62F:C260302EUR1,00']), /^MT940 message 1: :60F: amount '9{40},00' is beyond the largest/],
+    ['an MT940 balance that is no balance', mt940([':60F:C260302EUR0,00', ':62F:garbage']), /^MT940 message 1: :62F: not a balance: 'garbage'$/],
+    ['a CSV amount of 40 digits', csv('2026-03-02').replace('2.00', `${huge}.00`), /^CSV row 3: amount '9{40}\.00' is beyond the largest/],
+    ['a CSV direction that is none', 'booking_date,amount,credit_debit\r\n2026-03-02,1.00,CRDT\r\n2026-03-02,1.00,X\r\n', /^CSV row 3: direction not understood: 'X'$/],
+  ])('refuses %s, naming its place', (_, text, message) => {
+    expect(() => parseStatement(text)).toThrow(StatementFormatError);
+    expect(() => parseStatement(text)).toThrow(message);
+  });
+
+  it('quotes at most 60 characters of a hostile value, so a refusal stays one short line', () => {
+    const long = 'X'.repeat(1_000_000);
+    const refusal = (text: string) => {
+      try {
+        parseStatement(text);
+      } catch (error) {
+        return (error as Error).message;
+      }
+      throw new Error('accepted');
+    };
+    // Each of these quoted the value whole: a message of a megabyte.
+    expect(refusal(mt940([':60F:C260302EUR0,00', `:61:${long}`, ':62F:C260302EUR1,00']))).toBe(`MT940 message 1: :61: not understood: '${'X'.repeat(60)}…' (1000000 characters)`);
+    const unbalanced = camt(MARCH, BOOKED)
+      .replace('<Id>S1</Id>', `<Id>${long}</Id>`)
+      .replace('<Ntry>', `<Bal><Tp><CdOrPrtry><Cd>OPBD</Cd></CdOrPrtry></Tp><Amt Ccy="${long}">0</Amt><CdtDbtInd>CRDT</CdtDbtInd></Bal><Bal><Tp><CdOrPrtry><Cd>CLBD</Cd></CdOrPrtry></Tp><Amt Ccy="${long}">1</Amt><CdtDbtInd>CRDT</CdtDbtInd></Bal><Ntry>`);
+    expect(refusal(unbalanced).length).toBeLessThan(400);
+    expect(refusal(`<?xml version="1.0"?><Document><BkToCstmrStmt><${long}></BkToCstmrStmt></Document>`).length).toBeLessThan(400);
+  });
+});
