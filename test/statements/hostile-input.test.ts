@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { parseStatement } from '../../src/statements/detect.js';
+import { importStatement } from '../../src/statements/import.js';
 import { StatementFormatError } from '../../src/statements/types.js';
+import { useTestDatabase, type TestDatabase } from '../helpers/database.js';
 
 /** Regressions found by the statement fuzz test (statement-fuzz.test.ts), each on its smallest file. */
 
@@ -92,5 +94,20 @@ describe('amounts and balances a statement cannot hold', () => {
       .replace('<Ntry>', `<Bal><Tp><CdOrPrtry><Cd>OPBD</Cd></CdOrPrtry></Tp><Amt Ccy="${long}">0</Amt><CdtDbtInd>CRDT</CdtDbtInd></Bal><Bal><Tp><CdOrPrtry><Cd>CLBD</Cd></CdOrPrtry></Tp><Amt Ccy="${long}">1</Amt><CdtDbtInd>CRDT</CdtDbtInd></Bal><Ntry>`);
     expect(refusal(unbalanced).length).toBeLessThan(400);
     expect(refusal(`<?xml version="1.0"?><Document><BkToCstmrStmt><${long}></BkToCstmrStmt></Document>`).length).toBeLessThan(400);
+  });
+});
+
+describe('a NUL after the first 64 KiB', () => {
+  let db: TestDatabase;
+  useTestDatabase('hostile_input', (database) => (db = database));
+  // The format is decided on the first 64 KiB of text, where a NUL was refused; one after it
+  // reached Postgres in a text column: PostgresError 22021 'invalid byte sequence for encoding "UTF8": 0x00'.
+  const text = `booking_date,amount,remittance\r\n2026-03-02,1.00,${'x'.repeat(70_000)}\r\n2026-03-02,2.00,a\u0000b\r\n`;
+
+  it('refuses the file as binary, in the parser and on import, and stores nothing', async () => {
+    expect(() => parseStatement(text)).toThrow(new StatementFormatError('binary content: not a bank statement'));
+    await expect(importStatement(db, 'sandbox', Buffer.from(text), 'late-nul.csv')).rejects.toThrow(new StatementFormatError('binary content: not a bank statement'));
+    const [stored] = await db.sql<{ n: number }[]>`select count(*)::int as n from bank_statements`;
+    expect(stored?.n).toBe(0);
   });
 });
