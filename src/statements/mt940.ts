@@ -5,7 +5,7 @@ import { collect } from './collect.js';
 import { mt940MessageReader, type Field } from './mt940-blocks.js';
 import { mt940Details } from './mt940-details.js';
 import { present, sepaReferenceOf } from './reference.js';
-import { addTotal, checkBalances, type Balance } from './totals.js';
+import { addTotal, checkBalances, formatCents, type Balance } from './totals.js';
 import { excerpt, quoted, StatementFormatError, type ParsedStatement, type SectionSink, type StatementLine, type StatementReader, type StatementSection } from './types.js';
 
 /**
@@ -56,6 +56,8 @@ const nextDay = (d: string): string => new Date(Date.parse(`${d}T00:00:00Z`) + 8
 interface Open {
   section: StatementSection;
   opening: Balance & { date: string };
+  /** the closing balance of the statement's last page so far */
+  closing: Balance | null;
   number: string;
   entries: number;
 }
@@ -63,7 +65,9 @@ interface Open {
 /**
  * SWIFT MT940 (customer statement): one line per :61:, with the :86: that follows it. Each message
  * is one statement (a chain :60M: ... :62M: / :60M: ... :62F: of pages is one statement), checked
- * on its own: opening balance + bookings = closing balance. A statement's identity is its account,
+ * on its own: opening balance + bookings = closing balance; a page's :60M: must be the :62M: of the
+ * page before it, or a page missing or repeated (each balanced on its own) would lose or double its
+ * bookings unnoticed. A statement's identity is its account,
  * :28C: number and its balances with their dates (the :20: is often the export's reference, not the
  * statement's, and 'STARTUMS' at many German banks for every statement).
  */
@@ -92,9 +96,16 @@ export function mt940Reader(emit: SectionSink): StatementReader {
     if (!(openingField.tag === '60M' && open && open.section.accountIban === account)) {
       flush();
       const section: StatementSection = { identity: '', accountIban: account, firstWholeDay: null, lastWholeDay: null, periodFrom: `${opening.date}T00:00:00.000Z`, periodTo: null, booked: new Map() };
-      open = { section, opening, number: number.split('/')[0] ?? '', entries: 0, lines: [] };
+      open = { section, opening, closing: null, number: number.split('/')[0] ?? '', entries: 0, lines: [] };
     }
     const current = open!;
+    const before = current.closing;
+    if (before && (before.cents !== opening.cents || before.currency !== opening.currency)) {
+      throw new StatementFormatError(
+        `${where}: :60M: opening balance ${formatCents(opening.cents)} ${excerpt(opening.currency)} does not continue the previous page's closing balance ` +
+          `${formatCents(before.cents)} ${excerpt(before.currency)} (:62M:): a page of the statement is missing or repeated`,
+      );
+    }
     const messageBooked = new Map() as StatementSection['booked'];
     fields.forEach((f, i) => {
       if (f.tag !== '61') return;
@@ -106,6 +117,7 @@ export function mt940Reader(emit: SectionSink): StatementReader {
       addTotal(messageBooked, line.currency, line.direction, line.amountCents);
     });
     checkBalances(`${where} (:28C: ${excerpt(number) || '?'})`, opening, closing, messageBooked);
+    current.closing = closing;
     // A closing balance is the end-of-day booked balance of its date: the statement covers that whole
     // day. The opening balance's date is, at most banks, the previous statement's closing day, whose
     // bookings are not in this one: the statement covers the days after it. A bank that dates the

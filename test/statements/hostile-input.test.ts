@@ -111,3 +111,29 @@ describe('a NUL after the first 64 KiB', () => {
     expect(stored?.n).toBe(0);
   });
 });
+
+describe('an MT940 statement continued over pages (:60M:/:62M:)', () => {
+  const page = (n: number, opening: string, line: string, closing: string) =>
+    [':20:STARTUMS', ':25:DE44500105175407324931', `:28C:7/${n}`, opening, `:61:${line}NTRFNONREF//P${n}`, ':86:166?20SVWZ+x', closing, '-'].join('\r\n');
+  const pages = [
+    page(1, ':60F:C260302EUR100,00', '2603020302C10,00', ':62M:C260302EUR110,00'),
+    page(2, ':60M:C260302EUR110,00', '2603030303C5,00', ':62M:C260303EUR115,00'),
+    page(3, ':60M:C260303EUR115,00', '2603030303D15,00', ':62F:C260303EUR100,00'),
+  ];
+  const file = (ps: string[]) => `${ps.join('\r\n')}\r\n`;
+
+  it('reads its pages as one statement', () => {
+    const p = parseStatement(file(pages));
+    expect(p.sections).toHaveLength(1);
+    expect(p.lines.map((l) => [l.bankReference, l.direction, l.amountCents])).toEqual([['P1', 'credit', 1000n], ['P2', 'credit', 500n], ['P3', 'debit', 1500n]]);
+  });
+
+  // Each page balances on its own, so a repeated page was read as one statement booking its
+  // entries twice, and a missing page as one without them.
+  it('refuses a page repeated or missing, whose opening balance does not continue the page before', () => {
+    expect(() => parseStatement(file([pages[0]!, pages[1]!, pages[1]!, pages[2]!]))).toThrow(
+      new StatementFormatError("MT940 message 3: :60M: opening balance 110.00 EUR does not continue the previous page's closing balance 115.00 EUR (:62M:): a page of the statement is missing or repeated"),
+    );
+    expect(() => parseStatement(file([pages[0]!, pages[2]!]))).toThrow(/^MT940 message 2: :60M: opening balance 115\.00 EUR does not continue the previous page's closing balance 110\.00 EUR/);
+  });
+});
