@@ -53,8 +53,12 @@ const limits = importLimits(loadConfig({}));
 const caseName = (index: number) => `case ${index} of seed ${SEED}`;
 const describeCase = (index: number, c: StatementFuzzCase) => `${caseName(index)} (${c.label}, ${c.bytes.length} bytes)`;
 
-/** Refusals the import adds to the parser's: what only the ledger can tell. */
-const IMPORT_REFUSALS = /STATEMENT_MAX_AMOUNT_CENTS|a corrected statement under the same identity is refused|the stored lines do not add up/;
+/**
+ * Refusals the import adds to the parser's: what only the ledger can tell (the amount ceiling, a
+ * statement imported before with other bookings). Not its check that the stored lines add up: for
+ * a file the parser accepts, that failing would be a fault of the overlap rule, not of the file.
+ */
+const IMPORT_REFUSALS = /STATEMENT_MAX_AMOUNT_CENTS|a corrected statement under the same identity is refused/;
 
 let parser: Promise<Extract<ChildMessage, { type: 'done' }>>;
 
@@ -299,9 +303,11 @@ describe('hostile statement files', () => {
     expect(done.problems.map((p) => `${caseName(p.index)} (${p.label}): ${p.problems.join(' | ')}; starts ${p.head}`)).toEqual([]);
     expect(done.slowest.filter((s) => s.ms > SLOW_MS).map((s) => `${caseName(s.index)} (${s.label}) took ${Math.round(s.ms)} ms`)).toEqual([]);
     expect(done.cases).toBe(PARSE_CASES);
-    // Every kind of outcome is exercised, not only refusals at the door.
-    expect(Object.values(accepted).every((n) => n > PARSE_CASES / 20)).toBe(true);
-    expect(done.redressed).toBeGreaterThan(PARSE_CASES / 40);
-    expect(done.entityTricks).toBeGreaterThan(20);
+    // Every kind of outcome is exercised, not only refusals at the door (not asked of a rerun of a few cases).
+    if (PARSE_CASES >= 1000) {
+      expect(Object.values(accepted).every((n) => n > PARSE_CASES / 20)).toBe(true);
+      expect(done.redressed).toBeGreaterThan(PARSE_CASES / 40);
+      expect(done.entityTricks).toBeGreaterThan(PARSE_CASES / 500);
+    }
   });
 });
