@@ -315,7 +315,8 @@ const mt940MutationArb: fc.Arbitrary<TextMutation> = fc.oneof(
 );
 
 const BENIGN_XML: TextMutation[] = [
-  textMutation('xml-ns-prefix', (t) => t.replace(/<(\/?)([A-Za-z]\w*)/g, '<$1c:$2').replace('xmlns=', 'xmlns:c='), true),
+  // Names already prefixed are left alone: applied twice, it must still be the same document.
+  textMutation('xml-ns-prefix', (t) => t.replace(/<(\/?)([A-Za-z]\w*)(?![\w:])/g, '<$1c:$2').replace('xmlns=', 'xmlns:c='), true),
   textMutation('xml-cdata-amounts', (t) => t.replace(/>(\d+\.\d{2})<\/Amt>/g, '><![CDATA[$1]]></Amt>'), true),
   textMutation('xml-char-refs', (t) => t.replace(/(<Amt[^>]*>)(\d)/g, (_, open: string, d: string) => `${open}&#${d.charCodeAt(0)};`), true),
 ];
