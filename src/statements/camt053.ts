@@ -151,7 +151,8 @@ type Period = Record<'FrDtTm' | 'FrDt' | 'ToDtTm' | 'ToDt', string | null>;
 /**
  * FrToDt's dates and date-times, each of a real day (dates.ts bankDate: 30 February as its month's
  * last day) and a real time, or the statement is refused: a period that cannot be read would
- * otherwise be dropped, and the statement claim only its bookings' days.
+ * otherwise be dropped, and the statement claim only its bookings' days. A date (ISODate, an
+ * xs:date) may carry a time zone ('2026-03-02+01:00'): it is the bank's date, as booking dates are.
  */
 function periodOf(period: unknown, where: string): Period {
   const out: Period = { FrDtTm: null, FrDt: null, ToDtTm: null, ToDt: null };
@@ -160,10 +161,15 @@ function periodOf(period: unknown, where: string): Period {
     if (value === null) continue;
     const what = `${where}: FrToDt/${name}`;
     if (!/^\d{4}-\d{2}-\d{2}/.test(value)) throw new StatementFormatError(`${what} ${quoted(value)} is not a date`);
-    const read = bankDate(value.slice(0, 10), what, value) + value.slice(10);
-    if ((name === 'FrDt' || name === 'ToDt') && read.length !== 10) throw new StatementFormatError(`${what} ${quoted(value)} is not a date`);
-    if (instantOf(read, false) === null) throw new StatementFormatError(`${what} ${quoted(value)} is not a date-time`);
-    out[name] = read;
+    const day = bankDate(value.slice(0, 10), what, value);
+    if (name === 'FrDt' || name === 'ToDt') {
+      if (!/^(Z|[+-]\d{2}:?\d{2})?$/.test(value.slice(10))) throw new StatementFormatError(`${what} ${quoted(value)} is not a date`);
+      out[name] = day;
+    } else {
+      const read = day + value.slice(10);
+      if (instantOf(read, false) === null) throw new StatementFormatError(`${what} ${quoted(value)} is not a date-time`);
+      out[name] = read;
+    }
   }
   return out;
 }

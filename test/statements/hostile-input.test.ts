@@ -49,6 +49,11 @@ describe('dates a statement cannot hold', () => {
     expect(() => parseStatement(text)).toThrow(message);
   });
 
+  it('reads a CAMT FrDt and ToDt with a time zone as the bank\'s dates, whole days', () => {
+    const p = parseStatement(camt('<FrDt>2026-03-02+01:00</FrDt><ToDt>2026-03-03Z</ToDt>', BOOKED));
+    expect([p.periodFrom, p.periodTo]).toEqual(['2026-03-02T00:00:00.000Z', '2026-03-04T00:00:00.000Z']);
+  });
+
   it('reads 30 February as the last day of February in every format, as MT940 always has', () => {
     const dates = (text: string) => parseStatement(text).lines.map((l) => [l.bookingDate, l.valueDate]);
     expect(dates(camt(MARCH, `${BOOKED}<ValDt><Dt>2026-02-30</Dt></ValDt>`))).toEqual([['2026-03-02', '2026-02-28']]);
