@@ -1,5 +1,5 @@
 import { SaxesParser } from 'saxes';
-import { StatementFormatError } from './types.js';
+import { excerpt, StatementFormatError } from './types.js';
 import type { Node } from './camt-xml.js';
 
 // Elements that may repeat: always arrays, as camt-xml.ts's readers expect.
@@ -34,7 +34,8 @@ export function xmlTreeReader(handlers: TreeHandlers): { write(text: string): vo
   const stack: Frame[] = [];
   const path: string[] = [];
   parser.on('error', (error) => {
-    throw new StatementFormatError(`not well-formed XML: ${error.message}`);
+    // saxes names the line and column; a message about a megabyte-long name is cut (types.ts excerpt).
+    throw new StatementFormatError(`not well-formed XML: ${excerpt(error.message, 200)}`);
   });
   parser.on('opentag', (tag) => {
     const name = tag.name.slice(tag.name.indexOf(':') + 1);

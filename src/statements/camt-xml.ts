@@ -1,5 +1,5 @@
-import { decimalToCents } from './money.js';
-import { StatementFormatError } from './types.js';
+import { statementCents } from './money.js';
+import { quoted, StatementFormatError } from './types.js';
 
 export type Node = Record<string, unknown>;
 
@@ -29,11 +29,11 @@ export function dateOf(choice: unknown): string | null {
  * minInclusive 0; the direction is CdtDbtInd), so a signed one is refused rather than its sign
  * dropped: a credit of '-50.00' would otherwise be read as a credit of 50.00.
  */
-export function amountOf(amt: unknown, where?: string): { cents: bigint; currency: string | null } | null {
+export function amountOf(amt: unknown, where: string): { cents: bigint; currency: string | null } | null {
   const value = text(amt);
   if (value === null) return null;
-  if (/^\s*[+-]/.test(value)) throw new StatementFormatError(`${where ? `${where}: ` : ''}signed amount '${value}': camt.053 amounts are unsigned, the direction is CdtDbtInd`);
-  return { cents: decimalToCents(value), currency: text(node(amt)['@_Ccy']) };
+  if (/^\s*[+-]/.test(value)) throw new StatementFormatError(`${where}: signed amount ${quoted(value)}: camt.053 amounts are unsigned, the direction is CdtDbtInd`);
+  return { cents: statementCents(value, where), currency: text(node(amt)['@_Ccy']) };
 }
 
 /**

@@ -1,10 +1,13 @@
 import { accountId } from './account.js';
 import { xmlTreeReader } from './camt-sax.js';
+import { bankDate } from './dates.js';
 import { amountOf, at, dateOf, instantOf, list, node, partyName, text, type Node } from './camt-xml.js';
 import { collect } from './collect.js';
 import { normalizeIban, present, sepaReferenceOf } from './reference.js';
 import { addTotal, checkBalances, type Balance } from './totals.js';
 import {
+  excerpt,
+  quoted,
   StatementFormatError,
   type Direction,
   type ParsedStatement,
@@ -89,7 +92,7 @@ function context(stmt: Node, index: number) {
     id,
     account: accountId(text(at(stmt, 'Acct', 'Id', 'IBAN')) ?? text(at(stmt, 'Acct', 'Id', 'Othr', 'Id'))),
     accountCurrency: text(at(stmt, 'Acct', 'Ccy')),
-    where: `camt.053 statement ${id || index + 1}`,
+    where: `camt.053 statement ${excerpt(id) || index + 1}`,
     statementDate: text(at(stmt, 'FrToDt', 'ToDtTm'))?.slice(0, 10) ?? text(at(stmt, 'FrToDt', 'ToDt')) ?? text(stmt['CreDtTm'])?.slice(0, 10) ?? null,
   };
 }
@@ -103,25 +106,26 @@ function addEntry(open: Open, stmt: Node, entry: Node, section: number): void {
     if (!open.firstDay || line.bookingDate < open.firstDay) open.firstDay = line.bookingDate;
     if (!open.lastDay || line.bookingDate > open.lastDay) open.lastDay = line.bookingDate;
   }
-  const booked = bookedAmount(entry, c.accountCurrency);
+  const booked = bookedAmount(entry, c.accountCurrency, where);
   if (booked) addTotal(open.booked, booked.currency, booked.direction, booked.cents);
 }
 
 function finishStatement(stmt: Node, open: Open, index: number): StatementSection {
   const c = context(stmt, index);
+  const period = periodOf(at(stmt, 'FrToDt'), c.where);
   const section: StatementSection = {
     identity: '',
     accountIban: c.account,
-    ...wholeDays(at(stmt, 'FrToDt')),
-    periodFrom: instantOf(text(at(stmt, 'FrToDt', 'FrDtTm')) ?? text(at(stmt, 'FrToDt', 'FrDt')), false),
-    periodTo: instantOf(text(at(stmt, 'FrToDt', 'ToDtTm')) ?? text(at(stmt, 'FrToDt', 'ToDt')), true),
+    ...wholeDays(period.FrDtTm, period.ToDtTm),
+    periodFrom: instantOf(period.FrDtTm ?? period.FrDt, false),
+    periodTo: instantOf(period.ToDtTm ?? period.ToDt, true),
     booked: open.booked,
   };
   // No FrToDt: the statement covers whole days from its first to its last booking.
   section.periodFrom ??= instantOf(open.firstDay, false);
   section.periodTo ??= instantOf(open.lastDay, true);
-  const opening = balance(stmt, ['OPBD', 'PRCD']);
-  const closing = balance(stmt, ['CLBD']);
+  const opening = balance(stmt, ['OPBD', 'PRCD'], c.where);
+  const closing = balance(stmt, ['CLBD'], c.where);
   checkBalances(c.where, opening, closing, section.booked);
   const page = text(at(stmt, 'StmtPgntn', 'PgNb')) ?? '';
   const sequence = text(stmt['ElctrncSeqNb']) ?? text(stmt['LglSeqNb']) ?? '';
@@ -133,22 +137,48 @@ function finishStatement(stmt: Node, open: Open, index: number): StatementSectio
  * The bank-local days a FrToDt covers wholly: a date-time at midnight starts its day, one at
  * 23:59:59 (or midnight of the next day) ends it; a time inside a day leaves that day partial.
  */
-function wholeDays(period: unknown): Pick<StatementSection, 'firstWholeDay' | 'lastWholeDay'> {
+function wholeDays(from: string | null, to: string | null): Pick<StatementSection, 'firstWholeDay' | 'lastWholeDay'> {
   const shift = (day: string, by: number) => new Date(Date.parse(`${day}T00:00:00Z`) + by * 86_400_000).toISOString().slice(0, 10);
   const timeOf = (v: string) => v.slice(11, 19);
-  const from = text(at(period, 'FrDtTm'));
-  const to = text(at(period, 'ToDtTm'));
   return {
     firstWholeDay: from ? (timeOf(from) === '00:00:00' ? from.slice(0, 10) : shift(from.slice(0, 10), 1)) : null,
     lastWholeDay: to ? (timeOf(to) >= '23:59:59' ? to.slice(0, 10) : shift(to.slice(0, 10), -1)) : null,
   };
 }
 
-function balance(stmt: Node, codes: string[]): Balance | null {
+type Period = Record<'FrDtTm' | 'FrDt' | 'ToDtTm' | 'ToDt', string | null>;
+
+/**
+ * FrToDt's dates and date-times, each of a real day (dates.ts bankDate: 30 February as its month's
+ * last day) and a real time, or the statement is refused: a period that cannot be read would
+ * otherwise be dropped, and the statement claim only its bookings' days. A date (ISODate, an
+ * xs:date) may carry a time zone ('2026-03-02+01:00'): it is the bank's date, as booking dates are.
+ */
+function periodOf(period: unknown, where: string): Period {
+  const out: Period = { FrDtTm: null, FrDt: null, ToDtTm: null, ToDt: null };
+  for (const name of Object.keys(out) as (keyof Period)[]) {
+    const value = text(at(period, name));
+    if (value === null) continue;
+    const what = `${where}: FrToDt/${name}`;
+    if (!/^\d{4}-\d{2}-\d{2}/.test(value)) throw new StatementFormatError(`${what} ${quoted(value)} is not a date`);
+    const day = bankDate(value.slice(0, 10), what, value);
+    if (name === 'FrDt' || name === 'ToDt') {
+      if (!/^(Z|[+-]\d{2}:?\d{2})?$/.test(value.slice(10))) throw new StatementFormatError(`${what} ${quoted(value)} is not a date`);
+      out[name] = day;
+    } else {
+      const read = day + value.slice(10);
+      if (instantOf(read, false) === null) throw new StatementFormatError(`${what} ${quoted(value)} is not a date-time`);
+      out[name] = read;
+    }
+  }
+  return out;
+}
+
+function balance(stmt: Node, codes: string[], where: string): Balance | null {
   const bals = list(stmt['Bal']);
   for (const code of codes) {
     const bal = bals.find((b) => (text(at(b, 'Tp', 'CdOrPrtry', 'Cd')) ?? text(at(b, 'Tp', 'CdOrPrtry', 'Prtry'))) === code);
-    const amount = bal ? amountOf(bal['Amt']) : null;
+    const amount = bal ? amountOf(bal['Amt'], `${where}: balance ${code}`) : null;
     if (bal && amount) return { cents: text(bal['CdtDbtInd']) === 'DBIT' ? -amount.cents : amount.cents, currency: amount.currency ?? text(at(stmt, 'Acct', 'Ccy')) ?? 'EUR' };
   }
   return null;
@@ -160,14 +190,14 @@ function isBooked(entry: Node): boolean {
 }
 
 function directionOf(indicator: string | null, where: string): Direction {
-  if (indicator !== 'CRDT' && indicator !== 'DBIT') throw new StatementFormatError(`${where}: entry with CdtDbtInd '${indicator ?? ''}'`);
+  if (indicator !== 'CRDT' && indicator !== 'DBIT') throw new StatementFormatError(`${where}: entry with CdtDbtInd ${quoted(indicator ?? '')}`);
   return indicator === 'CRDT' ? 'credit' : 'debit';
 }
 
 /** The entry as booked (what the balances move by), independent of how its details split it. */
-function bookedAmount(entry: Node, accountCurrency: string | null): { cents: bigint; currency: string; direction: Direction } | null {
+function bookedAmount(entry: Node, accountCurrency: string | null, where: string): { cents: bigint; currency: string; direction: Direction } | null {
   if (!isBooked(entry)) return null;
-  const amount = amountOf(entry['Amt'])!;
+  const amount = amountOf(entry['Amt'], where)!;
   return { cents: amount.cents, currency: amount.currency ?? accountCurrency ?? 'EUR', direction: text(entry['CdtDbtInd']) === 'CRDT' ? 'credit' : 'debit' };
 }
 
@@ -179,12 +209,14 @@ function entryLines(entry: Node, account: string | null, accountCurrency: string
   if (!amount) throw new StatementFormatError(`${where}: entry without Amt`);
   const currency = amount.currency ?? accountCurrency ?? 'EUR';
   const direction = directionOf(text(entry['CdtDbtInd']), where);
+  const date = (value: string | null, what: string) => (value === null ? null : bankDate(value, `${entryWhere}: ${what}`));
+  const valueDate = date(dateOf(entry['ValDt']), 'ValDt');
   // BookgDt is optional in the schema: an entry without it is dated by its value date, else by the statement.
-  const bookingDate = dateOf(entry['BookgDt']) ?? dateOf(entry['ValDt']) ?? statementDate;
+  const bookingDate = date(dateOf(entry['BookgDt']), 'BookgDt') ?? valueDate ?? (statementDate === null ? null : bankDate(statementDate, `${where}: statement date`));
   if (!bookingDate) throw new StatementFormatError(`${where}: entry without BookgDt or ValDt in a statement without a date`);
   const entryRef = text(entry['AcctSvcrRef']) ?? text(entry['NtryRef']);
   const txs = list(entry['NtryDtls']).flatMap((d) => list(d['TxDtls']));
-  const base = { accountIban: account, bookingDate, valueDate: dateOf(entry['ValDt']) } as const;
+  const base = { accountIban: account, bookingDate, valueDate } as const;
   // TxDtls/Amt (001.03 and later) is in the account's currency; AmtDtls/TxAmt is what was instructed.
   const txAmount = (tx: Node) => amountOf(tx['Amt'], entryWhere) ?? amountOf(at(tx, 'AmtDtls', 'TxAmt', 'Amt'), entryWhere);
   const txDirection = (tx: Node): Direction => {

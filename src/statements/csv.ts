@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
 import { accountId } from './account.js';
-import { csvAmountToCents } from './money.js';
+import { bankDate } from './dates.js';
+import { csvAmountToCents, withinLedger } from './money.js';
 import { normalizeIban, present, sepaReferenceOf } from './reference.js';
 import { addTotal } from './totals.js';
-import { StatementFormatError, type ParsedStatement, type SectionSink, type StatementLine, type StatementReader, type StatementSection } from './types.js';
+import { quoted, StatementFormatError, type ParsedStatement, type SectionSink, type StatementLine, type StatementReader, type StatementSection } from './types.js';
 
 /**
  * Accepted columns (header names compared case-insensitively, ignoring spaces, '-', '_', '/' and '.'):
@@ -92,20 +93,21 @@ export function csvHeader(line: string): { delimiter: string; columns: Partial<R
   return columns.bookingDate !== undefined && columns.amount !== undefined ? { delimiter, columns } : null;
 }
 
-function isoDate(value: string): string {
+/** `what` names the row and column for a refusal: 'CSV row 3: booking date'. */
+function isoDate(value: string, what: string): string {
   const v = value.trim();
-  if (/^\d{4}-\d{2}-\d{2}/.test(v)) return v.slice(0, 10);
   const de = /^(\d{2})\.(\d{2})\.(\d{4})$/.exec(v);
-  if (de) return `${de[3]}-${de[2]}-${de[1]}`;
-  throw new StatementFormatError(`CSV date not understood: '${value}'`);
+  const iso = /^\d{4}-\d{2}-\d{2}/.test(v) ? v.slice(0, 10) : de ? `${de[3]}-${de[2]}-${de[1]}` : null;
+  if (iso === null) throw new StatementFormatError(`${what} not understood: ${quoted(value)}`);
+  return bankDate(iso, what, value);
 }
 
-function directionOf(value: string | null, signed: bigint): 'credit' | 'debit' {
+function directionOf(value: string | null, signed: bigint, where: string): 'credit' | 'debit' {
   const v = value?.trim().toUpperCase();
   if (!v) return signed < 0n ? 'debit' : 'credit';
   if (['CRDT', 'C', 'CREDIT', 'H', 'HABEN', 'CR'].includes(v)) return 'credit';
   if (['DBIT', 'D', 'DEBIT', 'S', 'SOLL', 'DR'].includes(v)) return 'debit';
-  throw new StatementFormatError(`CSV direction not understood: '${value}'`);
+  throw new StatementFormatError(`${where}: direction not understood: ${quoted(value ?? '')}`);
 }
 
 export function parseCsv(text: string): ParsedStatement {
@@ -126,23 +128,24 @@ export function parseCsv(text: string): ParsedStatement {
     const amountText = get('amount');
     const dateText = get('bookingDate');
     if (!amountText || !dateText) throw new StatementFormatError(`${where}: missing booking date or amount`);
-    let signed: bigint;
+    let read: bigint;
     try {
-      signed = csvAmountToCents(amountText);
+      read = csvAmountToCents(amountText);
     } catch (error) {
       throw new StatementFormatError(`${where}: ${(error as Error).message}`);
     }
+    const signed = withinLedger(read, amountText, where);
     const endToEndId = get('endToEndId');
     const instructionId = get('instructionId');
     const remittance = get('remittance');
     const valueDate = get('valueDate');
     lines.push({
       accountIban: accountId(get('accountIban')),
-      bookingDate: isoDate(dateText),
-      valueDate: valueDate ? isoDate(valueDate) : null,
+      bookingDate: isoDate(dateText, `${where}: booking date`),
+      valueDate: valueDate ? isoDate(valueDate, `${where}: value date`) : null,
       amountCents: signed < 0n ? -signed : signed,
       currency: get('currency')?.toUpperCase() ?? 'EUR',
-      direction: directionOf(get('direction'), signed),
+      direction: directionOf(get('direction'), signed, where),
       counterpartyIban: normalizeIban(get('counterpartyIban')),
       counterpartyName: get('counterpartyName'),
       endToEndId,

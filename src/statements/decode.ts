@@ -1,5 +1,5 @@
 import { TextDecoder } from 'node:util';
-import { StatementFormatError } from './types.js';
+import { quoted, StatementFormatError } from './types.js';
 
 /**
  * The encoding of a statement file. UTF-16 with BOM is read as such; an XML declaration naming an
@@ -20,7 +20,7 @@ export function encodingOf(head: Uint8Array, validUtf8: boolean): string {
     try {
       return new TextDecoder(declared).encoding;
     } catch {
-      throw new StatementFormatError(`XML declares the encoding '${declared}', which is not known`);
+      throw new StatementFormatError(`XML declares the encoding ${quoted(declared)}, which is not known`);
     }
   }
   return validUtf8 ? 'utf-8' : 'windows-1252';

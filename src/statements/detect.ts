@@ -25,9 +25,28 @@ export function detectFormat(text: string): StatementFormat | null {
 /** How much of a file's start decides its format (a bank's preamble included). */
 export const HEAD_CHARS = 64 * 1024;
 
-/** The reader for a file whose text starts with `head` (at least HEAD_CHARS of it, or all). */
+const BINARY = 'binary content: not a bank statement';
+
+/**
+ * The reader for a file whose text starts with `head` (at least HEAD_CHARS of it, or all). A NUL
+ * anywhere in the text refuses the file, not only in its head: Postgres text cannot hold one
+ * (invalid byte sequence for encoding "UTF8": 0x00), and a field holding it would fail the import
+ * with a database error instead of the file's.
+ */
 export function statementReader(head: string, emit: SectionSink): StatementReader {
-  if (head.includes('\u0000')) throw new StatementFormatError('binary content: not a bank statement');
+  if (head.includes('\u0000')) throw new StatementFormatError(BINARY);
+  const reader = formatReader(head, emit);
+  return {
+    format: reader.format,
+    write(text) {
+      if (text.includes('\u0000')) throw new StatementFormatError(BINARY);
+      reader.write(text);
+    },
+    end: () => reader.end(),
+  };
+}
+
+function formatReader(head: string, emit: SectionSink): StatementReader {
   // Any XML goes to the camt.053 reader, which says why a document is not a statement it can import.
   if (head.replace(/^\uFEFF/, '').trimStart().startsWith('<')) return camt053Reader(emit);
   switch (detectFormat(head)) {

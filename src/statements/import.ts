@@ -11,6 +11,7 @@ import { createStaging, storeSection } from './overlap.js';
 import { lockKey } from '../jobs/lock-keys.js';
 import { transactionLock } from '../jobs/session-lock.js';
 import {
+  excerpt,
   StatementFormatError,
   type ParsedStatement,
   type StatementFormat,
@@ -163,7 +164,7 @@ function refuseImplausible(fileName: string, section: number, lines: readonly St
   if (!over) return;
   const where = over.where ?? `statement ${section + 1} entry ${over.entryIndex + 1}`;
   throw new StatementFormatError(
-    `${path.basename(fileName)}: ${where}: amount of ${over.amountCents} cents (${over.currency}) is over STATEMENT_MAX_AMOUNT_CENTS (${max})`,
+    `${path.basename(fileName)}: ${where}: amount of ${over.amountCents} cents (${excerpt(over.currency)}) is over STATEMENT_MAX_AMOUNT_CENTS (${max})`,
   );
 }
 

@@ -1,20 +1,42 @@
-import { StatementFormatError } from './types.js';
+import { quoted, StatementFormatError } from './types.js';
+
+/** 'where: ', or 'where ' after an MT940 tag, which ends with its own colon (':61:'). */
+const placed = (where: string | undefined) => (where === undefined ? '' : where.endsWith(':') ? `${where} ` : `${where}: `);
+
+/** The ledger's amount_cents is a Postgres bigint: an amount or balance beyond it is no bank's. */
+export const MAX_CENTS = 9_223_372_036_854_775_807n;
 
 /**
  * Decimal text to integer cents by string and bigint arithmetic only: '1234.5' -> 123450n. A float
  * parse would turn '0.29' into 28.999999999999996 cents. The separator is '.' or ','; more than two
  * fractional digits are accepted only when the extra ones are zeros (CAMT allows five for any
- * currency, EUR amounts use two).
+ * currency, EUR amounts use two). A refusal names `where` (the entry, the field) when given.
  */
-export function decimalToCents(text: string): bigint {
+export function decimalToCents(text: string, where?: string): bigint {
+  const refuse = (what: string) => new StatementFormatError(`${placed(where)}${what}`);
   const m = /^([+-])?(\d+)(?:[.,](\d*))?$/.exec(text.trim());
-  if (!m) throw new StatementFormatError(`not a decimal amount: '${text}'`);
+  if (!m) throw refuse(`not a decimal amount: ${quoted(text)}`);
   const [, sign, units = '0', fraction = ''] = m;
   if (fraction.length > 2 && !/^0+$/.test(fraction.slice(2))) {
-    throw new StatementFormatError(`amount '${text}' has more than two significant fractional digits`);
+    throw refuse(`amount ${quoted(text)} has more than two significant fractional digits`);
   }
   const cents = BigInt(units) * 100n + BigInt(fraction.slice(0, 2).padEnd(2, '0'));
   return sign === '-' ? -cents : cents;
+}
+
+/**
+ * A statement's amount or balance (decimalToCents), refused naming `where` when it is beyond what
+ * the ledger stores: a 40-digit amount is a corrupt file, and would otherwise reach Postgres
+ * (bigint out of range) or fill every message about the statement's balance with its digits.
+ */
+export function statementCents(text: string, where: string): bigint {
+  return withinLedger(decimalToCents(text, where), text, where);
+}
+
+/** `cents` read from `text`, or refused naming `where` when beyond the ledger's bigint. */
+export function withinLedger(cents: bigint, text: string, where: string): bigint {
+  if (cents > MAX_CENTS || cents < -MAX_CENTS) throw new StatementFormatError(`${placed(where)}amount ${quoted(text)} is beyond the largest the ledger stores (${MAX_CENTS} cents)`);
+  return cents;
 }
 
 /**
@@ -26,7 +48,7 @@ export function decimalToCents(text: string): bigint {
  */
 export function csvAmountToCents(text: string): bigint {
   const m = /^([+-]?)\s*([\d\s'.,\u00a0\u202f]+)$/.exec(text.trim());
-  if (!m) throw new StatementFormatError(`not a decimal amount: '${text}'`);
+  if (!m) throw new StatementFormatError(`not a decimal amount: ${quoted(text)}`);
   const sign = m[1]!;
   const body = m[2]!.trim();
   const dots = body.split('.').length - 1;
@@ -35,7 +57,7 @@ export function csvAmountToCents(text: string): bigint {
   const whole = decimalAt >= 0 ? body.slice(0, decimalAt) : body;
   const fraction = decimalAt >= 0 ? `.${body.slice(decimalAt + 1)}` : '';
   if (/\D/.test(whole) && !/^\d{1,3}([\s'.,\u00a0\u202f])\d{3}(?:\1\d{3})*$/.test(whole)) {
-    throw new StatementFormatError(`not a decimal amount: '${text}' (thousands separators must group three digits)`);
+    throw new StatementFormatError(`not a decimal amount: ${quoted(text)} (thousands separators must group three digits)`);
   }
   return decimalToCents(`${sign}${whole.replace(/\D/g, '')}${fraction}`);
 }

@@ -56,28 +56,49 @@ function germanDetails(body: string, separator: string): Details {
   for (const part of split.slice(1)) {
     const code = part.slice(0, 2);
     const text = part.slice(2);
-    sub.set(code, [...(sub.get(code) ?? []), text]);
+    // Appended in place: copying the list for each subfield is quadratic (12 s for a :86: of 40,000 subfields).
+    const texts = sub.get(code);
+    if (texts) texts.push(text);
+    else sub.set(code, [text]);
     if (PURPOSE.includes(code)) order.push({ code, text });
   }
   // The purpose as one string, remembering where each subfield starts and whether the one before was full.
-  let purpose = '';
+  // Built as pieces and joined once: asking a string grown by += for its last character flattens
+  // it each time, quadratic in the number of subfields.
+  const pieces: string[] = [];
+  let length = 0;
+  let endsWithSpace = false;
+  const append = (text: string) => {
+    pieces.push(text);
+    length += text.length;
+    if (text !== '') endsWithSpace = text.endsWith(' ');
+  };
   const starts: { at: number; afterFull: boolean }[] = [];
   order.sort((a, b) => PURPOSE.indexOf(a.code) - PURPOSE.indexOf(b.code));
   order.forEach((o, i) => {
     const afterFull = i > 0 && (order[i - 1]?.text.length ?? 0) >= SUBFIELD_WIDTH;
-    if (i > 0 && !afterFull && !o.text.startsWith(' ') && !purpose.endsWith(' ')) purpose += ' ';
-    starts.push({ at: purpose.length, afterFull });
-    purpose += o.text;
+    if (i > 0 && !afterFull && !o.text.startsWith(' ') && !endsWithSpace) append(' ');
+    starts.push({ at: length, afterFull });
+    append(o.text);
   });
+  const purpose = pieces.join('');
   const marks = [...purpose.matchAll(KEYWORDS)];
   const keywords = new Map<string, string>();
+  // Marks and subfield starts both run left to right, so one pass over the starts serves every
+  // mark: searching from the first start for each mark is quadratic (16 s for a 360 KB :86:).
+  let next = 0;
   marks.forEach((m, i) => {
     const keyword = m[1]!;
     const from = (m.index ?? 0) + m[0].length;
     let to = marks[i + 1]?.index ?? purpose.length;
+    while (next < starts.length && starts[next]!.at <= from) next++;
     if (REFERENCE_KEYWORDS.has(keyword)) {
-      const cut = starts.find((s) => s.at > from && s.at < to && !s.afterFull);
-      if (cut) to = cut.at;
+      for (let k = next; k < starts.length && starts[k]!.at < to; k++) {
+        if (!starts[k]!.afterFull) {
+          to = starts[k]!.at;
+          break;
+        }
+      }
     }
     let v = purpose.slice(from, to).trim();
     if (keyword === 'EREF') v = v.slice(0, 35);

@@ -1,41 +1,37 @@
 import { accountId } from './account.js';
-import { decimalToCents } from './money.js';
+import { bankDate } from './dates.js';
+import { statementCents } from './money.js';
 import { collect } from './collect.js';
 import { mt940MessageReader, type Field } from './mt940-blocks.js';
 import { mt940Details } from './mt940-details.js';
 import { present, sepaReferenceOf } from './reference.js';
-import { addTotal, checkBalances, type Balance } from './totals.js';
-import { StatementFormatError, type ParsedStatement, type SectionSink, type StatementLine, type StatementReader, type StatementSection } from './types.js';
+import { addTotal, checkBalances, formatCents, type Balance } from './totals.js';
+import { excerpt, quoted, StatementFormatError, type ParsedStatement, type SectionSink, type StatementLine, type StatementReader, type StatementSection } from './types.js';
 
-/** A YYMMDD date; SWIFT years have two digits, 80-99 are the 1900s (no bank statement predates 1980). */
+/**
+ * A YYMMDD date; SWIFT years have two digits, 80-99 are the 1900s (no bank statement predates 1980).
+ * Some German banks date interest value dates 30 February (a 360-day interest month): the date
+ * becomes the month's last day (dates.ts bankDate).
+ */
 function isoFromYymmdd(yymmdd: string, what: string): string {
   const month = Number(yymmdd.slice(2, 4));
   const day = Number(yymmdd.slice(4, 6));
-  if (!/^\d{6}$/.test(yymmdd) || month < 1 || month > 12 || day < 1 || day > 31) throw new StatementFormatError(`MT940 ${what}: not a date: '${yymmdd}'`);
+  if (!/^\d{6}$/.test(yymmdd) || month < 1 || month > 12 || day < 1 || day > 31) throw new StatementFormatError(`${what} not a date: ${quoted(yymmdd)}`);
   const yy = Number(yymmdd.slice(0, 2));
-  return clampDate(`${yy >= 80 ? 19 : 20}${yymmdd.slice(0, 2)}-${yymmdd.slice(2, 4)}-${yymmdd.slice(4, 6)}`);
-}
-
-/**
- * Some German banks date interest value dates 30 February (a 360-day interest month). The booking
- * is kept; the date is stored as the last day of that month, so it stays a date the database takes.
- */
-function clampDate(iso: string): string {
-  const [y, m, d] = iso.split('-').map(Number) as [number, number, number];
-  const last = new Date(Date.UTC(y, m, 0)).getUTCDate();
-  return d > last ? `${iso.slice(0, 8)}${String(last).padStart(2, '0')}` : iso;
+  return bankDate(`${yy >= 80 ? 19 : 20}${yymmdd.slice(0, 2)}-${yymmdd.slice(2, 4)}-${yymmdd.slice(4, 6)}`, what, yymmdd);
 }
 
 /** The booking (entry) date MMDD of :61: takes the value date's year, crossing New Year either way. */
-function bookingDateFrom(valueDate: string, mmdd: string | undefined): string {
+function bookingDateFrom(valueDate: string, mmdd: string | undefined, where: string): string {
   if (!mmdd) return valueDate;
   let year = Number(valueDate.slice(0, 4));
   const valueMonth = Number(valueDate.slice(5, 7));
   const month = Number(mmdd.slice(0, 2));
-  if (month < 1 || month > 12) throw new StatementFormatError(`MT940 :61: entry date not understood: '${mmdd}'`);
+  const day = Number(mmdd.slice(2, 4));
+  if (month < 1 || month > 12 || day < 1 || day > 31) throw new StatementFormatError(`${where}: :61: entry date not understood: ${quoted(mmdd)}`);
   if (month === 12 && valueMonth === 1) year -= 1;
   if (month === 1 && valueMonth === 12) year += 1;
-  return clampDate(`${year}-${mmdd.slice(0, 2)}-${mmdd.slice(2, 4)}`);
+  return bankDate(`${year}-${mmdd.slice(0, 2)}-${mmdd.slice(2, 4)}`, `${where}: :61: entry date`, mmdd);
 }
 
 // D/C mark, date, currency, amount; the amount as banks write it: '1234,56', '1234,', '1234', '1234.56'.
@@ -48,11 +44,11 @@ const STATEMENT_LINE = /^(\d{6})(\d{4})?(RC|RD|EC|ED|C|D)([A-Z])?(\d+(?:[,.]\d*)
 // out and write the customer reference right after the amount, most often 'NONREF'.
 const TYPE_CODE = /^(?!NONREF)[NFS][A-Z0-9 ]{3}/;
 
-function balanceOf(f: Field): Balance & { date: string } {
+function balanceOf(f: Field, where: string): Balance & { date: string } {
   const m = BALANCE.exec(f.value.trim());
-  if (!m) throw new StatementFormatError(`MT940 :${f.tag}: not a balance: '${f.value.trim()}'`);
-  const cents = decimalToCents(m[4]!);
-  return { cents: m[1] === 'D' ? -cents : cents, currency: m[3]!, date: isoFromYymmdd(m[2]!, `:${f.tag}:`) };
+  if (!m) throw new StatementFormatError(`${where}: :${f.tag}: not a balance: ${quoted(f.value.trim())}`);
+  const cents = statementCents(m[4]!, `${where}: :${f.tag}:`);
+  return { cents: m[1] === 'D' ? -cents : cents, currency: m[3]!, date: isoFromYymmdd(m[2]!, `${where}: :${f.tag}:`) };
 }
 
 const nextDay = (d: string): string => new Date(Date.parse(`${d}T00:00:00Z`) + 86_400_000).toISOString();
@@ -60,6 +56,8 @@ const nextDay = (d: string): string => new Date(Date.parse(`${d}T00:00:00Z`) + 8
 interface Open {
   section: StatementSection;
   opening: Balance & { date: string };
+  /** the closing balance of the statement's last page so far */
+  closing: Balance | null;
   number: string;
   entries: number;
 }
@@ -67,7 +65,9 @@ interface Open {
 /**
  * SWIFT MT940 (customer statement): one line per :61:, with the :86: that follows it. Each message
  * is one statement (a chain :60M: ... :62M: / :60M: ... :62F: of pages is one statement), checked
- * on its own: opening balance + bookings = closing balance. A statement's identity is its account,
+ * on its own: opening balance + bookings = closing balance; a page's :60M: must be the :62M: of the
+ * page before it, or a page missing or repeated (each balanced on its own) would lose or double its
+ * bookings unnoticed. A statement's identity is its account,
  * :28C: number and its balances with their dates (the :20: is often the export's reference, not the
  * statement's, and 'STARTUMS' at many German banks for every statement).
  */
@@ -90,15 +90,22 @@ export function mt940Reader(emit: SectionSink): StatementReader {
     const closingField = fields.find((f) => f.tag === '62F' || f.tag === '62M');
     if (!openingField || !closingField) throw new StatementFormatError(`${where}: no opening (:60F:/:60M:) or closing (:62F:/:62M:) balance`);
     sawBalances = true;
-    const opening = balanceOf(openingField);
-    const closing = balanceOf(closingField);
+    const opening = balanceOf(openingField, where);
+    const closing = balanceOf(closingField, where);
     // A :60M: continues the statement whose page ended with :62M:.
     if (!(openingField.tag === '60M' && open && open.section.accountIban === account)) {
       flush();
       const section: StatementSection = { identity: '', accountIban: account, firstWholeDay: null, lastWholeDay: null, periodFrom: `${opening.date}T00:00:00.000Z`, periodTo: null, booked: new Map() };
-      open = { section, opening, number: number.split('/')[0] ?? '', entries: 0, lines: [] };
+      open = { section, opening, closing: null, number: number.split('/')[0] ?? '', entries: 0, lines: [] };
     }
     const current = open!;
+    const before = current.closing;
+    if (before && (before.cents !== opening.cents || before.currency !== opening.currency)) {
+      throw new StatementFormatError(
+        `${where}: :60M: opening balance ${formatCents(opening.cents)} ${excerpt(opening.currency)} does not continue the previous page's closing balance ` +
+          `${formatCents(before.cents)} ${excerpt(before.currency)} (:62M:): a page of the statement is missing or repeated`,
+      );
+    }
     const messageBooked = new Map() as StatementSection['booked'];
     fields.forEach((f, i) => {
       if (f.tag !== '61') return;
@@ -109,7 +116,8 @@ export function mt940Reader(emit: SectionSink): StatementReader {
       addTotal(current.section.booked, line.currency, line.direction, line.amountCents);
       addTotal(messageBooked, line.currency, line.direction, line.amountCents);
     });
-    checkBalances(`${where} (:28C: ${number || '?'})`, opening, closing, messageBooked);
+    checkBalances(`${where} (:28C: ${excerpt(number) || '?'})`, opening, closing, messageBooked);
+    current.closing = closing;
     // A closing balance is the end-of-day booked balance of its date: the statement covers that whole
     // day. The opening balance's date is, at most banks, the previous statement's closing day, whose
     // bookings are not in this one: the statement covers the days after it. A bank that dates the
@@ -145,8 +153,8 @@ type Booked = Omit<StatementLine, 'section' | 'entryIndex' | 'txIndex'>;
 function statementLine(value: string, currency: string, account: string | null, info: string | undefined, where: string): Booked {
   const first = value.split('\n')[0] ?? '';
   const m = STATEMENT_LINE.exec(first);
-  if (!m) throw new StatementFormatError(`${where}: :61: not understood: '${first}'`);
-  const valueDate = isoFromYymmdd(m[1]!, ':61:');
+  if (!m) throw new StatementFormatError(`${where}: :61: not understood: ${quoted(first)}`);
+  const valueDate = isoFromYymmdd(m[1]!, `${where}: :61:`);
   const mark = m[3]!;
   let rest = m[6] ?? '';
   const type = TYPE_CODE.exec(rest);
@@ -161,9 +169,9 @@ function statementLine(value: string, currency: string, account: string | null, 
   const instructionId = customerRef && !/^(NONREF|EREF|KREF|MREF|PREF|IREF|CREF)$/i.test(customerRef) && !/^[A-Z]{4}\+/i.test(customerRef) ? customerRef : null;
   return {
     accountIban: account,
-    bookingDate: bookingDateFrom(valueDate, m[2]),
+    bookingDate: bookingDateFrom(valueDate, m[2], where),
     valueDate,
-    amountCents: decimalToCents(m[5]!),
+    amountCents: statementCents(m[5]!, `${where}: :61:`),
     currency,
     // RC reverses a credit (money leaves), RD reverses a debit (money comes back).
     direction: mark === 'C' || mark === 'EC' || mark === 'RD' ? 'credit' : 'debit',

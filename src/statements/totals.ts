@@ -1,4 +1,4 @@
-import { StatementFormatError, type Direction, type Totals } from './types.js';
+import { excerpt, StatementFormatError, type Direction, type Totals } from './types.js';
 
 export function addTotal(totals: Totals, currency: string, direction: Direction, cents: bigint): void {
   const t = totals.get(currency) ?? { credit: 0n, debit: 0n };
@@ -19,7 +19,7 @@ export function totalsDifference(expected: Totals, actual: Totals): string[] {
     for (const direction of ['credit', 'debit'] as const) {
       const e = expected.get(currency)?.[direction] ?? 0n;
       const a = actual.get(currency)?.[direction] ?? 0n;
-      if (e !== a) out.push(`${direction}s ${currency} booked ${formatCents(e)}, stored ${formatCents(a)} (difference ${formatCents(e - a)})`);
+      if (e !== a) out.push(`${direction}s ${excerpt(currency)} booked ${formatCents(e)}, stored ${formatCents(a)} (difference ${formatCents(e - a)})`);
     }
   }
   return out;
@@ -38,13 +38,13 @@ export interface Balance {
  */
 export function checkBalances(what: string, opening: Balance | null, closing: Balance | null, booked: Totals): void {
   if (!opening || !closing) return;
-  if (opening.currency !== closing.currency) throw new StatementFormatError(`${what}: opening balance in ${opening.currency}, closing in ${closing.currency}`);
+  if (opening.currency !== closing.currency) throw new StatementFormatError(`${what}: opening balance in ${excerpt(opening.currency)}, closing in ${excerpt(closing.currency)}`);
   const t = booked.get(opening.currency) ?? { credit: 0n, debit: 0n };
   const computed = opening.cents + t.credit - t.debit;
   if (computed !== closing.cents) {
     throw new StatementFormatError(
       `${what} does not balance: opening ${formatCents(opening.cents)} + credits ${formatCents(t.credit)} - debits ${formatCents(t.debit)} = ` +
-        `${formatCents(computed)} ${opening.currency}, but the closing balance is ${formatCents(closing.cents)} (difference ${formatCents(closing.cents - computed)})`,
+        `${formatCents(computed)} ${excerpt(opening.currency)}, but the closing balance is ${formatCents(closing.cents)} (difference ${formatCents(closing.cents - computed)})`,
     );
   }
 }

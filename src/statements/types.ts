@@ -86,3 +86,17 @@ export interface StatementReader {
 export class StatementFormatError extends Error {
   override readonly name = 'StatementFormatError';
 }
+
+// Enough of a value to recognise it: a refusal quoting a hostile field whole would put megabytes
+// into the inbox's .error file and into every log line about it.
+const QUOTE_CHARS = 60;
+
+/** A value from the file for a message, cut to `max` characters. */
+export function excerpt(value: string, max = QUOTE_CHARS): string {
+  return value.length > max ? `${value.slice(0, max)}…` : value;
+}
+
+/** A value from the file for a message: in quotes, cut to QUOTE_CHARS characters. */
+export function quoted(value: string): string {
+  return value.length > QUOTE_CHARS ? `'${excerpt(value)}' (${value.length} characters)` : `'${value}'`;
+}
