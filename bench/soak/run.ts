@@ -6,11 +6,12 @@ import { startReplicas } from '../../test/e2e/replicas.js';
 /**
  * `npm run soak [-- --minutes N]`: SIGKILL trials of a daemon under load for N minutes (default 10)
  * on a fresh database of the Postgres server at SOAK_DATABASE_URL (else TEST_DATABASE_URL, else
- * DATABASE_URL), then FAILOVERS SIGKILLs of the poll leader among three replicas on the same
- * database, then one JSON line: trials, kills, acknowledged, lost (must be 0), applied twice
- * (must be 0), the longest acknowledgement and start, peak RSS, failover times (ms from the kill
- * to another replica leading the poll). Exit status 1 if anything was lost or applied twice, or a
- * takeover took 15 s or more. The database is dropped when the run passed and kept otherwise.
+ * DATABASE_URL), then FAILOVERS SIGKILLs of the poll leader and FAILOVERS of the reconcile leader
+ * in the middle of a pass, among three replicas on the same database, then one JSON line: trials,
+ * kills, acknowledged, lost (must be 0), applied twice (must be 0), the longest acknowledgement and
+ * start, peak RSS, failover times (poll: ms from the kill to another replica leading the poll;
+ * reconcile: to another replica closing the killed pass as failed). Exit status 1 if anything was
+ * lost or applied twice, or a takeover took 15 s or more. The database is dropped when the run passed and kept otherwise.
  */
 function minutesArg(argv: string[]): number {
   const at = argv.indexOf('--minutes');
@@ -43,16 +44,25 @@ try {
   });
   const set = await startReplicas(url.toString(), 3);
   const failoverMs: number[] = [];
+  const reconcileFailoverMs: number[] = [];
   try {
     for (let i = 0; i < FAILOVERS; i += 1) {
       failoverMs.push(Math.round(await set.killLeader()));
       process.stderr.write(`failover ${i + 1}: another replica led the poll ${failoverMs.at(-1)} ms after SIGKILL of the leader\n`);
     }
+    for (let i = 0; i < FAILOVERS; i += 1) {
+      const killed = await set.killReconcileLeader();
+      reconcileFailoverMs.push(Math.round(killed.takeoverMs));
+      process.stderr.write(`reconcile failover ${i + 1}: pass ${killed.runId} closed as failed by another replica ${reconcileFailoverMs.at(-1)} ms after SIGKILL of its leader\n`);
+    }
   } finally {
     await set.stop();
   }
-  process.stdout.write(`${JSON.stringify({ minutes, database: name, ...report, failovers: failoverMs.length, failoverMs, longestFailoverMs: Math.max(...failoverMs) })}\n`);
-  ok = report.lost === 0 && report.appliedTwice === 0 && report.missingTypedRows === 0 && Math.max(...failoverMs) < 15_000;
+  const longestFailoverMs = Math.max(...failoverMs, ...reconcileFailoverMs);
+  process.stdout.write(
+    `${JSON.stringify({ minutes, database: name, ...report, failovers: failoverMs.length, failoverMs, reconcileFailovers: reconcileFailoverMs.length, reconcileFailoverMs, longestFailoverMs })}\n`,
+  );
+  ok = report.lost === 0 && report.appliedTwice === 0 && report.missingTypedRows === 0 && longestFailoverMs < 15_000;
 } finally {
   await sql.end({ timeout: 5 });
   if (ok) await admin.unsafe(`drop database if exists "${name}" with (force)`);
