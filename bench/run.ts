@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --quick] [-- --only=ingest,poll,reconcile,statements,reparse,growth] [-- --deliveries N] [-- --reparse-control]`: runs each benchmark, which measures
+ * `npm run bench [-- --quick] [-- --only=ingest,poll,reconcile,statements,reparse,growth,import-ingest] [-- --deliveries N] [-- --reparse-control]`: runs each benchmark, which measures
  * its baseline in the same run and reports the ratio, prints the figures and writes them to
  * bench/results/latest.json (earlier figures are in its git history).
  */
@@ -12,6 +12,7 @@ import { runPollBench } from './poll/index.js';
 import { runReconcileBench } from './reconcile/index.js';
 import { runReparseBench } from './reparse/index.js';
 import { runStatementsBench } from './statements/index.js';
+import { runImportBesideIngestBench } from './statements/beside-ingest.js';
 import { stopBenchServer } from './support.js';
 
 const quick = process.argv.includes('--quick');
@@ -29,6 +30,7 @@ const parts: Record<string, (o: { quick?: boolean; control?: boolean }) => Promi
   statements: runStatementsBench,
   reparse: runReparseBench,
   growth: (o) => runGrowthBench({ ...o, deliveries }),
+  'import-ingest': runImportBesideIngestBench,
 };
 const selected = onlyArg ? onlyArg.split(',') : Object.keys(parts);
 

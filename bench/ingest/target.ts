@@ -7,7 +7,8 @@
  * but one statement (one commit) per request, with no group commit. It shows what grouping buys
  * for the same work; the baseline above does less (one row, no typed row, no dedup).
  * Prints `READY <url>` once listening. In daemon mode, the IPC message 'reparse' starts the daemon's
- * reparse job beside the receiver (bench/reparse/index.ts).
+ * reparse job beside the receiver (bench/reparse/index.ts), and 'inbox' one scan of the statement
+ * inbox under RECON_DATA_DIR (bench/statements/beside-ingest.ts).
  */
 import { randomUUID } from 'node:crypto';
 import type { Counter } from 'prom-client';
@@ -24,6 +25,7 @@ import { silentLogger } from '../../src/log/logger.js';
 import { createRegistry } from '../../src/metrics/registry.js';
 import { createWebhookReceiver, type WebhookReceiver } from '../../src/webhooks/index.js';
 import { startReparseJob } from '../../src/reparse/job.js';
+import { startStatementInbox } from '../../src/statements/inbox.js';
 import { classifyDelivery } from '../../src/webhooks/classify.js';
 import { writeDeliveries } from '../../src/webhooks/ledger-write.js';
 import { verifySignature } from '../../src/webhooks/signature.js';
@@ -36,7 +38,10 @@ const log = silentLogger();
 const sql = createSqlClient(url, { poolMax: 10 });
 
 if (mode === 'daemon') {
-  const config = loadConfig({ DATABASE_URL: url, WEBHOOK_SECRET: secret, LOG_LEVEL: 'silent', DB_POOL_MAX: '10' });
+  // RECON_DATA_DIR given: the statement inbox may be started there (bench/statements/beside-ingest.ts),
+  // with room for its 500 MiB file.
+  const inboxSettings = process.env.RECON_DATA_DIR ? { RECON_DATA_DIR: process.env.RECON_DATA_DIR, STATEMENT_MAX_FILE_BYTES: String(2 ** 30) } : {};
+  const config = loadConfig({ DATABASE_URL: url, WEBHOOK_SECRET: secret, LOG_LEVEL: 'silent', DB_POOL_MAX: '10', ...inboxSettings });
   const database = { sql, db: drizzle(sql, { schema }), embedded: false, close: async () => sql.end() };
   const registry = createRegistry();
   const ctx: AppContext = { config, log, database, registry, metrics: createMetrics(registry, database, config.PROVIDER_ENV), shutdown: new Shutdown(log, 5000) };
@@ -49,6 +54,17 @@ if (mode === 'daemon') {
   process.on('message', (message) => {
     if (message === 'reparse') void reparseBesideReceiver(ctx, seenByReparse).then((result) => process.send?.(result));
     held = message === 'hold' ? true : message === 'free' ? false : held;
+    if (message === 'inbox') {
+      // The daemon's statement inbox beside the receiver: one scan (the one at start), then stop.
+      const inbox = startStatementInbox(ctx, { intervalMs: 3_600_000, settleMs: 0 });
+      void inbox.runNow().then(
+        async (result) => {
+          await inbox.stop();
+          process.send?.({ inbox: result });
+        },
+        (error: unknown) => process.send?.({ inbox: { error: String(error) } }),
+      );
+    }
   });
   process.stdout.write(`READY ${http.url}/webhooks\n`);
 } else if (mode === 'unbatched') {
