@@ -85,15 +85,31 @@ export async function startReplicas(databaseUrl: string, count = 3): Promise<Rep
     replicas,
     probe,
     async killLeader() {
-      // Killed mid-run: the leader's gauge is read over HTTP, and a run that ended between that read
-      // and the kill would leave no run for the next leader to record as aborted and redo.
-      const at = await waitFor('a poll leader in the middle of a run', async () => {
+      // Killed mid-run: a run that ended between reading the ledger and the kill would leave no run
+      // for the next leader to record as aborted and redo (seen in CI: runs here last under a
+      // second). So, as for the reconcile leader, the leader is stopped (SIGSTOP) before the ledger
+      // is read, and killed only if a run that started after this call is still running then, with
+      // no other live replica claiming the poll; else it is resumed and looked at again.
+      const [since] = await ledger<{ ms: number }[]>`select extract(epoch from now())::float8 * 1000 as ms`;
+      const at = await waitFor('a poll leader stopped in the middle of a run', async () => {
         const i = (await probe()).findIndex((v) => v?.poll === true);
         if (i < 0) return undefined;
-        const [run] = await ledger<{ ms: number }[]>`
-          select extract(epoch from now() - started_at) * 1000 as ms from poll_runs where status = 'running' order by id desc limit 1`;
-        return run !== undefined && run.ms < 1000 ? i : undefined;
-      }, 30_000, 50);
+        const suspect = replicas[i]!;
+        process.kill(suspect.cli.pid, 'SIGSTOP');
+        let caught = false;
+        try {
+          const [run] = await ledger<{ id: string }[]>`
+            select id::text as id from poll_runs where status = 'running' and started_at > to_timestamp(${since!.ms / 1000}) order by id desc limit 1`;
+          if (run) {
+            const others = await Promise.all(replicas.map((r, j) => (j === i || !r.alive ? Promise.resolve(null) : probeReplica(r.url, r.metricsUrl))));
+            const [again] = await ledger<{ status: string }[]>`select status from poll_runs where id = ${run.id}`;
+            caught = !others.some((v) => v === undefined || v?.poll === true) && again?.status === 'running';
+          }
+        } finally {
+          if (!caught) process.kill(suspect.cli.pid, 'SIGCONT');
+        }
+        return caught ? i : undefined;
+      }, 30_000, 20);
       const victim = replicas[at]!;
       victim.alive = false;
       const killedAt = performance.now();
