@@ -63,53 +63,47 @@ export async function startReplicas(databaseUrl: string, count = 3): Promise<Rep
     await stop();
     throw error;
   }
-  /**
-   * With replica `at` stopped: its pass's run, if it is in one. A run that is `running` at two reads
-   * was held by its replica's lock in between, and that replica's gauge said so: when no other live
-   * replica claims the lock between the reads, the run is the stopped replica's (the gauge is set
-   * before the run starts and cleared after it ends, jobs/singleton.ts, reconcile/pass.ts).
-   */
-  const passOfStoppedLeader = async (at: number, sinceMs: number): Promise<{ at: number; runId: number } | undefined> => {
-    const [run] = await ledger<{ id: string }[]>`
-      select id::text as id from reconcile_runs
-      where status = 'running' and started_at > to_timestamp(${sinceMs / 1000}) order by id desc limit 1`;
-    if (!run) return undefined;
-    const others = await Promise.all(replicas.map((r, i) => (i === at || !r.alive ? Promise.resolve(null) : probeReplica(r.url, r.metricsUrl))));
-    if (others.some((v) => v === undefined || v?.reconcile === true)) return undefined;
-    const [again] = await ledger<{ status: string }[]>`select status from reconcile_runs where id = ${run.id}`;
-    return again?.status === 'running' ? { at, runId: Number(run.id) } : undefined;
-  };
   const probe = () => Promise.all(replicas.map((r) => (r.alive ? probeReplica(r.url, r.metricsUrl) : Promise.resolve(undefined))));
+  /**
+   * Stops the job's leader (SIGSTOP) in the middle of a run that started after `sinceMs`, and
+   * returns which replica it is and the run, still stopped, for the caller to kill. Runs here may
+   * last under a second, about as long as a look over HTTP and SQL: a run that ended between the
+   * look and a kill would leave nothing for the next leader to close. So the leader is stopped
+   * before the ledger is read, and kept stopped only if a run is `running` at two reads with no
+   * other live replica claiming the job's lock in between: its gauge is set before the run starts
+   * and cleared after it ends (jobs/singleton.ts), so the run is the stopped replica's. Otherwise it
+   * is resumed and looked at again. A run left by a replica killed earlier started before `sinceMs`.
+   */
+  const stopLeaderMidRun = async (job: 'poll' | 'reconcile', sinceMs: number, everyMs: number): Promise<{ at: number; runId: number }> => {
+    const runs = job === 'poll' ? 'poll_runs' : 'reconcile_runs';
+    return waitFor(`a ${job} leader stopped in the middle of a run`, async () => {
+      const at = (await probe()).findIndex((v) => v?.[job] === true);
+      if (at < 0) return undefined;
+      const suspect = replicas[at]!;
+      process.kill(suspect.cli.pid, 'SIGSTOP');
+      let caught: { at: number; runId: number } | undefined;
+      try {
+        const [run] = await ledger<{ id: string }[]>`
+          select id::text as id from ${ledger(runs)}
+          where status = 'running' and started_at > to_timestamp(${sinceMs / 1000}) order by id desc limit 1`;
+        if (run) {
+          const others = await Promise.all(replicas.map((r, i) => (i === at || !r.alive ? Promise.resolve(null) : probeReplica(r.url, r.metricsUrl))));
+          const [again] = await ledger<{ status: string }[]>`select status from ${ledger(runs)} where id = ${run.id}`;
+          if (!others.some((v) => v === undefined || v?.[job] === true) && again?.status === 'running') caught = { at, runId: Number(run.id) };
+        }
+      } finally {
+        if (!caught) process.kill(suspect.cli.pid, 'SIGCONT');
+      }
+      return caught;
+    }, 30_000, everyMs);
+  };
+  const now = async (): Promise<number> => (await ledger<{ ms: number }[]>`select extract(epoch from now())::float8 * 1000 as ms`)[0]!.ms;
   return {
     sim,
     replicas,
     probe,
     async killLeader() {
-      // Killed mid-run: a run that ended between reading the ledger and the kill would leave no run
-      // for the next leader to record as aborted and redo (seen in CI: runs here last under a
-      // second). So, as for the reconcile leader, the leader is stopped (SIGSTOP) before the ledger
-      // is read, and killed only if a run that started after this call is still running then, with
-      // no other live replica claiming the poll; else it is resumed and looked at again.
-      const [since] = await ledger<{ ms: number }[]>`select extract(epoch from now())::float8 * 1000 as ms`;
-      const at = await waitFor('a poll leader stopped in the middle of a run', async () => {
-        const i = (await probe()).findIndex((v) => v?.poll === true);
-        if (i < 0) return undefined;
-        const suspect = replicas[i]!;
-        process.kill(suspect.cli.pid, 'SIGSTOP');
-        let caught = false;
-        try {
-          const [run] = await ledger<{ id: string }[]>`
-            select id::text as id from poll_runs where status = 'running' and started_at > to_timestamp(${since!.ms / 1000}) order by id desc limit 1`;
-          if (run) {
-            const others = await Promise.all(replicas.map((r, j) => (j === i || !r.alive ? Promise.resolve(null) : probeReplica(r.url, r.metricsUrl))));
-            const [again] = await ledger<{ status: string }[]>`select status from poll_runs where id = ${run.id}`;
-            caught = !others.some((v) => v === undefined || v?.poll === true) && again?.status === 'running';
-          }
-        } finally {
-          if (!caught) process.kill(suspect.cli.pid, 'SIGCONT');
-        }
-        return caught ? i : undefined;
-      }, 30_000, 20);
+      const { at } = await stopLeaderMidRun('poll', await now(), 20);
       const victim = replicas[at]!;
       victim.alive = false;
       const killedAt = performance.now();
@@ -120,26 +114,8 @@ export async function startReplicas(databaseUrl: string, count = 3): Promise<Rep
       return ms;
     },
     async killReconcileLeader() {
-      // Passes here take 60-280 ms (finished_at - started_at in reconcile_runs), about as long as a
-      // look over HTTP and SQL followed by a kill: a pass could end in between and leave nothing to
-      // close. So the leader is stopped (SIGSTOP) before the ledger is read, and killed only if its
-      // pass is still running then. A run left by a replica killed earlier (the poll leader may have
-      // been in a pass) started before now.
-      const [since] = await ledger<{ ms: number }[]>`select extract(epoch from now())::float8 * 1000 as ms`;
-      const caught = await waitFor('a reconcile leader stopped in the middle of a pass', async () => {
-        const views = await probe();
-        const at = views.findIndex((v) => v?.reconcile === true);
-        if (at < 0) return undefined;
-        const suspect = replicas[at]!;
-        process.kill(suspect.cli.pid, 'SIGSTOP');
-        let held: { at: number; runId: number } | undefined;
-        try {
-          held = await passOfStoppedLeader(at, since!.ms);
-        } finally {
-          if (!held) process.kill(suspect.cli.pid, 'SIGCONT');
-        }
-        return held;
-      }, 30_000, 10);
+      // Passes here take 60-280 ms (finished_at - started_at in reconcile_runs).
+      const caught = await stopLeaderMidRun('reconcile', await now(), 10);
       const victim = replicas[caught.at]!;
       victim.alive = false;
       const killedAt = Date.now();
