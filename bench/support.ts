@@ -108,3 +108,24 @@ export function processCpuSeconds(pid: number): number {
     return 0;
   }
 }
+
+/** The middle value (the upper of the two middle ones for an even count); NaN for none. */
+export function median(values: readonly number[]): number {
+  if (values.length === 0) return Number.NaN;
+  return [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
+}
+
+/** a / b to two decimals. */
+export function ratio(a: number, b: number): number {
+  return Math.round((a / b) * 100) / 100;
+}
+
+/**
+ * Each round's ratio, numerators[i] / denominators[i]: for A and B measured alternately on a shared
+ * machine, a round's two figures saw the same machine, so their ratio is steadier than the ratio of
+ * the medians.
+ */
+export function pairedRatios(numerators: readonly number[], denominators: readonly number[]): number[] {
+  if (numerators.length !== denominators.length) throw new RangeError(`${numerators.length} numerators for ${denominators.length} denominators`);
+  return numerators.map((n, i) => ratio(n, denominators[i] as number));
+}

@@ -25,12 +25,9 @@ import { seedLedger } from '../reconcile/seed.js';
 import { GRACE_SECONDS, runPasses } from '../reconcile/index.js';
 import { fillYear } from './year.js';
 import { makeDeliveries, maxThroughput, startTarget } from '../ingest/index.js';
-import { benchDatabase, type BenchDatabase } from '../support.js';
+import { benchDatabase, median, pairedRatios, ratio, type BenchDatabase } from '../support.js';
 import { createMetrics } from '../../src/app/metrics.js';
 import { createRegistry } from '../../src/metrics/registry.js';
-
-const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
-const ratio = (full: number, empty: number) => Math.round((full / empty) * 100) / 100;
 
 async function ingestPerSecond(databaseUrl: string, count: number): Promise<{ committedPerSecond: number; runs: number[]; failures: number }> {
   const { url, child } = await startTarget('daemon', databaseUrl);
@@ -150,6 +147,11 @@ export async function runGrowthBench(opts: { quick?: boolean; deliveries?: numbe
     });
     const e = summary('empty', emptyPasses, emptySize);
     const f = summary('full', fullPasses, fullSize);
+    const perRound = {
+      ingest: pairedRatios(ingest.empty, ingest.full),
+      passAfterIngest: pairedRatios(after.full.map((a) => a.durationMs), after.empty.map((a) => a.durationMs)),
+      noChangePass: pairedRatios(idle.full.map((a) => a.durationMs), idle.empty.map((a) => a.durationMs)),
+    };
     return {
       part: 'growth',
       quick: Boolean(opts.quick),
@@ -162,14 +164,10 @@ export async function runGrowthBench(opts: { quick?: boolean; deliveries?: numbe
       // Judged per round (the two ledgers measured back to back, under the same load from the rest of
       // the machine), the median of the rounds' ratios; the ratio of the medians beside it.
       ratios: {
-        ingest: median(ingest.empty.map((v, i) => ratio(v, ingest.full[i] as number))),
-        passAfterIngest: median(after.full.map((a, i) => ratio(a.durationMs, (after.empty[i] as { durationMs: number }).durationMs))),
-        noChangePass: median(idle.full.map((a, i) => ratio(a.durationMs, (idle.empty[i] as { durationMs: number }).durationMs))),
-        perRound: {
-          ingest: ingest.empty.map((v, i) => ratio(v, ingest.full[i] as number)),
-          passAfterIngest: after.full.map((a, i) => ratio(a.durationMs, (after.empty[i] as { durationMs: number }).durationMs)),
-          noChangePass: idle.full.map((a, i) => ratio(a.durationMs, (idle.empty[i] as { durationMs: number }).durationMs)),
-        },
+        ingest: median(perRound.ingest),
+        passAfterIngest: median(perRound.passAfterIngest),
+        noChangePass: median(perRound.noChangePass),
+        perRound,
         ofMedians: {
           ingest: ratio(e.ingestPerSecond, f.ingestPerSecond),
           passAfterIngest: ratio(f.passAfterIngestMs, e.passAfterIngestMs),

@@ -8,6 +8,7 @@ import * as schema from '../../src/ledger/schema/index.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { seedLedger } from './seed.js';
 import { naiveBaseline } from './baseline.js';
+import { median } from '../support.js';
 
 export const GRACE_SECONDS = 3600;
 
@@ -41,7 +42,6 @@ async function freshDatabase(serverUrl: string, label: string): Promise<Database
 }
 
 const FULL_PASSES = 3;
-const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
 
 export interface RunnerReport {
   full: { mode: string; durationMs: number; stepMs: Record<string, number> }[];
