@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --quick] [-- --only=ingest,poll,reconcile,statements,reparse,growth,import-ingest] [-- --deliveries N] [-- --reparse-control]`: runs each benchmark, which measures
+ * `npm run bench [-- --quick] [-- --only=ingest,ingest-against,poll,reconcile,statements,reparse,growth,import-ingest] [-- --deliveries N] [-- --reparse-control] [-- --against=REV] [-- --rounds=N]`: runs each benchmark, which measures
  * its baseline in the same run and reports the ratio, prints the figures and writes them to
  * bench/results/latest.json (earlier figures are in its git history).
  */
@@ -7,6 +7,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { runGrowthBench } from './growth/index.js';
+import { runIngestAgainstBench } from './ingest/against.js';
 import { runIngestBench } from './ingest/index.js';
 import { runPollBench } from './poll/index.js';
 import { runReconcileBench } from './reconcile/index.js';
@@ -23,8 +24,15 @@ const deliveriesArg = process.argv.find((a) => a.startsWith('--deliveries='))?.s
   ?? process.argv[process.argv.indexOf('--deliveries') + 1];
 const deliveries = process.argv.some((a) => a.startsWith('--deliveries')) ? Number(deliveriesArg) : undefined;
 if (deliveries !== undefined && !(Number.isInteger(deliveries) && deliveries > 0)) throw new Error('--deliveries wants a positive integer');
+// ingest-against: the git revision whose receiver this checkout's is measured against.
+const against = process.argv.find((a) => a.startsWith('--against='))?.slice('--against='.length);
+// ingest-against: rounds (default 7, quick 3); odd, so that the median is one round's.
+const roundsArg = process.argv.find((a) => a.startsWith('--rounds='))?.slice('--rounds='.length);
+const rounds = roundsArg === undefined ? undefined : Number(roundsArg);
+if (rounds !== undefined && !(Number.isInteger(rounds) && rounds > 0)) throw new Error('--rounds wants a positive integer');
 const parts: Record<string, (o: { quick?: boolean; control?: boolean }) => Promise<Record<string, unknown>>> = {
   ingest: runIngestBench,
+  'ingest-against': (o) => runIngestAgainstBench({ ...o, against, rounds }),
   poll: runPollBench,
   reconcile: runReconcileBench,
   statements: runStatementsBench,

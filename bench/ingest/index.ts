@@ -7,7 +7,8 @@ import { createSqlClient } from '../../src/db/database.js';
 import { computeSignature } from '../../src/webhooks/signature.js';
 import { benchDatabase, percentile, postgresCpuSeconds, processCpuSeconds, type BenchDatabase } from '../support.js';
 
-const SECRET = 'bench-secret';
+/** The secret every bench delivery is signed with, and every ingest target checks. */
+export const SECRET = 'bench-secret';
 
 interface Delivery {
   body: Buffer;
@@ -56,10 +57,13 @@ async function post(pool: Pool, path: string, delivery: Delivery): Promise<numbe
   return response.statusCode;
 }
 
-/** Closed loop: `connections` requests always in flight, as fast as the server answers. */
-export async function maxThroughput(url: string, deliveries: Delivery[], connections: number) {
+/**
+ * Closed loop: `connections` requests always in flight, as fast as the server answers. With `pool`,
+ * its connections are used (and left open) instead of a pool opened and closed for this call.
+ */
+export async function maxThroughput(url: string, deliveries: Delivery[], connections: number, pool?: Pool) {
   const target = new URL(url);
-  const pool = new Pool(target.origin, { connections, pipelining: 1 });
+  const client = pool ?? new Pool(target.origin, { connections, pipelining: 1 });
   let next = 0;
   let failures = 0;
   const started = performance.now();
@@ -67,12 +71,12 @@ export async function maxThroughput(url: string, deliveries: Delivery[], connect
     Array.from({ length: connections }, async () => {
       while (next < deliveries.length) {
         const delivery = deliveries[next++] as Delivery;
-        if ((await post(pool, target.pathname, delivery)) !== 200) failures += 1;
+        if ((await post(client, target.pathname, delivery)) !== 200) failures += 1;
       }
     }),
   );
   const seconds = (performance.now() - started) / 1000;
-  await pool.close();
+  if (!pool) await client.close();
   return { connections, acknowledged: deliveries.length - failures, failures, seconds, committedPerSecond: Math.round((deliveries.length - failures) / seconds) };
 }
 
