@@ -29,11 +29,11 @@ export async function naiveBaseline(
     const events = await sql<{ state: string; key: string; received: string }[]>`
       select order_state as state, event_key as key, received_at::text as received from order_events
       where environment = 'sandbox' and order_uuid = ${uuid} order by event_time_sortable`;
+    // An event's retries: its deliveries not applied (the typed row is the applied one's).
     const dups = await sql<{ id: string }[]>`
       select d.id::text from order_events o
-      join webhook_deliveries e on e.environment = o.environment and e.event_key = o.event_key and e.applied
       join webhook_deliveries d on d.environment = o.environment and d.event_key = o.event_key and d.event_key is not null and not d.applied
-      where o.environment = 'sandbox' and o.order_uuid = ${uuid} and d.id <> e.id`;
+      where o.environment = 'sandbox' and o.order_uuid = ${uuid}`;
     const findings: [string, string, string][] = [];
     const states = new Set(events.map((e) => e.state));
     const old = (ts: string) => now - Date.parse(ts) > graceSeconds * 1000;
