@@ -75,7 +75,7 @@ export class GroupCommit<T, R> {
     // were promoted out of V8's young generation (5.3 against 3.0 kB per delivery, sampled) and
     // its scavenges took 1.5x as long (410-530 against 260-300 ms per 42,000 deliveries), ~10% of
     // ingest throughput; with --no-allocation-site-pretenuring both forms ran alike. bench/README.md,
-    // "ingest against a revision", has the figures and the command.
+    // "Against a revision", has the figures and the command.
     return new Promise<R>((resolve, reject) => {
       const entry: Entry<R> = { addedAt: performance.now(), resolve, reject, timer: undefined };
       if (abandonAfterMs !== undefined) entry.timer = setTimeout(() => this.abandon(entry), Math.max(0, abandonAfterMs));

@@ -1,6 +1,6 @@
 import type { Sql, TransactionSql } from 'postgres';
 import type { StorableClassification } from './classify.js';
-import { typedInsert, typedJson } from './ledger-write.js';
+import { parsedFields, typedInsert, typedJson } from './ledger-write.js';
 import { TYPED_TABLES } from './typed-rows.js';
 import { PARSER_VERSION } from './parser-version.js';
 
@@ -75,24 +75,7 @@ const REDERIVE_STATEMENT = `
       from input i left join candidates c on c.id = i.id`;
 
 function rederivedJson(batch: readonly Rederived[]): string {
-  return JSON.stringify(
-    batch.map((r, n) => {
-      const c = r.classification;
-      const e = c.event;
-      return {
-        n,
-        id: r.deliveryId,
-        topic: c.topic,
-        parse_status: c.status,
-        parse_error: c.error ?? null,
-        event_key: e?.key ?? null,
-        entity_type: e?.entityType ?? null,
-        entity_id: e?.entityId ?? null,
-        event_time: e?.eventTime?.raw ?? null,
-        event_time_sortable: e?.eventTime?.sortable ?? null,
-      };
-    }),
-  );
+  return JSON.stringify(batch.map((r, n) => ({ n, id: r.deliveryId, ...parsedFields(r.classification) })));
 }
 
 /** Writes a batch of re-derived deliveries (see REDERIVE_STATEMENT); returns their applied decisions in batch order. */

@@ -37,29 +37,36 @@ export interface WriteResult {
  */
 function deliveriesJson(records: readonly DeliveryRecord[]): string {
   return JSON.stringify(
-    records.map((r, n) => {
-      const c = r.classification;
-      const e = c.event;
-      return {
-        n,
-        delivery_uuid: r.deliveryUuid,
-        environment: r.environment,
-        received_at: r.receivedAt.toISOString(),
-        source_ip: r.sourceIp,
-        headers: r.headers,
-        raw_body: r.rawBody.toString('base64'),
-        fingerprint: r.keyFingerprint,
-        topic: c.topic,
-        parse_status: c.status,
-        parse_error: c.error ?? null,
-        event_key: e?.key ?? null,
-        entity_type: e?.entityType ?? null,
-        entity_id: e?.entityId ?? null,
-        event_time: e?.eventTime?.raw ?? null,
-        event_time_sortable: e?.eventTime?.sortable ?? null,
-      };
-    }),
+    records.map((r, n) => ({
+      n,
+      delivery_uuid: r.deliveryUuid,
+      environment: r.environment,
+      received_at: r.receivedAt.toISOString(),
+      source_ip: r.sourceIp,
+      headers: r.headers,
+      raw_body: r.rawBody.toString('base64'),
+      fingerprint: r.keyFingerprint,
+      ...parsedFields(r.classification),
+    })),
   );
+}
+
+/**
+ * The fields a delivery's classification gives its ledger row, as the batch JSON carries them: the
+ * receiver's insert (above) and reparse's update (ledger-rederive.ts) write the same ones.
+ */
+export function parsedFields(c: StorableClassification) {
+  const e = c.event;
+  return {
+    topic: c.topic,
+    parse_status: c.status,
+    parse_error: c.error ?? null,
+    event_key: e?.key ?? null,
+    entity_type: e?.entityType ?? null,
+    entity_id: e?.entityId ?? null,
+    event_time: e?.eventTime?.raw ?? null,
+    event_time_sortable: e?.eventTime?.sortable ?? null,
+  };
 }
 
 /**
