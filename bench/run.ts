@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --quick] [-- --only=ingest,ingest-against,poll,reconcile,statements,reparse,growth,import-ingest] [-- --deliveries N] [-- --reparse-control] [-- --against=REV] [-- --rounds=N]`: runs each benchmark, which measures
+ * `npm run bench [-- --quick] [-- --only=ingest,ingest-against,poll,reconcile,statements,reparse,growth,import-ingest] [-- --deliveries N] [-- --reparse-control] [-- --against=REV [-- --rounds=N] [-- --at=REV]]`: runs each benchmark, which measures
  * its baseline in the same run and reports the ratio, prints the figures and writes them to
  * bench/results/latest.json (earlier figures are in its git history).
  */
@@ -7,6 +7,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { runGrowthBench } from './growth/index.js';
+import { runPartAgainst } from './against.js';
 import { runIngestAgainstBench } from './ingest/against.js';
 import { runIngestBench } from './ingest/index.js';
 import { runPollBench } from './poll/index.js';
@@ -24,9 +25,12 @@ const deliveriesArg = process.argv.find((a) => a.startsWith('--deliveries='))?.s
   ?? process.argv[process.argv.indexOf('--deliveries') + 1];
 const deliveries = process.argv.some((a) => a.startsWith('--deliveries')) ? Number(deliveriesArg) : undefined;
 if (deliveries !== undefined && !(Number.isInteger(deliveries) && deliveries > 0)) throw new Error('--deliveries wants a positive integer');
-// ingest-against: the git revision whose receiver this checkout's is measured against.
+// --against=REV: each selected part is measured against the same part of that git revision
+// (bench/against.ts; ingest: bench/ingest/against.ts) and its figures kept as `<part>-against`.
 const against = process.argv.find((a) => a.startsWith('--against='))?.slice('--against='.length);
-// ingest-against: rounds (default 7, quick 3); odd, so that the median is one round's.
+// --at=REV: with --against, that revision is measured instead of this checkout (parts other than ingest).
+const atRev = process.argv.find((a) => a.startsWith('--at='))?.slice('--at='.length);
+// Rounds of an against comparison (ingest: 31, quick 7; other parts: 3).
 const roundsArg = process.argv.find((a) => a.startsWith('--rounds='))?.slice('--rounds='.length);
 const rounds = roundsArg === undefined ? undefined : Number(roundsArg);
 if (rounds !== undefined && !(Number.isInteger(rounds) && rounds > 0)) throw new Error('--rounds wants a positive integer');
@@ -41,6 +45,14 @@ const parts: Record<string, (o: { quick?: boolean; control?: boolean }) => Promi
   'import-ingest': runImportBesideIngestBench,
 };
 const selected = onlyArg ? onlyArg.split(',') : Object.keys(parts);
+for (const name of selected) if (!parts[name]) throw new Error(`unknown benchmark ${name}; one of ${Object.keys(parts).join(', ')}`);
+// With --against, each selected part's comparison runs instead of the part: ingest has its own.
+const comparisonOf = (name: string): string => (name === 'ingest' || name === 'ingest-against' ? 'ingest-against' : `${name}-against`);
+if (against !== undefined) {
+  for (const name of selected) if (!parts[comparisonOf(name)]) parts[comparisonOf(name)] = (o) => runPartAgainst(name, { ...o, against, at: atRev, rounds });
+}
+const measured = against === undefined ? selected : [...new Set(selected.map(comparisonOf))];
+if (atRev !== undefined && (against === undefined || measured.includes('ingest-against'))) throw new Error('--at goes with --against, for parts other than ingest');
 
 // latest.json keeps every part's latest figures, each with the run it came from, so a run of some
 // parts (--only) replaces only theirs; earlier figures are in the file's git history.
@@ -51,9 +63,8 @@ const run = {
   quick,
   machine: { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, memoryGiB: Math.round(os.totalmem() / 2 ** 30), node: process.version },
 };
-for (const name of selected) {
-  const part = parts[name];
-  if (!part) throw new Error(`unknown benchmark ${name}; one of ${Object.keys(parts).join(', ')}`);
+for (const name of measured) {
+  const part = parts[name] as (typeof parts)[string];
   process.stderr.write(`bench ${name}${quick ? ' (quick)' : ''}...\n`);
   let figures: Record<string, unknown>;
   try {
@@ -65,6 +76,10 @@ for (const name of selected) {
   latest[name] = { run, figures };
 }
 await stopBenchServer();
-await mkdir(new URL('./results/', import.meta.url), { recursive: true });
-await writeFile(latestUrl, `${JSON.stringify(latest, null, 2)}\n`);
-process.stdout.write('written to bench/results/latest.json\n');
+// BENCH_RESULTS=none: a run inside an against comparison (bench/against.ts) leaves the file alone.
+if (process.env.BENCH_RESULTS === 'none') process.stdout.write('bench/results/latest.json left as it was (BENCH_RESULTS=none)\n');
+else {
+  await mkdir(new URL('./results/', import.meta.url), { recursive: true });
+  await writeFile(latestUrl, `${JSON.stringify(latest, null, 2)}\n`);
+  process.stdout.write('written to bench/results/latest.json\n');
+}

@@ -129,3 +129,25 @@ export function pairedRatios(numerators: readonly number[], denominators: readon
   if (numerators.length !== denominators.length) throw new RangeError(`${numerators.length} numerators for ${denominators.length} denominators`);
   return numerators.map((n, i) => ratio(n, denominators[i] as number));
 }
+
+/** A seeded generator (mulberry32), so the same ratios always give the same interval. */
+function seeded(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** The geometric mean of ratios, with a 95 % percentile-bootstrap interval (10,000 resamples). */
+export function geometricMeanInterval(ratios: readonly number[]): { mean: number; low: number; high: number } {
+  const logs = ratios.map(Math.log);
+  const mean = (xs: readonly number[]) => xs.reduce((sum, x) => sum + x, 0) / xs.length;
+  const random = seeded(11);
+  const resampled = Array.from({ length: 10_000 }, () => mean(logs.map(() => logs[Math.floor(random() * logs.length)] as number))).sort((a, b) => a - b);
+  const round = (x: number) => Math.round(Math.exp(x) * 1000) / 1000;
+  return { mean: round(mean(logs)), low: round(resampled[249] as number), high: round(resampled[9749] as number) };
+}

@@ -1,29 +1,27 @@
 /**
  * Ingest against a revision: is the daemon's receiver of this checkout slower than that of an
- * earlier revision (`--against=<rev>`, default DEFAULT_AGAINST)? The revision is exported with
- * `git archive` into a folder of the system's temporary directory and installed there with
- * `npm ci --ignore-scripts` (kept for later runs). Each side runs its own daemon target
- * (bench/ingest/target.ts, or bench/ingest-target.ts in revisions before bench/ had a folder per
- * part) in its own process on its own fresh database holding its own migrations, one Postgres
- * server for both. Both run at once; the load goes to one at a time, closed loop at 64 connections,
- * in rounds of one slice each, which side goes first alternating. A slice lasts about half a
- * second, so the two figures of a round saw the same machine: on this shared 2-core VM, runs of
- * 40,000 deliveries one after the other gave paired ratios that spread over ±20 %. Judged by the
- * geometric mean of the rounds' ratios (this checkout's rate over the revision's: above 1, this
- * checkout is faster) and its 95 % bootstrap interval. Beside throughput: each target's CPU per
- * delivery, and its scavenges (bench/ingest/gc-probe.ts), whose time grows when objects live longer.
+ * earlier revision (`--against=<rev>`, default DEFAULT_AGAINST; bench/revision.ts fetches it)?
+ * Each side runs its own daemon target (bench/ingest/target.ts, or bench/ingest-target.ts in
+ * revisions before bench/ had a folder per part) in its own process, on its own fresh database
+ * holding its own migrations, one Postgres server for both. Both run at once; the load goes to one
+ * at a time, closed loop at 64 connections, in rounds of one slice each, which side goes first
+ * alternating. A slice lasts about half a second, so the two figures of a round saw nearly the
+ * same machine: on this shared 2-core VM, runs of 40,000 deliveries one after the other gave
+ * paired ratios that spread over ±20 %. Judged by the geometric mean of the rounds' ratios (this
+ * checkout's rate over the revision's: above 1, this checkout is faster) and its 95 % bootstrap
+ * interval. Beside throughput: each target's CPU per delivery, and its scavenges
+ * (bench/ingest/gc-probe.ts), whose time grows when objects live longer.
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdtemp, rename, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { Pool } from 'undici';
 import { createSqlClient } from '../../src/db/database.js';
-import { benchServerUrl, median, pairedRatios, processCpuSeconds, ratio } from '../support.js';
+import { checkoutRevision, currentRevision, repoRoot } from '../revision.js';
+import { benchServerUrl, geometricMeanInterval, median, pairedRatios, processCpuSeconds, ratio } from '../support.js';
 import type { GcSums } from './gc-probe.js';
 import { makeDeliveries, maxThroughput, SECRET } from './index.js';
 
@@ -33,27 +31,7 @@ import { makeDeliveries, maxThroughput, SECRET } from './index.js';
  */
 export const DEFAULT_AGAINST = 'b9fecb3^1';
 
-const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 const probe = fileURLToPath(new URL('./gc-probe.ts', import.meta.url));
-
-const git = (...args: string[]): string => execFileSync('git', args, { cwd: repoRoot, encoding: 'utf8' }).trim();
-
-/** The revision's files with its dependencies installed, in a folder kept for later runs. */
-async function checkout(sha: string): Promise<string> {
-  const dir = path.join(tmpdir(), `bnpl-recon-at-${sha.slice(0, 12)}`);
-  if (existsSync(path.join(dir, 'node_modules', '.package-lock.json'))) return dir;
-  const staging = await mkdtemp(path.join(tmpdir(), 'bnpl-recon-at-'));
-  try {
-    execFileSync('sh', ['-c', `git archive --format=tar "${sha}" | tar -x -C "${staging}"`], { cwd: repoRoot, stdio: ['ignore', 'inherit', 'inherit'] });
-    execFileSync('npm', ['ci', '--ignore-scripts', '--no-audit', '--no-fund'], { cwd: staging, stdio: ['ignore', process.stderr, 'inherit'] });
-    await rm(dir, { recursive: true, force: true });
-    await rename(staging, dir);
-  } catch (error) {
-    await rm(staging, { recursive: true, force: true });
-    throw error;
-  }
-  return dir;
-}
 
 /** A new empty database with the tree's own migrations, applied in its journal's order. */
 async function freshLedger(tree: string, label: string): Promise<{ url: string; drop: () => Promise<void> }> {
@@ -142,36 +120,12 @@ async function stopTarget(target: Target): Promise<void> {
   await target.ledger.drop();
 }
 
-/** A seeded generator (mulberry32), so the same slices give the same interval. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-/** The geometric mean of ratios, with a 95 % percentile-bootstrap interval (10,000 resamples). */
-function geometricMeanInterval(ratios: readonly number[]): { mean: number; low: number; high: number } {
-  const logs = ratios.map(Math.log);
-  const mean = (xs: readonly number[]) => xs.reduce((sum, x) => sum + x, 0) / xs.length;
-  const random = seeded(11);
-  const resampled = Array.from({ length: 10_000 }, () => mean(logs.map(() => logs[Math.floor(random() * logs.length)] as number))).sort((a, b) => a - b);
-  const round = (x: number) => Math.round(Math.exp(x) * 1000) / 1000;
-  return { mean: round(mean(logs)), low: round(resampled[249] as number), high: round(resampled[9749] as number) };
-}
-
 const CONNECTIONS = 64;
 
 export async function runIngestAgainstBench(opts: { quick?: boolean; against?: string; rounds?: number } = {}): Promise<Record<string, unknown>> {
   const rev = opts.against ?? DEFAULT_AGAINST;
-  const sha = git('rev-parse', '--verify', `${rev}^{commit}`);
-  const head = git('rev-parse', 'HEAD');
-  const uncommitted = git('status', '--porcelain', '--untracked-files=no') !== '';
-  const againstTree = await checkout(sha);
+  const revision = await checkoutRevision(rev);
+  const againstTree = revision.dir;
   const rounds = opts.rounds ?? (opts.quick ? 7 : 31);
   const slice = opts.quick ? 2_000 : 4_000;
   const sides = ['current', 'against'] as const;
@@ -216,8 +170,8 @@ export async function runIngestAgainstBench(opts: { quick?: boolean; against?: s
       part: 'ingest-against',
       quick: Boolean(opts.quick),
       description: `the daemon receiver of this checkout against that of ${rev}, both running at once, each in its own process on its own fresh database with its own migrations (one Postgres server); closed loop at ${CONNECTIONS} connections, in ${rounds} rounds of one slice of ${slice} deliveries each, which side goes first alternating; judged by the geometric mean of the rounds' paired ratios and its 95 % bootstrap interval`,
-      against: { rev, sha, subject: git('log', '-1', '--format=%s', sha) },
-      current: { sha: head, uncommittedChanges: uncommitted },
+      against: { rev, sha: revision.sha, subject: revision.subject },
+      current: currentRevision(),
       rounds,
       deliveriesPerSlice: slice,
       ratio: interval.mean,
