@@ -27,7 +27,10 @@ const at = (figures: Figures, ...keys: string[]): number | undefined => {
  * details that say where a difference comes from (kept per run, not judged).
  */
 const DETAILS: Record<string, (f: Figures) => unknown> = {
-  reconcile: (f) => ({ large: (f.large as Figures | undefined)?.full_pass_step_ms, small: (f.small as Figures | undefined)?.full_pass_step_ms }),
+  reconcile: (f) => {
+    const large = f.large as Figures | undefined;
+    return { large: large?.full_pass_step_ms, largeNoChange: large?.no_change_pass_step_ms, small: (f.small as Figures | undefined)?.full_pass_step_ms };
+  },
 };
 
 /** Each comparable part's headline figures, read from its figures, and which way is better. */
