@@ -12,18 +12,17 @@
  * interval. Beside throughput: each target's CPU per delivery, and its scavenges
  * (bench/ingest/gc-probe.ts), whose time grows when objects live longer.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { Pool } from 'undici';
 import { createSqlClient } from '../../src/db/database.js';
 import { checkoutRevision, currentRevision, repoRoot } from '../revision.js';
 import { benchServerUrl, geometricMeanInterval, median, pairedRatios, processCpuSeconds, ratio } from '../support.js';
 import type { GcSums } from './gc-probe.js';
-import { makeDeliveries, maxThroughput, SECRET } from './index.js';
+import { makeDeliveries, maxThroughput, startTarget as startIngestTarget } from './index.js';
 
 /**
  * The parent of issue 11's group-commit merge (b9fecb3): the receiver with its own queue, before
@@ -87,26 +86,17 @@ interface Target {
 }
 
 async function startTarget(tree: string, label: string): Promise<Target> {
-  const ledger = await freshLedger(tree, label);
   const file = ['bench/ingest/target.ts', 'bench/ingest-target.ts'].map((f) => path.join(tree, f)).find((f) => existsSync(f));
   if (!file) throw new Error(`${tree} has no ingest target`);
-  const child = spawn(process.execPath, ['--import', 'tsx', '--import', probe, file], {
-    cwd: tree,
-    env: { ...process.env, MODE: 'daemon', DATABASE_URL: ledger.url, WEBHOOK_SECRET: SECRET },
-    stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
-  });
-  let url: string | undefined;
-  for await (const line of createInterface({ input: child.stdout as NodeJS.ReadableStream })) {
-    if (line.startsWith('READY ')) {
-      url = line.slice(6);
-      break;
-    }
-  }
-  if (!url) {
+  const ledger = await freshLedger(tree, label);
+  let started: { url: string; child: ChildProcess };
+  try {
+    started = await startIngestTarget('daemon', ledger.url, { tree, file, imports: [probe] });
+  } catch (error) {
     await ledger.drop();
-    throw new Error(`the ${label} target exited before it was ready`);
+    throw error;
   }
-  child.stdout?.resume();
+  const { child, url } = started;
   return { child, url, pool: new Pool(new URL(url).origin, { connections: CONNECTIONS, pipelining: 1 }), ledger };
 }
 

@@ -34,14 +34,27 @@ export function makeDeliveries(count: number): Delivery[] {
 
 type TargetMode = 'daemon' | 'baseline' | 'unbatched' | 'floor';
 
-export async function startTarget(mode: TargetMode, databaseUrl: string): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', new URL('./target.ts', import.meta.url).pathname], {
+/**
+ * Starts an ingest target process and waits for its `READY <url>` line. `tree`: another checkout's
+ * target (bench/ingest/against.ts), run from that tree with its own tsx, with `imports` loaded first.
+ */
+export async function startTarget(
+  mode: TargetMode,
+  databaseUrl: string,
+  other?: { tree: string; file: string; imports: string[] },
+): Promise<{ url: string; child: ChildProcess }> {
+  const file = other?.file ?? new URL('./target.ts', import.meta.url).pathname;
+  const child = spawn(process.execPath, ['--import', 'tsx', ...(other?.imports ?? []).flatMap((i) => ['--import', i]), file], {
+    ...(other ? { cwd: other.tree } : {}),
     env: { ...process.env, MODE: mode, DATABASE_URL: databaseUrl, WEBHOOK_SECRET: SECRET },
     stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
   });
   const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
   for await (const line of lines) {
-    if (line.startsWith('READY ')) return { url: line.slice(6), child };
+    if (line.startsWith('READY ')) {
+      child.stdout?.resume(); // later output must not fill the pipe and stall the target
+      return { url: line.slice(6), child };
+    }
   }
   throw new Error(`${mode} target exited before it was ready`);
 }

@@ -73,7 +73,7 @@ export class GroupCommit<T, R> {
     // The timer lives in the entry and its callback holds only the entry. Written as closures
     // around resolve and reject that each cleared the timer, the receiver's per-delivery objects
     // were promoted out of V8's young generation (5.3 against 3.0 kB per delivery, sampled) and
-    // its scavenges took 1.5x as long (410-530 against 260-300 ms per 42,000 deliveries), ~10% of
+    // its scavenges took 1.5x as long (410-530 against 260-300 ms per 42,000 deliveries), ~7% of
     // ingest throughput; with --no-allocation-site-pretenuring both forms ran alike. bench/README.md,
     // "Against a revision", has the figures and the command.
     return new Promise<R>((resolve, reject) => {
