@@ -3,11 +3,9 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, chmod } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { drizzle } from 'drizzle-orm/postgres-js';
-import { createSqlClient } from '../src/db/database.js';
+import { createSqlClient, databaseOver } from '../src/db/database.js';
 import { startEmbeddedPostgres, type EmbeddedServer } from '../src/db/embedded.js';
 import { applyMigrations } from '../src/ledger/migrate.js';
-import * as schema from '../src/ledger/schema/index.js';
 import { silentLogger } from '../src/log/logger.js';
 
 export interface BenchDatabase {
@@ -55,8 +53,9 @@ export async function benchDatabase(label: string): Promise<BenchDatabase> {
       await admin(`drop database if exists "${name}" with (force)`);
       await admin(`create database "${name}"`);
       const sql = createSqlClient(url.toString(), { poolMax: 2 });
-      await applyMigrations({ sql, db: drizzle(sql, { schema }), embedded: false, close: async () => {} }, silentLogger());
-      await sql.end({ timeout: 5 });
+      const database = databaseOver(sql);
+      await applyMigrations(database, silentLogger());
+      await database.close();
     },
     drop: () => admin(`drop database if exists "${name}" with (force)`),
   };

@@ -1,14 +1,12 @@
 import { createHash } from 'node:crypto';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
-import { drizzle } from 'drizzle-orm/postgres-js';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { startEmbeddedPostgres, type EmbeddedServer } from '../src/db/embedded.js';
 import { silentLogger } from '../src/log/logger.js';
-import { createSqlClient } from '../src/db/database.js';
+import { createSqlClient, databaseOver } from '../src/db/database.js';
 import { applyMigrations, MIGRATIONS_FOLDER } from '../src/ledger/migrate.js';
-import * as schema from '../src/ledger/schema/index.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -40,10 +38,11 @@ async function templateDatabase(serverUrl: string): Promise<string> {
     const url = new URL(serverUrl);
     url.pathname = `/${building}`;
     const sql = createSqlClient(url.toString(), { poolMax: 1 });
+    const database = databaseOver(sql);
     try {
-      await applyMigrations({ sql, db: drizzle(sql, { schema }), embedded: false, close: async () => {} }, silentLogger());
+      await applyMigrations(database, silentLogger());
     } finally {
-      await sql.end({ timeout: 5 });
+      await database.close();
     }
     try {
       await admin.unsafe(`alter database "${building}" rename to "${name}"`);

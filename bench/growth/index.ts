@@ -16,9 +16,7 @@
  * indexes) and of webhook_applied_events, over the deliveries stored.
  */
 import { once } from 'node:events';
-import { drizzle } from 'drizzle-orm/postgres-js';
-import { createSqlClient } from '../../src/db/database.js';
-import * as schema from '../../src/ledger/schema/index.js';
+import { createSqlClient, databaseOver } from '../../src/db/database.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { runReconcilePass } from '../../src/reconcile/pass.js';
 import { seedLedger } from '../reconcile/seed.js';
@@ -72,14 +70,13 @@ async function ledgerSize(databaseUrl: string) {
 
 /** The reconciler's own pass, in this process: the daemon's pass after new deliveries (incremental). */
 async function passNow(databaseUrl: string): Promise<{ mode: string; durationMs: number; stepMs: Record<string, number> }> {
-  const sql = createSqlClient(databaseUrl, { poolMax: 4 });
+  const database = databaseOver(createSqlClient(databaseUrl, { poolMax: 4 }));
   try {
-    const database = { sql, db: drizzle(sql, { schema }), embedded: false, close: async () => sql.end({ timeout: 5 }) };
     const metrics = createMetrics(createRegistry({ defaultMetrics: false }), database, 'sandbox');
     const summary = await runReconcilePass({ config: { PROVIDER_ENV: 'sandbox', WEBHOOK_GRACE_SECONDS: GRACE_SECONDS }, log: silentLogger(), database, metrics });
     return { mode: summary.mode, durationMs: summary.durationMs, stepMs: summary.stepMs };
   } finally {
-    await sql.end({ timeout: 5 });
+    await database.close();
   }
 }
 

@@ -17,7 +17,7 @@ import type { AddressInfo } from 'node:net';
 import { drizzle } from 'drizzle-orm/postgres-js';
 import type { AppContext } from '../../src/app/context.js';
 import { loadConfig } from '../../src/config/load.js';
-import { createSqlClient } from '../../src/db/database.js';
+import { createSqlClient, databaseOver } from '../../src/db/database.js';
 import { startHttpServer } from '../../src/http/server.js';
 import { Shutdown } from '../../src/lifecycle/shutdown.js';
 import * as schema from '../../src/ledger/schema/index.js';
@@ -42,7 +42,7 @@ if (mode === 'daemon') {
   // with room for its 500 MiB file.
   const inboxSettings = process.env.RECON_DATA_DIR ? { RECON_DATA_DIR: process.env.RECON_DATA_DIR, STATEMENT_MAX_FILE_BYTES: String(2 ** 30) } : {};
   const config = loadConfig({ DATABASE_URL: url, WEBHOOK_SECRET: secret, LOG_LEVEL: 'silent', DB_POOL_MAX: '10', ...inboxSettings });
-  const database = { sql, db: drizzle(sql, { schema }), embedded: false, close: async () => sql.end() };
+  const database = databaseOver(sql);
   const registry = createRegistry();
   const ctx: AppContext = { config, log, database, registry, metrics: createMetrics(registry, database, config.PROVIDER_ENV), shutdown: new Shutdown(log, 5000) };
   const receiver = await createWebhookReceiver(ctx);

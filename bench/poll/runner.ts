@@ -3,10 +3,8 @@
  * and nothing else's. Settings arrive as environment variables (what loadConfig reads);
  * BENCH_MODE=fetch-only walks the pages without writing them (the HTTP path alone).
  */
-import { drizzle } from 'drizzle-orm/postgres-js';
 import { loadConfig } from '../../src/config/load.js';
-import { createSqlClient } from '../../src/db/database.js';
-import * as schema from '../../src/ledger/schema/index.js';
+import { createSqlClient, databaseOver } from '../../src/db/database.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { createProviderClient } from '../../src/provider/client.js';
 import { scanOrders } from '../../src/poller/pager.js';
@@ -22,7 +20,7 @@ const sampler = setInterval(() => {
   peakRss = Math.max(peakRss, process.memoryUsage().rss);
 }, 20);
 const sql = createSqlClient(config.DATABASE_URL!, { poolMax: config.DB_POOL_MAX });
-const database = { sql, db: drizzle(sql, { schema }), embedded: false, close: async () => {} };
+const database = databaseOver(sql);
 const metrics = createMetrics(createRegistry({ defaultMetrics: false }), database, config.PROVIDER_ENV);
 const client = createProviderClient(config, log, metrics.provider);
 const started = performance.now();
@@ -47,5 +45,5 @@ const cpu = process.cpuUsage(cpuAtStart);
 clearInterval(sampler);
 peakRss = Math.max(peakRss, process.memoryUsage().rss);
 await client.close();
-await sql.end({ timeout: 5 });
+await database.close();
 process.send?.({ result: { ...result, elapsedMs, cpuS: (cpu.user + cpu.system) / 1e6, startRssMb: startRss / 2 ** 20, peakRssMb: peakRss / 2 ** 20 } });

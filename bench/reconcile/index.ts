@@ -1,10 +1,8 @@
 import { fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
-import { drizzle } from 'drizzle-orm/postgres-js';
-import { createSqlClient, type Database } from '../../src/db/database.js';
+import { createSqlClient, databaseOver, type Database } from '../../src/db/database.js';
 import { applyMigrations } from '../../src/ledger/migrate.js';
-import * as schema from '../../src/ledger/schema/index.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { seedLedger } from './seed.js';
 import { naiveBaseline } from './baseline.js';
@@ -24,14 +22,12 @@ async function freshDatabase(serverUrl: string, label: string): Promise<Database
   await admin.unsafe(`create database "${name}"`);
   await admin.end({ timeout: 5 });
   const sql = createSqlClient(databaseUrlOf(serverUrl, name), { poolMax: 4 });
+  const over = databaseOver(sql);
   const database = {
+    ...over,
     name,
-    sql,
-    db: drizzle(sql, { schema }),
-    embedded: false,
-    close: async () => sql.end({ timeout: 5 }),
     drop: async () => {
-      await sql.end({ timeout: 5 });
+      await over.close();
       const dropper = createSqlClient(serverUrl, { poolMax: 1 });
       await dropper.unsafe(`drop database if exists "${name}" with (force)`);
       await dropper.end({ timeout: 5 });

@@ -8,9 +8,7 @@
  * slow pass on a shared machine does not decide the figure alone (every run is reported); then one
  * pass with nothing new.
  */
-import { drizzle } from 'drizzle-orm/postgres-js';
-import { createSqlClient } from '../../src/db/database.js';
-import * as schema from '../../src/ledger/schema/index.js';
+import { createSqlClient, databaseOver } from '../../src/db/database.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { runReconcilePass } from '../../src/reconcile/pass.js';
 import type { PassSummary } from '../../src/reconcile/types.js';
@@ -18,7 +16,7 @@ import { createMetrics } from '../../src/app/metrics.js';
 import { createRegistry } from '../../src/metrics/registry.js';
 
 const sql = createSqlClient(process.env.DATABASE_URL as string, { poolMax: 4 });
-const database = { sql, db: drizzle(sql, { schema }), embedded: false, close: async () => sql.end({ timeout: 5 }) };
+const database = databaseOver(sql);
 const metrics = createMetrics(createRegistry({ defaultMetrics: false }), database, 'sandbox');
 const ctx = { config: { PROVIDER_ENV: 'sandbox' as const, WEBHOOK_GRACE_SECONDS: Number(process.env.GRACE_SECONDS) }, log: silentLogger(), database, metrics };
 const fullPasses = Number(process.env.FULL_PASSES ?? 1);

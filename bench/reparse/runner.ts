@@ -4,9 +4,7 @@
  * the reparse's alone. Settings: DATABASE_URL, BATCH_SIZE (default: the command's), DUTY (default:
  * the daemon's automatic run's, REPARSE_DUTY).
  */
-import { drizzle } from 'drizzle-orm/postgres-js';
-import { createSqlClient } from '../../src/db/database.js';
-import * as schema from '../../src/ledger/schema/index.js';
+import { createSqlClient, databaseOver } from '../../src/db/database.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { REPARSE_DUTY } from '../../src/reparse/job.js';
 import { runReparse } from '../../src/reparse/run.js';
@@ -14,7 +12,7 @@ import { createMetrics } from '../../src/app/metrics.js';
 import { createRegistry } from '../../src/metrics/registry.js';
 
 const sql = createSqlClient(process.env.DATABASE_URL as string, { poolMax: 2 });
-const database = { sql, db: drizzle(sql, { schema }), embedded: false, close: async () => sql.end({ timeout: 5 }) };
+const database = databaseOver(sql);
 
 const startRss = process.memoryUsage().rss;
 let peakRss = startRss;

@@ -5,10 +5,8 @@
  * process of its own so the peak RSS is this work's alone. Reports duration, lines and RSS.
  */
 import { createReadStream } from 'node:fs';
-import { drizzle } from 'drizzle-orm/postgres-js';
 import { SaxesParser } from 'saxes';
-import { createSqlClient } from '../../src/db/database.js';
-import * as schema from '../../src/ledger/schema/index.js';
+import { createSqlClient, databaseOver } from '../../src/db/database.js';
 import { importStatementFile } from '../../src/statements/import.js';
 
 const file = process.env.FILE as string;
@@ -23,7 +21,7 @@ const t0 = performance.now();
 let lines = 0;
 if (mode === 'import') {
   const sql = createSqlClient(process.env.DATABASE_URL as string, { poolMax: 2 });
-  const database = { sql, db: drizzle(sql, { schema }), embedded: false, close: async () => sql.end({ timeout: 5 }) };
+  const database = databaseOver(sql);
   const r = await importStatementFile(database, 'sandbox', file);
   lines = r.linesNew;
   await database.close();

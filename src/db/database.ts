@@ -4,6 +4,7 @@ import * as schema from '../ledger/schema/index.js';
 import type { Logger } from '../log/logger.js';
 import path from 'node:path';
 import { EmbeddedPostgresError, findRunningEmbedded, hasEmbeddedLedger, startEmbeddedPostgres } from './embedded.js';
+import { dedicatedSessions, type DedicatedSessions } from './sessions.js';
 
 export type LedgerDb = PostgresJsDatabase<typeof schema>;
 
@@ -12,11 +13,41 @@ export interface Database {
   sql: Sql;
   /** drizzle over the same pool, for typed queries. */
   db: LedgerDb;
+  /** Sessions of their own beside the pool, for session locks (sessions.ts); ended by close. */
+  sessions: DedicatedSessions;
   /** True when this process started the server itself (no DATABASE_URL). */
   embedded: boolean;
   /** Where it is; only set for an embedded server, whose address is chosen at start. */
   embeddedUrl?: string;
   close(timeoutSeconds?: number): Promise<void>;
+}
+
+/**
+ * A Database over a client made elsewhere (a child process, a test's server, a second replica):
+ * close ends its dedicated sessions, then the client, then runs `afterClose` (an embedded
+ * server's stop). Closing twice closes once.
+ */
+export function databaseOver(
+  sql: Sql,
+  options: { embedded?: boolean; embeddedUrl?: string; afterClose?: () => Promise<void>; closeTimeoutSeconds?: number } = {},
+): Database {
+  const sessions = dedicatedSessions(sql);
+  let closing: Promise<void> | undefined;
+  return {
+    sql,
+    db: drizzle(sql, { schema }),
+    sessions,
+    embedded: options.embedded ?? false,
+    ...(options.embeddedUrl !== undefined ? { embeddedUrl: options.embeddedUrl } : {}),
+    close(timeoutSeconds = options.closeTimeoutSeconds ?? 5) {
+      closing ??= (async () => {
+        await sessions.end();
+        await sql.end({ timeout: timeoutSeconds });
+        await options.afterClose?.();
+      })();
+      return closing;
+    },
+  };
 }
 
 /**
@@ -72,19 +103,8 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
     }
   }
   const sql = createSqlClient(url, { poolMax: options.poolMax, ...(options.applicationName ? { applicationName: options.applicationName } : {}) });
-  const db = drizzle(sql, { schema });
-  let closing: Promise<void> | undefined;
-  return {
-    sql,
-    db,
+  return databaseOver(sql, {
     embedded: stopEmbedded !== undefined,
-    ...(stopEmbedded ? { embeddedUrl: url } : {}),
-    close(timeoutSeconds = 5) {
-      closing ??= (async () => {
-        await sql.end({ timeout: timeoutSeconds });
-        if (stopEmbedded) await stopEmbedded();
-      })();
-      return closing;
-    },
-  };
+    ...(stopEmbedded ? { embeddedUrl: url, afterClose: stopEmbedded } : {}),
+  });
 }

@@ -1,4 +1,4 @@
-import postgres, { type Sql, type TransactionSql } from 'postgres';
+import type { Sql, TransactionSql } from 'postgres';
 import type { Database } from '../db/database.js';
 import type { Logger } from '../log/logger.js';
 
@@ -12,13 +12,11 @@ import type { Logger } from '../log/logger.js';
  * pg_locks whether *this* backend still holds the lock; asking merely "select 1" is not enough,
  * because the driver transparently reconnects and would answer from a fresh session without the
  * lock. On a failed or negative heartbeat `lost` aborts, and the current run stops. Writes that
- * must never come from a run that lost its lock check `stillHeld` in their own transaction.
+ * must never come from a run that lost its lock check `assertStillHeld` in their own transaction.
  *
- * The session is a one-connection client of its own, not `sql.reserve()`: postgres.js 3.4 writes a
- * query for a reserved connection that the server has closed to a null socket and throws from a
- * setImmediate (an uncaught exception, seen in test/poller/scheduler.test.ts), and releasing such a
- * connection hands the dead socket back to the pool. A separate client reconnects cleanly and is
- * simply ended on release.
+ * The session is one of the database's dedicated sessions (db/sessions.ts). Released with its
+ * lock unlocked, it goes back for the next run; lost, or not cleanly unlocked, it is ended, so
+ * its lock cannot outlive the holder's release.
  */
 export interface SessionLock {
   readonly key: bigint;
@@ -48,19 +46,18 @@ const HELD = (key: bigint, pid: number | null) => `
 
 /** Returns the lock, or undefined when another session holds it (unless `wait`). */
 export async function tryAcquireSessionLock(database: Database, key: bigint, options: SessionLockOptions): Promise<SessionLock | undefined> {
-  const connection = sessionClient(database.sql);
-  const end = () => connection.end({ timeout: 2 }).catch(() => undefined);
+  const connection = database.sessions.take();
   let rows: { ok: boolean; pid: number }[];
   try {
     rows = options.wait
       ? await connection<{ ok: boolean; pid: number }[]>`select pg_advisory_lock(${key.toString()}::bigint) is not null as ok, pg_backend_pid() as pid`
       : await connection<{ ok: boolean; pid: number }[]>`select pg_try_advisory_lock(${key.toString()}::bigint) as ok, pg_backend_pid() as pid`;
   } catch (error) {
-    await end();
+    await database.sessions.discard(connection);
     throw error;
   }
   if (rows[0]?.ok !== true) {
-    await end();
+    database.sessions.give(connection);
     return undefined;
   }
   const pid = rows[0].pid;
@@ -102,12 +99,17 @@ export async function tryAcquireSessionLock(database: Database, key: bigint, opt
         // Leader status ends before the database lets another session take the lock, so two
         // replicas never both report themselves leader (bnpl_recon_*_lock_held, /readyz).
         controller.abort(new Error(`${options.name} lock released`));
-        if (!wasLost) {
-          await connection`select pg_advisory_unlock(${key.toString()}::bigint)`.catch((error: unknown) =>
-            options.log.warn({ err: error }, `${options.name} lock unlock failed`),
-          );
-        }
-        await end();
+        const unlocked =
+          !wasLost &&
+          (await connection<{ unlocked: boolean }[]>`select pg_advisory_unlock(${key.toString()}::bigint) as unlocked`.then(
+            (result) => result[0]?.unlocked === true,
+            (error: unknown) => {
+              options.log.warn({ err: error }, `${options.name} lock unlock failed`);
+              return false;
+            },
+          ));
+        if (unlocked) database.sessions.give(connection);
+        else await database.sessions.discard(connection);
       })();
       return releasing;
     },
@@ -131,25 +133,4 @@ export class LockLostError extends Error {
 /** A transaction-level advisory lock: waits for the key, released at commit or rollback. */
 export async function transactionLock(tx: TransactionSql, key: bigint): Promise<void> {
   await tx`select pg_advisory_xact_lock(${key.toString()}::bigint)`;
-}
-
-/** A one-connection client to the same server and database as `sql`, with the same settings. */
-function sessionClient(sql: Sql): Sql {
-  const o = sql.options;
-  return postgres({
-    host: o.host as unknown as string,
-    port: o.port as unknown as number,
-    ...(o.path ? { path: o.path } : {}),
-    database: o.database,
-    user: o.user,
-    ...(o.pass ? { pass: o.pass } : {}),
-    ssl: o.ssl,
-    max: 1,
-    connect_timeout: o.connect_timeout,
-    // 0 disables both: the lock's session must not be recycled while it is held.
-    idle_timeout: 0,
-    max_lifetime: 0,
-    onnotice: () => {},
-    connection: { application_name: String(o.connection.application_name ?? 'bnpl-recon') },
-  });
 }

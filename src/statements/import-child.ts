@@ -1,7 +1,5 @@
-import { drizzle } from 'drizzle-orm/postgres-js';
-import { createSqlClient } from '../db/database.js';
+import { createSqlClient, databaseOver } from '../db/database.js';
 import { errorCode } from '../db/errors.js';
-import * as schema from '../ledger/schema/index.js';
 import { FileChangedError, fileSource, importStatementSource } from './import.js';
 import type { ChildReply, ChildRequest } from './isolated-import.js';
 
@@ -17,9 +15,8 @@ process.once('message', (message: ChildRequest) => {
 });
 
 async function run(request: ChildRequest): Promise<ChildReply> {
-  const sql = createSqlClient(request.databaseUrl, { poolMax: 1, applicationName: 'bnpl-recon statement import' });
+  const database = databaseOver(createSqlClient(request.databaseUrl, { poolMax: 1, applicationName: 'bnpl-recon statement import' }));
   try {
-    const database = { sql, db: drizzle(sql, { schema }), embedded: false, close: () => sql.end({ timeout: 5 }) };
     const result = await importStatementSource(database, request.environment, fileSource(request.file), request.name, {
       maxFileBytes: request.maxFileBytes,
       maxAmountCents: BigInt(request.maxAmountCents),
@@ -29,6 +26,6 @@ async function run(request: ChildRequest): Promise<ChildReply> {
     const e = error as Error;
     return { ok: false, message: e.message ?? String(error), code: errorCode(error), changed: error instanceof FileChangedError };
   } finally {
-    await sql.end({ timeout: 5 });
+    await database.close();
   }
 }

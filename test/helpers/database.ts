@@ -1,8 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, inject } from 'vitest';
-import { drizzle } from 'drizzle-orm/postgres-js';
-import { createSqlClient, type Database } from '../../src/db/database.js';
-import * as schema from '../../src/ledger/schema/index.js';
+import { createSqlClient, databaseOver, type Database } from '../../src/db/database.js';
 
 export interface TestDatabase extends Database {
   url: string;
@@ -38,17 +36,13 @@ export async function createTestDatabase(label: string, options: { migrate?: boo
   }
   const url = withDatabase(serverUrl(), name);
   const sql = createSqlClient(url, { poolMax: options.poolMax ?? 10 });
+  const over = databaseOver(sql);
   const database: TestDatabase = {
-    sql,
-    db: drizzle(sql, { schema }),
-    embedded: false,
+    ...over,
     url,
     name,
-    close: async (timeout = 5) => {
-      await sql.end({ timeout });
-    },
     drop: async () => {
-      await sql.end({ timeout: 5 });
+      await over.close();
       const dropper = createSqlClient(serverUrl(), { poolMax: 1 });
       try {
         await dropper.unsafe(`drop database if exists "${name}" with (force)`);

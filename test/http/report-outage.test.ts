@@ -1,13 +1,11 @@
 import { get } from 'node:http';
 import { createServer as createTcpServer, type AddressInfo } from 'node:net';
-import { drizzle } from 'drizzle-orm/postgres-js';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
-import { createSqlClient, type Database } from '../../src/db/database.js';
+import { createSqlClient, databaseOver, type Database } from '../../src/db/database.js';
 import { operatorRoutes } from '../../src/http/operator-api.js';
 import { startHttpServer, type HttpServer } from '../../src/http/server.js';
-import * as schema from '../../src/ledger/schema/index.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 
@@ -32,7 +30,7 @@ describe('reports with the ledger down', () => {
     const port = (probe.address() as AddressInfo).port;
     await new Promise<void>((resolve) => probe.close(() => resolve()));
     const sql = createSqlClient(`postgres://postgres@127.0.0.1:${port}/ledger`, { poolMax: 2 });
-    database = { sql, db: drizzle(sql, { schema }), embedded: false, close: async () => sql.end({ timeout: 1 }) };
+    database = databaseOver(sql, { closeTimeoutSeconds: 1 });
     server = await operatorServer(database);
   });
   afterAll(async () => {

@@ -4,12 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { createHash } from 'node:crypto';
-import { drizzle } from 'drizzle-orm/postgres-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSqlClient, type Database } from '../../src/db/database.js';
+import { createSqlClient, databaseOver, type Database } from '../../src/db/database.js';
 import { maintainPartitions } from '../../src/ledger/partition-job.js';
 import { ARCHIVE_COLUMNS } from '../../src/ledger/partitions.js';
-import * as schema from '../../src/ledger/schema/index.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { writeDeliveries } from '../../src/webhooks/ledger-write.js';
 import { useTestDatabase, type TestDatabase } from '../helpers/database.js';
@@ -51,7 +49,7 @@ async function partitions(): Promise<string[]> {
 describe('monthly partitions of the delivery ledger', () => {
   it('creates the current month and the months ahead once, even with two replicas racing, and again nothing', async () => {
     const second = createSqlClient(db.url, { poolMax: 2 });
-    const replica: Database = { sql: second, db: drizzle(second, { schema }), embedded: false, close: async () => void (await second.end()) };
+    const replica: Database = databaseOver(second);
     try {
       const [a, b] = await Promise.all([maintain('2031-01-15T12:00:00Z'), maintain('2031-01-15T12:00:00Z', undefined, replica)]);
       const created = [...a.created, ...b.created].sort();

@@ -1,8 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { drizzle } from 'drizzle-orm/postgres-js';
 import type { AppContext } from '../../src/app/context.js';
-import { createSqlClient, type Database } from '../../src/db/database.js';
-import * as schema from '../../src/ledger/schema/index.js';
+import { createSqlClient, databaseOver, type Database } from '../../src/db/database.js';
 import { Shutdown } from '../../src/lifecycle/shutdown.js';
 import { createProviderClient, type ProviderClient } from '../../src/provider/client.js';
 import { lockKey } from '../../src/jobs/lock-keys.js';
@@ -51,7 +49,7 @@ async function replica(name: string, schedule: string, orders = 400): Promise<Re
     POLL_LOCK_HEARTBEAT_MS: 100,
   });
   const sql = createSqlClient(shared.url, { poolMax: 4, applicationName: name });
-  const database: Database = { sql, db: drizzle(sql, { schema }), embedded: false, close: async () => sql.end({ timeout: 5 }) };
+  const database: Database = databaseOver(sql);
   const { log } = capturingLogger('warn');
   const ctx: AppContext = { config, log, database, ...testMetrics(database), shutdown: new Shutdown(log, 5000) };
   const client = createProviderClient(config, log, ctx.metrics.provider);

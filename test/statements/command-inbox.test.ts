@@ -8,7 +8,7 @@ import { Shutdown } from '../../src/lifecycle/shutdown.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { startStatementInbox } from '../../src/statements/inbox.js';
 import { UsageError } from '../../src/app/errors.js';
-import { createSqlClient, type Database } from '../../src/db/database.js';
+import { createSqlClient, databaseOver } from '../../src/db/database.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { csvStatement } from './fixtures.js';
 import { testMetrics } from '../helpers/metrics.js';
@@ -133,7 +133,7 @@ describe('statement inbox failures', () => {
     const shutdown = new Shutdown(silentLogger(), 5000);
     // A port nothing listens on: connection refused, as when Postgres is down.
     const sql = createSqlClient('postgres://postgres@127.0.0.1:1/none', { poolMax: 1 });
-    const down = { sql, db: undefined as never, embedded: false, close: async () => sql.end() } satisfies Database;
+    const down = databaseOver(sql);
     const inbox = startStatementInbox({ config, log: silentLogger(), database: down, shutdown, ...testMetrics(down) }, { intervalMs: 3_600_000, settleMs: 60_000 });
     try {
       await inbox.runNow();

@@ -1,12 +1,10 @@
 import { createServer as createTcpServer, type Server as TcpServer, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { drizzle } from 'drizzle-orm/postgres-js';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSqlClient, type Database } from '../../src/db/database.js';
+import { createSqlClient, databaseOver, type Database } from '../../src/db/database.js';
 import { healthRoutes } from '../../src/http/health.js';
 import { startHttpServer, type HttpServer } from '../../src/http/server.js';
-import * as schema from '../../src/ledger/schema/index.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { samplePayload } from '../fixtures/spec-payloads.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
@@ -149,7 +147,7 @@ describe('ack deadline with the ledger unreachable', () => {
 
   const ledgerAt = (port: number): Database => {
     const sql = createSqlClient(`postgres://postgres@127.0.0.1:${port}/ledger`, { poolMax: 2 });
-    return { sql, db: drizzle(sql, { schema }), embedded: false, close: async () => sql.end({ timeout: 1 }) };
+    return databaseOver(sql, { closeTimeoutSeconds: 1 });
   };
 
   it('answers 503 at once when nothing listens on the ledger port', async () => {

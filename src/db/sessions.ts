@@ -1,0 +1,91 @@
+import postgres, { type Sql } from 'postgres';
+
+/**
+ * Database sessions of their own, beside the pool, for state that lives on one session (a
+ * session-level advisory lock, jobs/session-lock.ts). Each is a one-connection client, not
+ * `sql.reserve()`: postgres.js 3.4 writes a query for a reserved connection that the server has
+ * closed to a null socket and throws from a setImmediate (an uncaught exception, seen in
+ * test/poller/scheduler.test.ts), and releasing such a connection hands the dead socket back to
+ * the pool. A separate client reconnects by itself on its next query.
+ *
+ * A session given back clean is kept for the next taker: opening one costs a connection and its
+ * authentication (7.9 ms with the lock and unlock, median of 30 on loopback), which a job paid on
+ * every run. A kept session is ended after `idleMs` unused, as the pool ends its idle connections,
+ * so a session whose peer vanished silently is not kept for long; `end` ends every kept one.
+ */
+export interface DedicatedSessions {
+  /** A kept session, or a new one (connected by its first query). */
+  take(): Sql;
+  /** Back for reuse: only a session whose session state the giver restored (its locks released). */
+  give(session: Sql): void;
+  /** Ends a session whose state is unknown (a failed query, a lock that could not be released). */
+  discard(session: Sql): Promise<void>;
+  /** Ends the kept sessions; later takers still get new ones, ended when they are discarded. */
+  end(): Promise<void>;
+}
+
+export interface DedicatedSessionsOptions {
+  /** How long a kept session may sit unused before it is ended. */
+  idleMs?: number;
+  /** How many sessions are kept at most: one per job that runs under a session lock is enough. */
+  maxKept?: number;
+}
+
+export function dedicatedSessions(sql: Sql, options: DedicatedSessionsOptions = {}): DedicatedSessions {
+  const idleMs = options.idleMs ?? 60_000;
+  const maxKept = options.maxKept ?? 4;
+  const kept: { session: Sql; timer: NodeJS.Timeout }[] = [];
+  const endSession = (session: Sql) => session.end({ timeout: 2 }).catch(() => undefined);
+  return {
+    take() {
+      const entry = kept.pop();
+      if (!entry) return sessionClient(sql);
+      clearTimeout(entry.timer);
+      return entry.session;
+    },
+    give(session) {
+      if (kept.length >= maxKept) {
+        void endSession(session);
+        return;
+      }
+      const entry = {
+        session,
+        timer: setTimeout(() => {
+          const at = kept.indexOf(entry);
+          if (at >= 0) kept.splice(at, 1);
+          void endSession(session);
+        }, idleMs),
+      };
+      entry.timer.unref();
+      kept.push(entry);
+    },
+    discard: endSession,
+    async end() {
+      const all = kept.splice(0);
+      for (const entry of all) clearTimeout(entry.timer);
+      await Promise.all(all.map((entry) => endSession(entry.session)));
+    },
+  };
+}
+
+/** A one-connection client to the same server and database as `sql`, with the same settings. */
+function sessionClient(sql: Sql): Sql {
+  const o = sql.options;
+  return postgres({
+    host: o.host as unknown as string,
+    port: o.port as unknown as number,
+    ...(o.path ? { path: o.path } : {}),
+    database: o.database,
+    user: o.user,
+    ...(o.pass ? { pass: o.pass } : {}),
+    ssl: o.ssl,
+    max: 1,
+    connect_timeout: o.connect_timeout,
+    // 0 disables both: a session must not be recycled while it holds a lock; idleMs above ends
+    // it once it is given back and unused.
+    idle_timeout: 0,
+    max_lifetime: 0,
+    onnotice: () => {},
+    connection: { application_name: String(o.connection.application_name ?? 'bnpl-recon') },
+  });
+}

@@ -1,0 +1,122 @@
+import { describe, expect, it } from 'vitest';
+import { createSqlClient, databaseOver, type Database } from '../../src/db/database.js';
+import { dedicatedSessions } from '../../src/db/sessions.js';
+import { lockKey } from '../../src/jobs/lock-keys.js';
+import { tryAcquireSessionLock } from '../../src/jobs/session-lock.js';
+import { silentLogger } from '../../src/log/logger.js';
+import { useTestDatabase, type TestDatabase } from '../helpers/database.js';
+
+let shared!: TestDatabase;
+useTestDatabase('jobs_session_lock', (database) => (shared = database));
+
+const KEY = lockKey('reconcile', 'sandbox');
+const options = { name: 'reconcile', log: silentLogger(), heartbeatMs: 0 };
+
+/** A replica's Database with its own application name, so pg_stat_activity tells its sessions apart. */
+function replica(name: string): Database {
+  return databaseOver(createSqlClient(shared.url, { poolMax: 2, applicationName: name }));
+}
+
+async function backendsOf(name: string): Promise<number[]> {
+  const rows = await shared.sql<{ pid: number }[]>`select pid from pg_stat_activity where application_name = ${name} order by pid`;
+  return rows.map((row) => row.pid);
+}
+
+async function waitFor(what: string, check: () => Promise<boolean>, ms = 5_000): Promise<void> {
+  const until = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+describe('session locks on the database’s dedicated sessions', () => {
+  it('takes the next lock on the session the last release gave back, and close ends it', async () => {
+    const database = replica('lock-reuse');
+    try {
+      const first = await tryAcquireSessionLock(database, KEY, options);
+      expect(first).toBeDefined();
+      await first!.release();
+      expect(await backendsOf('lock-reuse')).toEqual([first!.pid]);
+      const second = await tryAcquireSessionLock(database, KEY, options);
+      expect(second?.pid).toBe(first!.pid);
+      await second!.release();
+    } finally {
+      await database.close();
+    }
+    await waitFor('the kept session to end', async () => (await backendsOf('lock-reuse')).length === 0);
+  });
+
+  it('keeps the lock between replicas: a session turned away is kept too, and the holder’s release lets the other in', async () => {
+    const a = replica('lock-a');
+    const b = replica('lock-b');
+    try {
+      const held = await tryAcquireSessionLock(a, KEY, options);
+      expect(held).toBeDefined();
+      expect(await tryAcquireSessionLock(b, KEY, options)).toBeUndefined();
+      const [turnedAway] = await backendsOf('lock-b');
+      await held!.release();
+      const taken = await tryAcquireSessionLock(b, KEY, options);
+      expect(taken?.pid).toBe(turnedAway);
+      // A released session holds nothing: a's kept session, reused, is turned away in its turn.
+      expect(await tryAcquireSessionLock(a, KEY, options)).toBeUndefined();
+      await taken!.release();
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
+  });
+
+  it('reconnects a kept session the server ended while it was idle', async () => {
+    const database = replica('lock-idle-killed');
+    try {
+      const first = await tryAcquireSessionLock(database, KEY, options);
+      await first!.release();
+      await shared.sql`select pg_terminate_backend(${first!.pid}::int)`;
+      await waitFor('the idle session to end', async () => !(await backendsOf('lock-idle-killed')).includes(first!.pid));
+      const second = await tryAcquireSessionLock(database, KEY, options);
+      expect(second).toBeDefined();
+      expect(second!.pid).not.toBe(first!.pid);
+      await second!.release();
+    } finally {
+      await database.close();
+    }
+  });
+
+  it('ends the session of a lock that was lost instead of giving it back', async () => {
+    const database = replica('lock-lost');
+    try {
+      const held = await tryAcquireSessionLock(database, KEY, { ...options, heartbeatMs: 50 });
+      await shared.sql`select pg_terminate_backend(${held!.pid}::int)`;
+      await waitFor('the heartbeat to notice', async () => held!.lost.aborted);
+      await held!.release();
+      // postgres.js would reconnect that client on its next query; ended, it opens nothing.
+      const next = await tryAcquireSessionLock(database, KEY, options);
+      expect(next).toBeDefined();
+      expect(await backendsOf('lock-lost')).toEqual([next!.pid]);
+      await next!.release();
+    } finally {
+      await database.close();
+    }
+  });
+
+  it('ends a kept session after it sat unused for idleMs, and keeps at most maxKept', async () => {
+    const sql = createSqlClient(shared.url, { poolMax: 1, applicationName: 'kept-idle' });
+    const sessions = dedicatedSessions(sql, { idleMs: 300, maxKept: 1 });
+    try {
+      const one = sessions.take();
+      const two = sessions.take();
+      expect(one).not.toBe(two);
+      await Promise.all([one`select 1`, two`select 1`]);
+      expect(await backendsOf('kept-idle')).toHaveLength(2);
+      sessions.give(one);
+      sessions.give(two);
+      await waitFor('the session over maxKept to end', async () => (await backendsOf('kept-idle')).length === 1);
+      expect(sessions.take()).toBe(one);
+      sessions.give(one);
+      await waitFor('the idle session to end', async () => (await backendsOf('kept-idle')).length === 0, 3_000);
+    } finally {
+      await sessions.end();
+      await sql.end({ timeout: 5 });
+    }
+  });
+});
