@@ -10,41 +10,53 @@ import postgres, { type Sql } from 'postgres';
  *
  * A session given back clean is kept for the next taker: opening one costs a connection and its
  * authentication (7.9 ms with the lock and unlock, median of 30 on loopback), which a job paid on
- * every run. A kept session is ended after `idleMs` unused, as the pool ends its idle connections,
- * so a session whose peer vanished silently is not kept for long; `end` ends every kept one.
+ * every run. Kept sessions follow the pool's policy (createSqlClient: idle 60 s, lifetime 30 min):
+ * one unused for `idleMs` is ended, and one older than `lifetimeMs` is ended when given back
+ * instead of kept, so a session whose peer vanished silently (a half-open socket after a
+ * failover) is not reused for longer than a pool connection would be. After `end`, sessions given
+ * back are ended too.
  */
 export interface DedicatedSessions {
-  /** A kept session, or a new one (connected by its first query). */
-  take(): Sql;
+  /** A kept session (`reused`), or a new one (connected by its first query); `fresh`: always new. */
+  take(options?: { fresh?: boolean }): { session: Sql; reused: boolean };
   /** Back for reuse: only a session whose session state the giver restored (its locks released). */
   give(session: Sql): void;
   /** Ends a session whose state is unknown (a failed query, a lock that could not be released). */
   discard(session: Sql): Promise<void>;
-  /** Ends the kept sessions; later takers still get new ones, ended when they are discarded. */
+  /** Ends the kept sessions, and from then on every session given back. */
   end(): Promise<void>;
 }
 
 export interface DedicatedSessionsOptions {
   /** How long a kept session may sit unused before it is ended. */
   idleMs?: number;
+  /** How long a session may live: older ones are ended when given back. */
+  lifetimeMs?: number;
   /** How many sessions are kept at most: one per job that runs under a session lock is enough. */
   maxKept?: number;
 }
 
 export function dedicatedSessions(sql: Sql, options: DedicatedSessionsOptions = {}): DedicatedSessions {
   const idleMs = options.idleMs ?? 60_000;
+  const lifetimeMs = options.lifetimeMs ?? 30 * 60_000;
   const maxKept = options.maxKept ?? 4;
   const kept: { session: Sql; timer: NodeJS.Timeout }[] = [];
+  const opened = new WeakMap<Sql, number>();
+  let ended = false;
   const endSession = (session: Sql) => session.end({ timeout: 2 }).catch(() => undefined);
   return {
-    take() {
-      const entry = kept.pop();
-      if (!entry) return sessionClient(sql);
-      clearTimeout(entry.timer);
-      return entry.session;
+    take(takeOptions = {}) {
+      const entry = takeOptions.fresh ? undefined : kept.pop();
+      if (entry) {
+        clearTimeout(entry.timer);
+        return { session: entry.session, reused: true };
+      }
+      const session = sessionClient(sql);
+      opened.set(session, Date.now());
+      return { session, reused: false };
     },
     give(session) {
-      if (kept.length >= maxKept) {
+      if (ended || kept.length >= maxKept || Date.now() - (opened.get(session) ?? 0) > lifetimeMs) {
         void endSession(session);
         return;
       }
@@ -61,6 +73,7 @@ export function dedicatedSessions(sql: Sql, options: DedicatedSessionsOptions = 
     },
     discard: endSession,
     async end() {
+      ended = true;
       const all = kept.splice(0);
       for (const entry of all) clearTimeout(entry.timer);
       await Promise.all(all.map((entry) => endSession(entry.session)));

@@ -46,15 +46,26 @@ const HELD = (key: bigint, pid: number | null) => `
 
 /** Returns the lock, or undefined when another session holds it (unless `wait`). */
 export async function tryAcquireSessionLock(database: Database, key: bigint, options: SessionLockOptions): Promise<SessionLock | undefined> {
-  const connection = database.sessions.take();
+  const lockOn = (session: Sql) =>
+    options.wait
+      ? session<{ ok: boolean; pid: number }[]>`select pg_advisory_lock(${key.toString()}::bigint) is not null as ok, pg_backend_pid() as pid`
+      : session<{ ok: boolean; pid: number }[]>`select pg_try_advisory_lock(${key.toString()}::bigint) as ok, pg_backend_pid() as pid`;
+  let { session: connection, reused } = database.sessions.take();
   let rows: { ok: boolean; pid: number }[];
-  try {
-    rows = options.wait
-      ? await connection<{ ok: boolean; pid: number }[]>`select pg_advisory_lock(${key.toString()}::bigint) is not null as ok, pg_backend_pid() as pid`
-      : await connection<{ ok: boolean; pid: number }[]>`select pg_try_advisory_lock(${key.toString()}::bigint) as ok, pg_backend_pid() as pid`;
-  } catch (error) {
-    await database.sessions.discard(connection);
-    throw error;
+  for (;;) {
+    try {
+      rows = await lockOn(connection);
+      break;
+    } catch (error) {
+      await database.sessions.discard(connection);
+      // A kept session the server closed while it sat unused (a restart, pg_terminate_backend)
+      // may fail its next query before the driver has seen the close (ECONNRESET, seen in
+      // test/jobs/session-lock.test.ts): once more, on a new session, whose failure is the
+      // database's answer.
+      if (!reused) throw error;
+      options.log.debug({ err: error }, `${options.name} lock: its kept session failed; trying a new one`);
+      ({ session: connection, reused } = database.sessions.take({ fresh: true }));
+    }
   }
   if (rows[0]?.ok !== true) {
     database.sessions.give(connection);

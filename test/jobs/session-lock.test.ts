@@ -82,6 +82,29 @@ describe('session locks on the database’s dedicated sessions', () => {
     }
   });
 
+  it('takes the lock on a new session when the kept one fails its query, and fails when a new one does', async () => {
+    const database = replica('lock-kept-broken');
+    try {
+      const { session } = database.sessions.take();
+      await session`select 1`;
+      database.sessions.give(session);
+      // Ended behind the keeper's back: its next query fails at once (CONNECTION_ENDED).
+      await session.end();
+      const held = await tryAcquireSessionLock(database, KEY, options);
+      expect(held).toBeDefined();
+      expect(await backendsOf('lock-kept-broken')).toEqual([held!.pid]);
+      await held!.release();
+    } finally {
+      await database.close();
+    }
+    const unreachable = databaseOver(createSqlClient('postgres://postgres@127.0.0.1:1/none', { poolMax: 1 }));
+    try {
+      await expect(tryAcquireSessionLock(unreachable, KEY, options)).rejects.toThrow(/ECONNREFUSED/);
+    } finally {
+      await unreachable.close();
+    }
+  });
+
   it('ends the session of a lock that was lost instead of giving it back', async () => {
     const database = replica('lock-lost');
     try {
@@ -103,19 +126,43 @@ describe('session locks on the database’s dedicated sessions', () => {
     const sql = createSqlClient(shared.url, { poolMax: 1, applicationName: 'kept-idle' });
     const sessions = dedicatedSessions(sql, { idleMs: 300, maxKept: 1 });
     try {
-      const one = sessions.take();
-      const two = sessions.take();
+      const { session: one } = sessions.take();
+      const { session: two } = sessions.take();
       expect(one).not.toBe(two);
       await Promise.all([one`select 1`, two`select 1`]);
       expect(await backendsOf('kept-idle')).toHaveLength(2);
       sessions.give(one);
       sessions.give(two);
       await waitFor('the session over maxKept to end', async () => (await backendsOf('kept-idle')).length === 1);
-      expect(sessions.take()).toBe(one);
+      const again = sessions.take();
+      expect(again.session).toBe(one);
+      expect(again.reused).toBe(true);
       sessions.give(one);
       await waitFor('the idle session to end', async () => (await backendsOf('kept-idle')).length === 0, 3_000);
     } finally {
       await sessions.end();
+      await sql.end({ timeout: 5 });
+    }
+  });
+
+  it('ends a session given back after end (a run released during shutdown) or older than its lifetime', async () => {
+    const sql = createSqlClient(shared.url, { poolMax: 1, applicationName: 'kept-ended' });
+    const aged = dedicatedSessions(sql, { lifetimeMs: 0 });
+    const closing = dedicatedSessions(sql);
+    try {
+      const { session: old } = aged.take();
+      await old`select 1`;
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      aged.give(old);
+      await waitFor('the session past its lifetime to end', async () => (await backendsOf('kept-ended')).length === 0);
+
+      const { session: held } = closing.take();
+      await held`select 1`;
+      await closing.end();
+      closing.give(held);
+      await waitFor('the session given back after end to end', async () => (await backendsOf('kept-ended')).length === 0);
+    } finally {
+      await Promise.all([aged.end(), closing.end()]);
       await sql.end({ timeout: 5 });
     }
   });

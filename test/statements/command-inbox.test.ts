@@ -145,7 +145,7 @@ describe('statement inbox failures', () => {
       expect((await readdir(inbox.dir)).sort()).toEqual(['failed', 'imported', 'later.csv']);
     } finally {
       await shutdown.run('test');
-      await sql.end();
+      await down.close();
     }
   });
 });
