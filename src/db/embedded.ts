@@ -112,7 +112,14 @@ async function stopChild(child: ChildProcess): Promise<void> {
   // Fast shutdown (SIGINT) first; immediate (SIGQUIT) and kill only if it hangs.
   for (const [signal, waitMs] of [['SIGINT', 20_000], ['SIGQUIT', 5_000], ['SIGKILL', 5_000]] as const) {
     child.kill(signal);
-    const outcome = await Promise.race([exited.then(() => 'exited' as const), sleep(waitMs).then(() => 'waiting' as const)]);
+    // The wait is cancelled once the server exits: a pending timer would keep the command alive
+    // for the rest of it (the demo exited 20 s after its shutdown finished).
+    const waiting = new AbortController();
+    const outcome = await Promise.race([
+      exited.then(() => 'exited' as const),
+      sleep(waitMs, 'waiting' as const, { signal: waiting.signal }).catch(() => 'waiting' as const),
+    ]);
+    waiting.abort();
     if (outcome === 'exited') return;
   }
 }
