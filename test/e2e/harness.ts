@@ -4,6 +4,7 @@ import { startDaemon, type Daemon } from '../../src/daemon.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { startSimulator, type FaultRates, type Simulator, type SimulatorOptions } from '../../sim/index.js';
 import { SUBSCRIPTION_TOPICS } from '../../src/provider/vocabulary.js';
+import { waitFor } from '../helpers/wait.js';
 import type { TestDatabase } from '../helpers/database.js';
 
 /** Every topic family the simulator sends: the ground truth assumes the receiver takes them all. */
@@ -96,18 +97,7 @@ export async function startStack(o: StackOptions): Promise<Stack> {
   };
 }
 
-export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
-/** Polls `check` until it returns a value other than undefined, or throws after `timeoutMs`. */
-export async function waitFor<T>(what: string, check: () => Promise<T | undefined> | T | undefined, timeoutMs = 20_000, everyMs = 100): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(everyMs);
-  }
-}
+export { sleep, waitFor } from '../helpers/wait.js';
 
 /**
  * Waits until every sandbox delivery due by the simulator's (paused) clock has been answered 2xx,

@@ -5,6 +5,7 @@ import { lockKey } from '../../src/jobs/lock-keys.js';
 import { tryAcquireSessionLock } from '../../src/jobs/session-lock.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { useTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { waitFor } from '../helpers/wait.js';
 
 let shared!: TestDatabase;
 useTestDatabase('jobs_session_lock', (database) => (shared = database));
@@ -22,13 +23,8 @@ async function backendsOf(name: string): Promise<number[]> {
   return rows.map((row) => row.pid);
 }
 
-async function waitFor(what: string, check: () => Promise<boolean>, ms = 5_000): Promise<void> {
-  const until = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
+/** Until `check` holds (test/helpers/wait.ts polls for a defined value). */
+const until = (what: string, check: () => Promise<boolean>, ms = 5_000) => waitFor(what, async () => ((await check()) ? true : undefined), ms, 20);
 
 describe('session locks on the database’s dedicated sessions', () => {
   it('takes the next lock on the session the last release gave back, and close ends it', async () => {
@@ -44,7 +40,7 @@ describe('session locks on the database’s dedicated sessions', () => {
     } finally {
       await database.close();
     }
-    await waitFor('the kept session to end', async () => (await backendsOf('lock-reuse')).length === 0);
+    await until('the kept session to end', async () => (await backendsOf('lock-reuse')).length === 0);
   });
 
   it('keeps the lock between replicas: a session turned away is kept too, and the holder’s release lets the other in', async () => {
@@ -72,7 +68,7 @@ describe('session locks on the database’s dedicated sessions', () => {
       const first = await tryAcquireSessionLock(database, KEY, options);
       await first!.release();
       await shared.sql`select pg_terminate_backend(${first!.pid}::int)`;
-      await waitFor('the idle session to end', async () => !(await backendsOf('lock-idle-killed')).includes(first!.pid));
+      await until('the idle session to end', async () => !(await backendsOf('lock-idle-killed')).includes(first!.pid));
       const second = await tryAcquireSessionLock(database, KEY, options);
       expect(second).toBeDefined();
       expect(second!.pid).not.toBe(first!.pid);
@@ -110,7 +106,7 @@ describe('session locks on the database’s dedicated sessions', () => {
     try {
       const held = await tryAcquireSessionLock(database, KEY, { ...options, heartbeatMs: 50 });
       await shared.sql`select pg_terminate_backend(${held!.pid}::int)`;
-      await waitFor('the heartbeat to notice', async () => held!.lost.aborted);
+      await until('the heartbeat to notice', async () => held!.lost.aborted);
       await held!.release();
       // postgres.js would reconnect that client on its next query; ended, it opens nothing.
       const next = await tryAcquireSessionLock(database, KEY, options);
@@ -133,12 +129,12 @@ describe('session locks on the database’s dedicated sessions', () => {
       expect(await backendsOf('kept-idle')).toHaveLength(2);
       sessions.give(one);
       sessions.give(two);
-      await waitFor('the session over maxKept to end', async () => (await backendsOf('kept-idle')).length === 1);
+      await until('the session over maxKept to end', async () => (await backendsOf('kept-idle')).length === 1);
       const again = sessions.take();
       expect(again.session).toBe(one);
       expect(again.reused).toBe(true);
       sessions.give(one);
-      await waitFor('the idle session to end', async () => (await backendsOf('kept-idle')).length === 0, 3_000);
+      await until('the idle session to end', async () => (await backendsOf('kept-idle')).length === 0, 3_000);
     } finally {
       await sessions.end();
       await sql.end({ timeout: 5 });
@@ -154,13 +150,13 @@ describe('session locks on the database’s dedicated sessions', () => {
       await old`select 1`;
       await new Promise((resolve) => setTimeout(resolve, 5));
       aged.give(old);
-      await waitFor('the session past its lifetime to end', async () => (await backendsOf('kept-ended')).length === 0);
+      await until('the session past its lifetime to end', async () => (await backendsOf('kept-ended')).length === 0);
 
       const { session: held } = closing.take();
       await held`select 1`;
       await closing.end();
       closing.give(held);
-      await waitFor('the session given back after end to end', async () => (await backendsOf('kept-ended')).length === 0);
+      await until('the session given back after end to end', async () => (await backendsOf('kept-ended')).length === 0);
     } finally {
       await Promise.all([aged.end(), closing.end()]);
       await sql.end({ timeout: 5 });
