@@ -2,7 +2,7 @@ import { defineConfig } from 'drizzle-kit';
 
 export default defineConfig({
   dialect: 'postgresql',
-  schema: './src/ledger/schema/index.ts',
+  schema: './src/schema/index.ts',
   out: './migrations',
   strict: true,
   verbose: false,

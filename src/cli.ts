@@ -2,8 +2,8 @@
 import { realpathSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { ConfigError } from './config/load.js';
-import { UsageError } from './app/errors.js';
-import { packageVersion } from './app/version.js';
+import { UsageError } from './config/usage-error.js';
+import { packageVersion } from './package/version.js';
 
 import type { Command } from './commands/command.js';
 

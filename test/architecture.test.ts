@@ -80,6 +80,28 @@ function cycles(): string[][] {
   return out;
 }
 
+/** The strongly connected sets of more than one folder in a folder-to-folder import graph. */
+function folderKnots(edges: Map<string, Set<string>>): string[][] {
+  const reach = (from: string) => {
+    const seen = new Set<string>();
+    const todo = [...(edges.get(from) ?? [])];
+    while (todo.length > 0) {
+      const next = todo.pop()!;
+      if (seen.has(next)) continue;
+      seen.add(next);
+      todo.push(...(edges.get(next) ?? []));
+    }
+    return seen;
+  };
+  const reaches = new Map([...edges.keys()].map((k) => [k, reach(k)]));
+  const knots = new Map<string, string[]>();
+  for (const a of edges.keys()) {
+    const knot = [a, ...[...edges.keys()].filter((b) => b !== a && reaches.get(a)!.has(b) && reaches.get(b)!.has(a))].sort();
+    if (knot.length > 1) knots.set(knot.join(' '), knot);
+  }
+  return [...knots.values()];
+}
+
 describe('the import graph of src/ and sim/', () => {
   it('resolves every relative import to a file', () => {
     const missing = [...graph].flatMap(([f, deps]) => deps.filter((d) => !graph.has(d)).map((d) => `${rel(f)} -> ${rel(d)}`));
@@ -92,10 +114,33 @@ describe('the import graph of src/ and sim/', () => {
 
   it('has no import from a lower layer to a higher one', () => {
     // The composition root and the commands sit on top; the product's capabilities never import them.
-    const top = new Set(['src/cli.ts', 'src/daemon.ts', 'src/commands']);
+    const top = new Set(['src/cli.ts', 'src/daemon', 'src/commands']);
     const wrong = [...graph].flatMap(([f, deps]) =>
       top.has(folderOf(f)) ? [] : deps.filter((d) => top.has(folderOf(d))).map((d) => `${rel(f)} -> ${rel(d)}`),
     );
+    expect(wrong).toEqual([]);
+  });
+
+  it('has folders that form a tree: no two folders of src/ import each other, directly or through others', () => {
+    // A file-level graph without circles can still knot its folders (a imports b's file x, b imports
+    // a's file y): then no folder can be understood, tested or moved without all the others.
+    const folders = new Map<string, Set<string>>();
+    for (const [f, deps] of graph) {
+      const from = folderOf(f);
+      if (!from.startsWith('src/')) continue;
+      const out = folders.get(from) ?? new Set<string>();
+      for (const d of deps) if (folderOf(d) !== from && folderOf(d).startsWith('src/')) out.add(folderOf(d));
+      folders.set(from, out);
+    }
+    expect(folderKnots(folders)).toEqual([]);
+  });
+
+  it('lets only the composition root and the commands use the context; capabilities take narrow dependencies', () => {
+    // Found by what it declares, wherever it lives, so a move cannot make the check pass vacuously.
+    const context = [...graph.keys()].filter((f) => /^export interface AppContext\b/m.test(readFileSync(f, 'utf8')));
+    expect(context.map(rel)).toEqual([path.join('src', 'daemon', 'context.ts')]);
+    const may = new Set(['src/daemon', 'src/commands', 'src/cli.ts']);
+    const wrong = [...graph].flatMap(([f, deps]) => (deps.includes(context[0]!) && !may.has(folderOf(f)) ? [rel(f)] : []));
     expect(wrong).toEqual([]);
   });
 

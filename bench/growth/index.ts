@@ -24,7 +24,7 @@ import { GRACE_SECONDS, runPasses } from '../reconcile/index.js';
 import { fillYear } from './year.js';
 import { makeDeliveries, maxThroughput, startTarget } from '../ingest/index.js';
 import { benchDatabase, median, pairedRatios, ratio, type BenchDatabase } from '../support.js';
-import { createMetrics } from '../../src/app/metrics.js';
+import { createMetrics } from '../../src/daemon/metrics.js';
 import { createRegistry } from '../../src/metrics/registry.js';
 
 async function ingestPerSecond(databaseUrl: string, count: number): Promise<{ committedPerSecond: number; runs: number[]; failures: number }> {

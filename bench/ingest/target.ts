@@ -15,12 +15,12 @@ import type { Counter } from 'prom-client';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { drizzle } from 'drizzle-orm/postgres-js';
-import type { AppContext } from '../../src/app/context.js';
+import type { AppContext } from '../../src/daemon/context.js';
 import { loadConfig } from '../../src/config/load.js';
 import { createSqlClient, databaseOver } from '../../src/db/database.js';
 import { startHttpServer } from '../../src/http/server.js';
 import { Shutdown } from '../../src/lifecycle/shutdown.js';
-import * as schema from '../../src/ledger/schema/index.js';
+import * as schema from '../../src/schema/index.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { createRegistry } from '../../src/metrics/registry.js';
 import { createWebhookReceiver, type WebhookReceiver } from '../../src/webhooks/index.js';
@@ -29,7 +29,7 @@ import { startStatementInbox } from '../../src/statements/inbox.js';
 import { classifyDelivery } from '../../src/webhooks/classify.js';
 import { writeDeliveries } from '../../src/webhooks/ledger-write.js';
 import { verifySignature } from '../../src/webhooks/signature.js';
-import { createMetrics } from '../../src/app/metrics.js';
+import { createMetrics } from '../../src/daemon/metrics.js';
 
 const url = process.env.DATABASE_URL as string;
 const secret = process.env.WEBHOOK_SECRET as string;
@@ -114,7 +114,7 @@ if (mode === 'daemon') {
 
 /**
  * For bench/reparse/index.ts: the daemon's automatic reparse job, started in this process beside the
- * receiver and yielding to it as in the daemon (daemon.ts), until nothing older is left to reparse.
+ * receiver and yielding to it as in the daemon (daemon/daemon.ts), until nothing older is left to reparse.
  * Its speed, the process's RSS at its start and peak, and the run's record.
  */
 async function reparseBesideReceiver(ctx: AppContext, receiver: Pick<WebhookReceiver, 'commitPressureMs'>) {

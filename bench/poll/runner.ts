@@ -9,7 +9,7 @@ import { silentLogger } from '../../src/log/logger.js';
 import { createProviderClient } from '../../src/provider/client.js';
 import { scanOrders } from '../../src/poller/pager.js';
 import { runPoll } from '../../src/poller/run.js';
-import { createMetrics } from '../../src/app/metrics.js';
+import { createMetrics } from '../../src/daemon/metrics.js';
 import { createRegistry } from '../../src/metrics/registry.js';
 
 const config = loadConfig();

@@ -12,7 +12,7 @@ import { createSqlClient, databaseOver } from '../../src/db/database.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { runReconcilePass } from '../../src/reconcile/pass.js';
 import type { PassSummary } from '../../src/reconcile/types.js';
-import { createMetrics } from '../../src/app/metrics.js';
+import { createMetrics } from '../../src/daemon/metrics.js';
 import { createRegistry } from '../../src/metrics/registry.js';
 
 const sql = createSqlClient(process.env.DATABASE_URL as string, { poolMax: 4 });

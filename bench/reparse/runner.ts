@@ -8,7 +8,7 @@ import { createSqlClient, databaseOver } from '../../src/db/database.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { REPARSE_DUTY } from '../../src/reparse/job.js';
 import { runReparse } from '../../src/reparse/run.js';
-import { createMetrics } from '../../src/app/metrics.js';
+import { createMetrics } from '../../src/daemon/metrics.js';
 import { createRegistry } from '../../src/metrics/registry.js';
 
 const sql = createSqlClient(process.env.DATABASE_URL as string, { poolMax: 2 });

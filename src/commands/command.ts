@@ -1,4 +1,4 @@
-import { openContext, type AppContext, type OpenContextOptions } from '../app/context.js';
+import { openContext, type AppContext, type OpenContextOptions } from '../daemon/context.js';
 import { loadConfig, requireSettings } from '../config/load.js';
 import type { Config } from '../config/schema.js';
 import { installSignalHandlers } from '../lifecycle/shutdown.js';

@@ -1,7 +1,7 @@
 import { userInfo } from 'node:os';
 import { parseArgs } from 'node:util';
 import { withContext, type Command } from './command.js';
-import { UsageError } from '../app/errors.js';
+import { UsageError } from '../config/usage-error.js';
 import { acknowledgeDiscrepancy } from '../reconcile/ack.js';
 
 const HELP = `Usage: bnpl-recon discrepancy ack ID --note TEXT [--by NAME]

@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { withContext, type Command } from './command.js';
-import { UsageError } from '../app/errors.js';
+import { UsageError } from '../config/usage-error.js';
 import { formatReparseSummary } from '../reparse/format.js';
 import { REPARSE_STATUS_FILTERS, runReparse, type ReparseStatusFilter } from '../reparse/run.js';
 

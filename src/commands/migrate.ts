@@ -1,4 +1,4 @@
-import { UsageError } from '../app/errors.js';
+import { UsageError } from '../config/usage-error.js';
 import { withContext, type Command } from './command.js';
 
 export const command: Command = {

@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { UsageError } from '../app/errors.js';
+import { UsageError } from '../config/usage-error.js';
 import { startProgress } from '../lifecycle/progress.js';
 import { pollOnce } from '../poller/once.js';
 import { createProviderClient } from '../provider/client.js';

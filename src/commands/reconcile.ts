@@ -1,5 +1,5 @@
 import { withContext, type Command } from './command.js';
-import { UsageError } from '../app/errors.js';
+import { UsageError } from '../config/usage-error.js';
 import { startProgress } from '../lifecycle/progress.js';
 import { runReconcilePass } from '../reconcile/pass.js';
 

@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { withContext, type Command } from './command.js';
-import { UsageError } from '../app/errors.js';
+import { UsageError } from '../config/usage-error.js';
 import { environmentSchema, type ProviderEnvironment } from '../config/schema.js';
 import { parseDiscrepancyQuery, streamDiscrepancies } from '../reports/discrepancies.js';
 import { REPORT_FORMATS, parseDelimiter, type CsvOptions, type ReportFormat } from '../reports/format.js';

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Command } from './command.js';
-import { UsageError } from '../app/errors.js';
+import { UsageError } from '../config/usage-error.js';
 import { createLogger } from '../log/logger.js';
 import { Shutdown, installSignalHandlers } from '../lifecycle/shutdown.js';
 import { DEFAULT_FAULT_RATES, NO_FAULTS, businessSchema, loadScenario, validateFaults, type FaultRates } from '../../sim/options.js';

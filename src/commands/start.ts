@@ -1,7 +1,7 @@
 import type { Command } from './command.js';
-import { UsageError } from '../app/errors.js';
+import { UsageError } from '../config/usage-error.js';
 import { ConfigError, loadConfig, requireSettings } from '../config/load.js';
-import { startDaemon } from '../daemon.js';
+import { startDaemon } from '../daemon/daemon.js';
 import { installSignalHandlers } from '../lifecycle/shutdown.js';
 import { createLogger } from '../log/logger.js';
 

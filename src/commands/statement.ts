@@ -1,6 +1,6 @@
 import { open } from 'node:fs/promises';
 import { withContext, type Command } from './command.js';
-import { UsageError } from '../app/errors.js';
+import { UsageError } from '../config/usage-error.js';
 import { startProgress } from '../lifecycle/progress.js';
 import { importLimits, importStatementFile, type ImportResult } from '../statements/import.js';
 import { StatementFormatError } from '../statements/types.js';

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import type { Command } from './command.js';
-import { UsageError } from '../app/errors.js';
+import { UsageError } from '../config/usage-error.js';
 import { loadConfig, requireSettings } from '../config/load.js';
 import { createLogger } from '../log/logger.js';
 import { createRegistry } from '../metrics/registry.js';

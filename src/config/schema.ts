@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import cron from 'node-cron';
 import { addressListError, splitList } from './addresses.js';
-import { operatorTokensSchema } from '../http/operator-tokens.js';
+import { operatorTokensSchema } from './operator-tokens.js';
 
 /**
  * Every setting bnpl-recon reads, parsed once at boot. Units are in the names. The README's

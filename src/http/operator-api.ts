@@ -7,7 +7,7 @@ import {
   XLSX_MAX_ROWS, contentTypeFor, csvHeader, decodeCursor, deliveriesSource, discrepancySource, fetchAll, fetchPage, ordersSource,
   openBatches, parseDeliveryStatus, parseDiscrepancyQuery, payoutsSource, renderBatch, renderXlsx, streamReport, type ReportSource,
 } from '../reports/index.js';
-import { readBody, BodyTooLargeError } from '../webhooks/read-body.js';
+import { readBody, BodyTooLargeError } from './read-body.js';
 import { detailRoutes } from './operator-detail.js';
 import {
   XLSX_TYPE, answerBadRequest, authorise, csvOptions, environmentOf, negotiateFormat, operatorMatcher, pageOf, type Guarded,

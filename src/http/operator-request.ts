@@ -1,8 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { UsageError } from '../app/errors.js';
+import { UsageError } from '../config/usage-error.js';
 import type { Config } from '../config/schema.js';
 import { parseDelimiter, type CsvOptions } from '../reports/index.js';
-import { tokenMatcher, type TokenMatcher } from './operator-tokens.js';
+import { tokenMatcher, type TokenMatcher } from '../config/operator-tokens.js';
 import { sendJson } from './server.js';
 
 /** A handler that runs only for an authorised operator, who is named. */

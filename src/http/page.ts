@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { packageFile } from '../app/package-root.js';
+import { packageFile } from '../package/package-root.js';
 import type { Route } from './server.js';
 
 /**

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { packageFile } from '../app/package-root.js';
+import { packageFile } from '../package/package-root.js';
 import { migrate } from 'drizzle-orm/postgres-js/migrator';
 import type { Database } from '../db/database.js';
 import type { Logger } from '../log/logger.js';

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import type { AppContext } from '../app/context.js';
+import type { Shutdown } from '../lifecycle/shutdown.js';
 import type { Config } from '../config/schema.js';
 import type { Database } from '../db/database.js';
 import { startJob } from '../jobs/job.js';
@@ -7,6 +7,13 @@ import { runSingleton } from '../jobs/singleton.js';
 import type { Logger } from '../log/logger.js';
 import type { PartitionMetrics, PartitionRunOutcome } from './metrics.js';
 import { ensurePartitions, partitionState, retirePartitions, type ArchivedPartition } from './partitions.js';
+
+export interface PartitionContext {
+  database: Database;
+  log: Logger;
+  config: Pick<Config, 'DELIVERY_PARTITIONS_AHEAD' | 'DELIVERY_RETENTION_MONTHS' | 'DELIVERY_ARCHIVE_DIR' | 'RECON_DATA_DIR' | 'PROVIDER_ENV'>;
+  metrics: { partitions: PartitionMetrics };
+}
 
 export interface PartitionMaintenance {
   skipped: boolean;
@@ -29,12 +36,7 @@ export function archiveDirectory(config: Pick<Config, 'DELIVERY_ARCHIVE_DIR' | '
  * and the default partition's rows into the gauges (kept as they were if that read fails too).
  */
 export async function maintainPartitions(
-  ctx: {
-    database: Database;
-    log: Logger;
-    config: Pick<Config, 'DELIVERY_PARTITIONS_AHEAD' | 'DELIVERY_RETENTION_MONTHS' | 'DELIVERY_ARCHIVE_DIR' | 'RECON_DATA_DIR' | 'PROVIDER_ENV'>;
-    metrics: { partitions: PartitionMetrics };
-  },
+  ctx: PartitionContext,
   now: Date = new Date(),
 ): Promise<PartitionMaintenance> {
   const { config } = ctx;
@@ -67,7 +69,7 @@ export async function maintainPartitions(
 }
 
 /** The daemon's partition maintenance: at start, then hourly. */
-export function startPartitionJob(ctx: AppContext): { runNow(): Promise<PartitionMaintenance>; stop(): Promise<void> } {
+export function startPartitionJob(ctx: PartitionContext & { shutdown: Pick<Shutdown, 'signal'> }): { runNow(): Promise<PartitionMaintenance>; stop(): Promise<void> } {
   const log = ctx.log.child({ component: 'partitions' });
   const job = startJob({
     name: 'partitions',

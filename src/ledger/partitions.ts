@@ -8,7 +8,7 @@ import { createGzip } from 'node:zlib';
 import { getTableConfig } from 'drizzle-orm/pg-core';
 import type { Sql } from 'postgres';
 import type { Logger } from '../log/logger.js';
-import { webhookDeliveries } from './schema/deliveries.js';
+import { webhookDeliveries } from '../schema/deliveries.js';
 import { DEFAULT_PARTITION, PARTITION_PREFIX, addMonths, isRetired, monthOfPartition, monthStart, monthsCoveredAhead, monthsToEnsure, partitionName } from './partition-months.js';
 
 /**

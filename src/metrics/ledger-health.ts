@@ -1,5 +1,5 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
-import { buildInfo } from '../app/version.js';
+import { buildInfo } from '../package/version.js';
 import type { ProviderEnvironment } from '../config/schema.js';
 import type { Database } from '../db/database.js';
 import { METRIC_PREFIX } from './registry.js';

@@ -4,7 +4,7 @@ export const METRIC_PREFIX = 'bnpl_recon_';
 
 /**
  * A private registry (never prom-client's global one) so tests and two daemons in one process do
- * not share counters. Each capability's metrics.ts defines its metrics; app/metrics.ts builds them all
+ * not share counters. Each capability's metrics.ts defines its metrics; daemon/metrics.ts builds them all
  * once on the context's registry.
  */
 export function createRegistry(options: { defaultMetrics?: boolean } = {}): Registry {

@@ -14,7 +14,7 @@ export interface PollerMetrics {
   lockHeld: Gauge;
 }
 
-/** The poller's metrics, built once on the context's registry (app/metrics.ts). */
+/** The poller's metrics, built once on the context's registry (daemon/metrics.ts). */
 export function createPollerMetrics(registry: Registry): PollerMetrics {
   const p = METRIC_PREFIX;
   const runs = new Counter({ name: `${p}poll_runs_total`, help: 'Finished poll runs by status', labelNames: ['status'] as const, registers: [registry] });

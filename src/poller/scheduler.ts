@@ -1,8 +1,11 @@
-import type { AppContext } from '../app/context.js';
+import type { Shutdown } from '../lifecycle/shutdown.js';
 import { startJob } from '../jobs/job.js';
 import type { ProviderClient } from '../provider/client.js';
 import { pollOnce } from './once.js';
-import type { PollRunSummary } from './run.js';
+import type { PollContext, PollRunSummary } from './run.js';
+
+/** What the poll job needs: the poll's own context and the process's stop signal. */
+export type PollJobContext = PollContext & { shutdown: Pick<Shutdown, 'signal'> };
 
 export interface PollScheduler {
   /** Idempotent: stops the schedule, aborts a run in progress, waits for it, releases the lock. */
@@ -19,7 +22,7 @@ export interface PollScheduler {
  * a finished run.
  */
 export function startPollScheduler(
-  ctx: AppContext,
+  ctx: PollJobContext,
   client: ProviderClient,
   onPollComplete?: (summary: PollRunSummary) => Promise<void>,
 ): PollScheduler {

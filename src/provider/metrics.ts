@@ -18,7 +18,7 @@ export interface ProviderMetrics {
 }
 
 /**
- * The provider client's metrics, built once on the context's registry (app/metrics.ts). The rate
+ * The provider client's metrics, built once on the context's registry (daemon/metrics.ts). The rate
  * gauge is read from the client's limiter at scrape time, so it is exported only once a client
  * says which limiter that is (`reportRate`): a process without a provider client has no allowed
  * rate to report, rather than a false 0.

@@ -1,6 +1,7 @@
-import type { AppContext } from '../app/context.js';
+import type { Shutdown } from '../lifecycle/shutdown.js';
+import type { Config } from '../config/schema.js';
 import { startJob } from '../jobs/job.js';
-import { runReconcilePass } from './pass.js';
+import { runReconcilePass, type ReconcileContext } from './pass.js';
 import type { PassSummary } from './types.js';
 
 export interface ReconcileScheduler {
@@ -16,7 +17,7 @@ export interface ReconcileScheduler {
  * skipped; runNow() is queued, because its caller wants a pass over data it just wrote. The
  * composition root registers its stop.
  */
-export function startReconcileScheduler(ctx: AppContext): ReconcileScheduler {
+export function startReconcileScheduler(ctx: ReconcileContext & { config: Pick<Config, 'RECONCILE_SCHEDULE'>; shutdown: Pick<Shutdown, 'signal'> }): ReconcileScheduler {
   const job = startJob({
     name: 'reconcile',
     schedule: ctx.config.RECONCILE_SCHEDULE,

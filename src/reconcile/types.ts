@@ -1,6 +1,6 @@
 import type { TransactionSql } from 'postgres';
 import type { ProviderEnvironment } from '../config/schema.js';
-import type { DISCREPANCY_KINDS, ENTITY_TYPES } from '../ledger/schema/discrepancies.js';
+import type { DISCREPANCY_KINDS, ENTITY_TYPES } from '../schema/discrepancies.js';
 
 export type DiscrepancyKind = (typeof DISCREPANCY_KINDS)[number];
 export type EntityType = (typeof ENTITY_TYPES)[number];

@@ -1,7 +1,8 @@
-import type { AppContext } from '../app/context.js';
+import type { Config } from '../config/schema.js';
+import type { Shutdown } from '../lifecycle/shutdown.js';
 import { startJob } from '../jobs/job.js';
 import { PARSER_VERSION } from '../webhooks/parser-version.js';
-import { runReparse, type ReparseSummary } from './run.js';
+import { runReparse, type ReparseContext, type ReparseSummary } from './run.js';
 
 export interface ReparseJob {
   /** A run now, queued behind one in flight (tests, and whoever wants it done before going on). */
@@ -42,7 +43,9 @@ const RECHECK_MS = 60 * 60 * 1000;
  * are slow, counted in bnpl_recon_reparse_yield_seconds_total; `onApplied` runs when deliveries became applied (the
  * composition root starts a reconciliation pass, so their findings appear without waiting).
  */
-export function startReparseJob(ctx: AppContext, options: { onApplied?: () => Promise<void>; receiver?: { commitPressureMs(): number } } = {}): ReparseJob {
+export function startReparseJob(
+  ctx: ReparseContext & { config: Pick<Config, 'PROVIDER_ENV'>; shutdown: Pick<Shutdown, 'signal'> },
+  options: { onApplied?: () => Promise<void>; receiver?: { commitPressureMs(): number } } = {}): ReparseJob {
   const log = ctx.log.child({ component: 'reparse' });
   const run = async (signal: AbortSignal): Promise<ReparseSummary | undefined> => {
     const [pending] = await ctx.database.sql<{ any: boolean }[]>`

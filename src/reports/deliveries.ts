@@ -1,5 +1,5 @@
 import type { Writable } from 'node:stream';
-import { UsageError } from '../app/errors.js';
+import { UsageError } from '../config/usage-error.js';
 import type { ProviderEnvironment } from '../config/schema.js';
 import type { Database } from '../db/database.js';
 import type { CsvOptions, ReportFormat, ReportShape } from './format.js';

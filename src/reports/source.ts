@@ -1,6 +1,6 @@
 import type { Writable } from 'node:stream';
 import type { PendingQuery, Sql } from 'postgres';
-import { UsageError } from '../app/errors.js';
+import { UsageError } from '../config/usage-error.js';
 import type { Cell, CsvOptions, ReportFormat, ReportShape } from './format.js';
 import { streamReport, type StreamResult } from './writer.js';
 

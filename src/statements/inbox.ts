@@ -1,6 +1,9 @@
 import { mkdir, readdir, rename, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { AppContext } from '../app/context.js';
+import type { Config } from '../config/schema.js';
+import type { Database } from '../db/database.js';
+import type { Shutdown } from '../lifecycle/shutdown.js';
+import type { Logger } from '../log/logger.js';
 import { isTransientDatabaseError } from '../db/errors.js';
 import { FileChangedError, fileSource, importLimits, importStatementSource, type ImportResult } from './import.js';
 import { ImportStoppedError, importInChildProcess } from './isolated-import.js';
@@ -43,7 +46,16 @@ const IGNORED = /^\.|\.(tmp|part|partial|crdownload|swp)$|\.error$/i;
  * Scans never overlap; two replicas sharing the directory may both import one file
  * (the import is idempotent) and one of them finds it gone when moving it, which is fine.
  */
-export function startStatementInbox(ctx: Pick<AppContext, 'config' | 'log' | 'database' | 'shutdown'> & { metrics: { statements: StatementMetrics } }, options: InboxOptions = {}): StatementInbox {
+/** What the inbox needs from the composition root. */
+export interface InboxContext {
+  config: Config;
+  log: Logger;
+  database: Database;
+  shutdown: Pick<Shutdown, 'signal'>;
+  metrics: { statements: StatementMetrics };
+}
+
+export function startStatementInbox(ctx: InboxContext, options: InboxOptions = {}): StatementInbox {
   const metrics = ctx.metrics.statements;
   const dir = path.resolve(ctx.config.RECON_DATA_DIR, 'inbox');
   const intervalMs = options.intervalMs ?? 60_000;
@@ -76,10 +88,10 @@ export function startStatementInbox(ctx: Pick<AppContext, 'config' | 'log' | 'da
 }
 
 async function scan(
-  ctx: Pick<AppContext, 'config' | 'database' | 'shutdown'>,
+  ctx: Omit<InboxContext, 'log' | 'metrics'>,
   dir: string,
   settleMs: number,
-  log: AppContext['log'],
+  log: Logger,
   stuck: Set<string>,
 ): Promise<InboxRunResult> {
   const result: InboxRunResult = { imported: [], failed: [], deferred: [] };
@@ -141,7 +153,7 @@ async function scan(
  * address is known (DATABASE_URL, or the embedded server this process started), so a huge or
  * hostile file cannot stall or kill the daemon (isolated-import.ts); in this process otherwise.
  */
-function importOne(ctx: Pick<AppContext, 'config' | 'database' | 'shutdown'>, file: string, name: string): Promise<ImportResult> {
+function importOne(ctx: Omit<InboxContext, 'log' | 'metrics'>, file: string, name: string): Promise<ImportResult> {
   const limits = importLimits(ctx.config);
   const databaseUrl = ctx.config.DATABASE_URL ?? ctx.database.embeddedUrl;
   if (databaseUrl === undefined) return importStatementSource(ctx.database, ctx.config.PROVIDER_ENV, fileSource(file), name, limits);

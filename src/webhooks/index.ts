@@ -1,4 +1,7 @@
-import type { AppContext } from '../app/context.js';
+import type { Config } from '../config/schema.js';
+import type { Database } from '../db/database.js';
+import type { Logger } from '../log/logger.js';
+import type { WebhookMetrics } from './metrics.js';
 import type { Route } from '../http/server.js';
 import { RecentCommits } from './commit-pressure.js';
 import { GroupCommitWriter } from './group-commit.js';
@@ -33,7 +36,15 @@ export interface ReceiverDeps {
 }
 
 /** Wires the receiver from the context: secrets, group-commit writer, metrics and the route. */
-export async function createWebhookReceiver(ctx: AppContext, deps: ReceiverDeps = {}): Promise<WebhookReceiver> {
+/** What the receiver needs from the composition root. */
+export interface ReceiverContext {
+  config: Config;
+  log: Logger;
+  database: Pick<Database, 'sql'>;
+  metrics: { webhooks: WebhookMetrics };
+}
+
+export async function createWebhookReceiver(ctx: ReceiverContext, deps: ReceiverDeps = {}): Promise<WebhookReceiver> {
   const { config, log, database } = ctx;
   const metrics = ctx.metrics.webhooks;
   let secrets: SecretSource;

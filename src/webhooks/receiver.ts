@@ -6,7 +6,7 @@ import type { Logger } from '../log/logger.js';
 import { classifyDelivery } from './classify.js';
 import { AckDeadlineError, LedgerUnavailableError, type GroupCommitWriter } from './group-commit.js';
 import type { WebhookMetrics, WebhookOutcome } from './metrics.js';
-import { BodyTooLargeError, readBody } from './read-body.js';
+import { BodyTooLargeError, readBody } from '../http/read-body.js';
 import type { SecretSource } from './secrets.js';
 import { verifySignature } from './signature.js';
 import type { AddressMatcher } from '../config/addresses.js';

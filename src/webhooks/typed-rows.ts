@@ -1,5 +1,5 @@
 import { getTableConfig } from 'drizzle-orm/pg-core';
-import * as events from '../ledger/schema/events.js';
+import * as events from '../schema/events.js';
 import type {
   ApplicantPayload,
   BillingConfigurationPayload,

@@ -1,6 +1,6 @@
 import { loadConfig } from '../../src/config/load.js';
 import type { Config } from '../../src/config/schema.js';
-import { startDaemon, type Daemon } from '../../src/daemon.js';
+import { startDaemon, type Daemon } from '../../src/daemon/daemon.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { startSimulator, type FaultRates, type Simulator, type SimulatorOptions } from '../../sim/index.js';
 import { SUBSCRIPTION_TOPICS } from '../../src/provider/vocabulary.js';

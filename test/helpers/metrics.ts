@@ -1,5 +1,5 @@
 import type { Registry } from 'prom-client';
-import { createMetrics, type Metrics } from '../../src/app/metrics.js';
+import { createMetrics, type Metrics } from '../../src/daemon/metrics.js';
 import type { ProviderEnvironment } from '../../src/config/schema.js';
 import type { Database } from '../../src/db/database.js';
 import { createRegistry } from '../../src/metrics/registry.js';

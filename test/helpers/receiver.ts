@@ -1,4 +1,4 @@
-import type { AppContext } from '../../src/app/context.js';
+import type { AppContext } from '../../src/daemon/context.js';
 import { loadConfig } from '../../src/config/load.js';
 import type { Database } from '../../src/db/database.js';
 import { serverTimeouts, startHttpServer, type HttpServer } from '../../src/http/server.js';

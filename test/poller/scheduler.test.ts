@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { AppContext } from '../../src/app/context.js';
+import type { AppContext } from '../../src/daemon/context.js';
 import { createSqlClient, databaseOver, type Database } from '../../src/db/database.js';
 import { Shutdown } from '../../src/lifecycle/shutdown.js';
 import { createProviderClient, type ProviderClient } from '../../src/provider/client.js';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { AppContext } from '../../src/app/context.js';
+import type { AppContext } from '../../src/daemon/context.js';
 import { loadConfig } from '../../src/config/load.js';
 import { Shutdown } from '../../src/lifecycle/shutdown.js';
 import { silentLogger } from '../../src/log/logger.js';

@@ -1,7 +1,7 @@
 import { afterAll, expect, it } from 'vitest';
 import { request } from 'undici';
 import { loadConfig } from '../../src/config/load.js';
-import { startDaemon, type Daemon } from '../../src/daemon.js';
+import { startDaemon, type Daemon } from '../../src/daemon/daemon.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { PARSER_VERSION } from '../../src/webhooks/parser-version.js';
 import { RARE_CRON, waitFor } from '../e2e/harness.js';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { UsageError } from '../../src/app/errors.js';
+import { UsageError } from '../../src/config/usage-error.js';
 import { DISCREPANCY_COLUMNS, parseDiscrepancyQuery, streamDiscrepancies } from '../../src/reports/discrepancies.js';
 import { ORDER_COLUMNS, streamOrdersReport } from '../../src/reports/orders.js';
 import { PAYOUT_COLUMNS, streamPayoutsReport } from '../../src/reports/payouts.js';

@@ -7,7 +7,7 @@ import { loadConfig } from '../../src/config/load.js';
 import { Shutdown } from '../../src/lifecycle/shutdown.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { startStatementInbox } from '../../src/statements/inbox.js';
-import { UsageError } from '../../src/app/errors.js';
+import { UsageError } from '../../src/config/usage-error.js';
 import { createSqlClient, databaseOver } from '../../src/db/database.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { csvStatement } from './fixtures.js';

@@ -4,7 +4,6 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import { startHttpServer, type HttpServer } from '../../src/http/server.js';
-import { Shutdown } from '../../src/lifecycle/shutdown.js';
 import { computeSignature } from '../../src/webhooks/signature.js';
 import { createWebhookReceiver, type WebhookReceiver } from '../../src/webhooks/index.js';
 import { samplePayload } from '../fixtures/spec-payloads.js';
@@ -25,7 +24,7 @@ beforeAll(async () => {
   db = await createTestDatabase('correlation');
   const log = pino({ level: 'debug' }, new Writable({ write: (chunk, _e, done) => { lines.push(JSON.parse(chunk.toString()) as Record<string, unknown>); done(); } }));
   const config = loadConfig({ WEBHOOK_SECRET: TEST_SECRET, PORT: '0' });
-  receiver = await createWebhookReceiver({ config, log, database: db, ...testMetrics(db), shutdown: new Shutdown(log, 5000) });
+  receiver = await createWebhookReceiver({ config, log, database: db, ...testMetrics(db) });
   http = await startHttpServer({ host: '127.0.0.1', port: 0, routes: [receiver.route], log, name: 'test' });
 });
 afterAll(async () => {

@@ -1,7 +1,7 @@
 import { getTableColumns, getTableName, is } from 'drizzle-orm';
 import { PgTable } from 'drizzle-orm/pg-core';
 import { describe, expect, it } from 'vitest';
-import * as events from '../../src/ledger/schema/events.js';
+import * as events from '../../src/schema/events.js';
 import { ALL_TOPICS } from '../../src/provider/vocabulary.js';
 import { classifyDelivery } from '../../src/webhooks/classify.js';
 import { typedInsert } from '../../src/webhooks/ledger-write.js';

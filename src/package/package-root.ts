@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 
 /**
  * The package's root folder (where package.json, migrations/ and web/ sit), found by walking up
- * from this module: the sources run from src/app and the build from dist/src/app, so no fixed
+ * from this module: the sources run from src/package and the build from dist/src/package, so no fixed
  * number of `../` fits both.
  */
 export function packageFile(relative: string): URL {
