@@ -3,12 +3,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import type { Command } from './command.js';
+import { withProcess, type Command } from './command.js';
 import { UsageError } from '../config/usage-error.js';
 import { loadConfig } from '../config/load.js';
 import { startDaemon, type Daemon } from '../daemon/daemon.js';
-import { installSignalHandlers } from '../lifecycle/shutdown.js';
-import { createLogger } from '../log/logger.js';
 import { removeEmbeddedLedger } from '../db/embedded.js';
 import { demoSummary } from './demo-summary.js';
 import { DEFAULT_FAULT_RATES, startSimulator } from '../../sim/index.js';
@@ -54,123 +52,121 @@ export const command: Command = {
     if (!(timeScale > 0)) throw new UsageError('--time-scale must be positive');
     const graceSeconds = Math.max(10, Math.ceil(1860 / timeScale) + 5);
 
-    const base = loadConfig({ LOG_LEVEL: 'warn', ...process.env });
-    const dataDir = path.join(base.RECON_DATA_DIR, 'demo');
     // The simulator signs some copies with the other environment's key on purpose: those refusals
     // are counted and summarised against the ground truth instead of printed one by one.
     let refusedSignatures = 0;
-    const log = createLogger(base.LOG_LEVEL, 'stderr', {
-      drop: (message) => message === 'webhook refused: bad or missing signature' && ++refusedSignatures > 0,
-    });
-    const out = process.stdout;
-    // Refused while another demo runs there; an orphaned server (after a kill -9) is stopped first.
-    await removeEmbeddedLedger(dataDir, log);
+    const logOptions = { drop: (message: string) => message === 'webhook refused: bad or missing signature' && ++refusedSignatures > 0 };
+    return withProcess('demo', { defaults: { LOG_LEVEL: 'warn' }, logOptions }, async ({ config: base, log, shutdown }) => {
+      const dataDir = path.join(base.RECON_DATA_DIR, 'demo');
+      const out = process.stdout;
+      // Refused while another demo runs there; an orphaned server (after a kill -9) is stopped first.
+      await removeEmbeddedLedger(dataDir, log);
 
-    const sim = await startSimulator({
-      seed: values.seed ?? 1,
-      timeScale,
-      startTime: new Date().toISOString(),
-      faults: DEFAULT_FAULT_RATES,
-      // A busy merchant, so a minute of demo holds a few hundred orders and every kind of fault.
-      business: { ordersPerDay: 200 },
-      graceMs: graceSeconds * 1000 * timeScale,
-      log: log.child({ component: 'simulator' }),
-    });
-    const operatorToken = randomBytes(18).toString('base64url');
-    let daemon: Daemon;
-    try {
-      const config = loadConfig({
-        ...process.env,
-        LOG_LEVEL: base.LOG_LEVEL,
-        DATABASE_URL: '',
-        RECON_DATA_DIR: dataDir,
-        PROVIDER_ENV: 'sandbox',
-        PROVIDER_BASE_URL: sim.url,
-        PROVIDER_API_KEY: sim.apiKeys.sandbox,
-        WEBHOOK_SECRET: '',
-        POLL_SCHEDULE: '*/5 * * * * *',
-        RECONCILE_SCHEDULE: '*/5 * * * * *',
-        WEBHOOK_GRACE_SECONDS: String(graceSeconds),
-        PAYOUT_SOURCE_IBANS: sim.bank.sandbox.providerIban,
-        PAYOUT_REFERENCE_PATTERN: '^PO[0-9]{16}$',
-        OPERATOR_TOKEN: operatorToken,
+      const sim = await startSimulator({
+        seed: values.seed ?? 1,
+        timeScale,
+        startTime: new Date().toISOString(),
+        faults: DEFAULT_FAULT_RATES,
+        // A busy merchant, so a minute of demo holds a few hundred orders and every kind of fault.
+        business: { ordersPerDay: 200 },
+        graceMs: graceSeconds * 1000 * timeScale,
+        log: log.child({ component: 'simulator' }),
       });
-      daemon = await startDaemon(config, log);
-    } catch (error) {
-      await sim.stop();
-      throw error;
-    }
-    daemon.ctx.shutdown.register('simulator', () => sim.stop());
-    installSignalHandlers(daemon.ctx.shutdown, log);
-
-    for (const topic of SUBSCRIPTION_TOPICS) await daemon.provider?.registerWebhook(topic, `${daemon.url}/webhooks`);
-    sim.play();
-
-    const auth = `-H 'Authorization: Bearer ${operatorToken}'`;
-    const summary = () => demoSummary(daemon.ctx.database, sim, refusedSignatures, graceSeconds);
-    out.write(`
-bnpl-recon demo is running: a simulated merchant business (seed ${sim.seed}) with faults injected.
-Simulated time runs ${timeScale}x real time (1 real second = ${formatSimulated(timeScale)}); times below are labelled real or simulated.
-
-Open in a browser:
-  the accountants' page   ${daemon.url}/   (sign in with the operator token ${operatorToken})
-  health / readiness      ${daemon.url}/healthz   ${daemon.url}/readyz
-  metrics (Prometheus)    ${daemon.metricsUrl}
-
-With curl (each needs its header):
-  discrepancies (JSON)    curl ${auth} '${daemon.url}/api/discrepancies'
-  all, CSV                curl ${auth} '${daemon.url}/api/discrepancies?format=csv&status=all'
-  payouts                 curl ${auth} '${daemon.url}/api/payouts?format=csv'
-  acknowledge one         curl ${auth} -X POST -d '{"note":"checked with the provider"}' ${daemon.url}/api/discrepancies/ID/ack
-  provider simulator      curl -H 'Api-Token: ${sim.apiKeys.sandbox}' '${sim.url}/api/v1/orders'
-
-From another terminal (finds this demo's ledger through RECON_DATA_DIR, no URL needed):
-  npx bnpl-recon report discrepancies --status all
-  npx bnpl-recon report orders
-
-Not for a browser: the webhook receiver, POST ${daemon.url}/webhooks (the simulator delivers there, signed).
-
-Every 10 s: what was found against what the simulator injected, per kind. Discrepancies appear after
-the ${graceSeconds}-second grace period. Ctrl-C stops.
-
-`);
-    const ticker = setInterval(() => void summary().then((text) => out.write(`${text}\n`)).catch(() => undefined), 10_000);
-    daemon.ctx.shutdown.register('demo ticker', () => clearInterval(ticker));
-    // The merchant's bank statement so far, imported every 20 s as an accountant would, so the payout
-    // kinds show too. (payout_not_on_statement needs PAYOUT_SETTLEMENT_DAYS of real time: not in a demo.)
-    const statementDir = await mkdtemp(path.join(tmpdir(), 'bnpl-demo-statements-'));
-    const importStatements = async () => {
-      const files = await sim.writeStatements(statementDir);
-      const camt = files.find((f) => path.basename(f).startsWith('sandbox') && f.endsWith('.xml'));
-      if (camt) await importStatementFile(daemon.ctx.database, 'sandbox', camt);
-    };
-    let importing: Promise<void> | undefined;
-    const statements = setInterval(() => {
-      if (importing || daemon.ctx.shutdown.isShuttingDown) return;
-      importing = importStatements()
-        .catch((error: unknown) => log.warn({ err: error }, 'demo statement import failed'))
-        .finally(() => {
-          importing = undefined;
+      const operatorToken = randomBytes(18).toString('base64url');
+      let daemon: Daemon;
+      try {
+        const config = loadConfig({
+          ...process.env,
+          LOG_LEVEL: base.LOG_LEVEL,
+          DATABASE_URL: '',
+          RECON_DATA_DIR: dataDir,
+          PROVIDER_ENV: 'sandbox',
+          PROVIDER_BASE_URL: sim.url,
+          PROVIDER_API_KEY: sim.apiKeys.sandbox,
+          WEBHOOK_SECRET: '',
+          POLL_SCHEDULE: '*/5 * * * * *',
+          RECONCILE_SCHEDULE: '*/5 * * * * *',
+          WEBHOOK_GRACE_SECONDS: String(graceSeconds),
+          PAYOUT_SOURCE_IBANS: sim.bank.sandbox.providerIban,
+          PAYOUT_REFERENCE_PATTERN: '^PO[0-9]{16}$',
+          OPERATOR_TOKEN: operatorToken,
         });
-    }, 20_000);
-    daemon.ctx.shutdown.register('demo statements', async () => {
-      clearInterval(statements);
-      // An import still reading the directory would fail on a missing file: let it finish first.
-      await importing;
-      await rm(statementDir, { recursive: true, force: true });
-    });
-    // Registered last, so it runs first when the drain starts (on Ctrl-C too): the last word before
-    // the ledger closes is what was found against what was injected.
-    daemon.ctx.shutdown.register('demo final summary', async () => {
+        daemon = await startDaemon(config, log, shutdown);
+      } catch (error) {
+        await sim.stop();
+        throw error;
+      }
+      shutdown.register('simulator', () => sim.stop());
+
+      for (const topic of SUBSCRIPTION_TOPICS) await daemon.provider?.registerWebhook(topic, `${daemon.url}/webhooks`);
+      sim.play();
+
+      const auth = `-H 'Authorization: Bearer ${operatorToken}'`;
+      const summary = () => demoSummary(daemon.ctx.database, sim, refusedSignatures, graceSeconds);
+      out.write(`
+  bnpl-recon demo is running: a simulated merchant business (seed ${sim.seed}) with faults injected.
+  Simulated time runs ${timeScale}x real time (1 real second = ${formatSimulated(timeScale)}); times below are labelled real or simulated.
+
+  Open in a browser:
+    the accountants' page   ${daemon.url}/   (sign in with the operator token ${operatorToken})
+    health / readiness      ${daemon.url}/healthz   ${daemon.url}/readyz
+    metrics (Prometheus)    ${daemon.metricsUrl}
+
+  With curl (each needs its header):
+    discrepancies (JSON)    curl ${auth} '${daemon.url}/api/discrepancies'
+    all, CSV                curl ${auth} '${daemon.url}/api/discrepancies?format=csv&status=all'
+    payouts                 curl ${auth} '${daemon.url}/api/payouts?format=csv'
+    acknowledge one         curl ${auth} -X POST -d '{"note":"checked with the provider"}' ${daemon.url}/api/discrepancies/ID/ack
+    provider simulator      curl -H 'Api-Token: ${sim.apiKeys.sandbox}' '${sim.url}/api/v1/orders'
+
+  From another terminal (finds this demo's ledger through RECON_DATA_DIR, no URL needed):
+    npx bnpl-recon report discrepancies --status all
+    npx bnpl-recon report orders
+
+  Not for a browser: the webhook receiver, POST ${daemon.url}/webhooks (the simulator delivers there, signed).
+
+  Every 10 s: what was found against what the simulator injected, per kind. Discrepancies appear after
+  the ${graceSeconds}-second grace period. Ctrl-C stops.
+
+  `);
+      const ticker = setInterval(() => void summary().then((text) => out.write(`${text}\n`)).catch(() => undefined), 10_000);
+      daemon.ctx.shutdown.register('demo ticker', () => clearInterval(ticker));
+      // The merchant's bank statement so far, imported every 20 s as an accountant would, so the payout
+      // kinds show too. (payout_not_on_statement needs PAYOUT_SETTLEMENT_DAYS of real time: not in a demo.)
+      const statementDir = await mkdtemp(path.join(tmpdir(), 'bnpl-demo-statements-'));
+      const importStatements = async () => {
+        const files = await sim.writeStatements(statementDir);
+        const camt = files.find((f) => path.basename(f).startsWith('sandbox') && f.endsWith('.xml'));
+        if (camt) await importStatementFile(daemon.ctx.database, 'sandbox', camt);
+      };
+      let importing: Promise<void> | undefined;
+      const statements = setInterval(() => {
+        if (importing || daemon.ctx.shutdown.isShuttingDown) return;
+        importing = importStatements()
+          .catch((error: unknown) => log.warn({ err: error }, 'demo statement import failed'))
+          .finally(() => {
+            importing = undefined;
+          });
+      }, 20_000);
+      daemon.ctx.shutdown.register('demo statements', async () => {
+        clearInterval(statements);
+        // An import still reading the directory would fail on a missing file: let it finish first.
+        await importing;
+        await rm(statementDir, { recursive: true, force: true });
+      });
+      // Registered last, so it runs first when the drain starts (on Ctrl-C too): the last word before
+      // the ledger closes is what was found against what was injected.
+      daemon.ctx.shutdown.register('demo final summary', async () => {
+        clearInterval(ticker);
+        await summary().then((text) => out.write(`\nfinal: ${text}\n`), () => undefined);
+      });
+      const stopped = shutdown.stopping();
+      if (duration !== undefined) {
+        await Promise.race([stopped, new Promise((resolve) => setTimeout(resolve, duration * 1000).unref())]);
+      } else await stopped;
       clearInterval(ticker);
-      await summary().then((text) => out.write(`\nfinal: ${text}\n`), () => undefined);
+      await daemon.stop('demo stopping');
+      return 0;
     });
-    const stopped = new Promise<void>((resolve) => daemon.ctx.shutdown.signal.addEventListener('abort', () => resolve(), { once: true }));
-    if (duration !== undefined) {
-      await Promise.race([stopped, new Promise((resolve) => setTimeout(resolve, duration * 1000).unref())]);
-    } else await stopped;
-    clearInterval(ticker);
-    await daemon.stop('demo stopping');
-    return 0;
   },
 };

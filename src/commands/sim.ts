@@ -1,9 +1,7 @@
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import type { Command } from './command.js';
+import { withProcess, type Command } from './command.js';
 import { UsageError } from '../config/usage-error.js';
-import { createLogger } from '../log/logger.js';
-import { Shutdown, installSignalHandlers } from '../lifecycle/shutdown.js';
 import { DEFAULT_FAULT_RATES, NO_FAULTS, businessSchema, loadScenario, validateFaults, type FaultRates } from '../../sim/options.js';
 import { startSimulator } from '../../sim/simulator.js';
 import { parseDuration, SECOND_MS } from '../../sim/time.js';
@@ -94,58 +92,56 @@ export const command: Command = {
     if (durationText !== undefined && durationMs === undefined) throw new UsageError('--duration expects e.g. 90s, 6h, 7d');
     const graceSeconds = values['grace-seconds'] !== undefined ? number(values['grace-seconds'], '--grace-seconds') : scenario?.graceSeconds;
 
-    const log = createLogger(values['log-level'], 'stderr');
-    const shutdown = new Shutdown(log, 10_000);
-    const sim = await startSimulator({
-      seed: values.seed ?? scenario?.seed ?? 1,
-      port: number(values.port, '--port'),
-      host: values.host,
-      timeScale: values['time-scale'] !== undefined ? number(values['time-scale'], '--time-scale') : (scenario?.timeScale ?? 60),
-      ...(values['start-time'] ?? scenario?.startTime ? { startTime: values['start-time'] ?? scenario?.startTime } : {}),
-      faults,
-      business: parsedBusiness.data,
-      ...(graceSeconds !== undefined ? { graceMs: graceSeconds * SECOND_MS } : {}),
-      ...(values['retry-base-seconds'] !== undefined ? { retryBaseMs: number(values['retry-base-seconds'], '--retry-base-seconds') * SECOND_MS } : {}),
-      ...(values['signature-header'] ? { signatureHeader: values['signature-header'] } : {}),
-      log,
-    });
-    const out = path.resolve(values.out);
-    const truthFile = path.join(out, 'ground-truth.json');
-    const writeOut = async () => {
-      await sim.writeGroundTruth(truthFile);
-      await sim.writeStatements(out);
-    };
-    shutdown.register('simulator', async () => {
-      await writeOut().catch((error: unknown) => log.error({ err: error }, 'writing ground truth failed'));
-      await sim.stop();
-    });
-    installSignalHandlers(shutdown, log);
+    return withProcess('sim', { overrides: { LOG_LEVEL: values['log-level'] } }, async ({ log, shutdown }) => {
+      const sim = await startSimulator({
+        seed: values.seed ?? scenario?.seed ?? 1,
+        port: number(values.port, '--port'),
+        host: values.host,
+        timeScale: values['time-scale'] !== undefined ? number(values['time-scale'], '--time-scale') : (scenario?.timeScale ?? 60),
+        ...(values['start-time'] ?? scenario?.startTime ? { startTime: values['start-time'] ?? scenario?.startTime } : {}),
+        faults,
+        business: parsedBusiness.data,
+        ...(graceSeconds !== undefined ? { graceMs: graceSeconds * SECOND_MS } : {}),
+        ...(values['retry-base-seconds'] !== undefined ? { retryBaseMs: number(values['retry-base-seconds'], '--retry-base-seconds') * SECOND_MS } : {}),
+        ...(values['signature-header'] ? { signatureHeader: values['signature-header'] } : {}),
+        log,
+      });
+      const out = path.resolve(values.out);
+      const truthFile = path.join(out, 'ground-truth.json');
+      const writeOut = async () => {
+        await sim.writeGroundTruth(truthFile);
+        await sim.writeStatements(out);
+      };
+      shutdown.register('simulator', async () => {
+        await writeOut().catch((error: unknown) => log.error({ err: error }, 'writing ground truth failed'));
+        await sim.stop();
+      });
 
-    process.stdout.write(
-      [
-        `simulator listening on ${sim.url}`,
-        `  sandbox    Api-Token: ${sim.apiKeys.sandbox}   (provider IBAN ${sim.bank.sandbox.providerIban})`,
-        `  production Api-Token: ${sim.apiKeys.production}   (provider IBAN ${sim.bank.production.providerIban})`,
-        `  register:  curl -X POST ${sim.url}/webhooks -H 'Api-Token: ${sim.apiKeys.sandbox}' -H 'Content-Type: application/json' -d '{"topic":"order","address":"http://127.0.0.1:8080/webhooks"}'`,
-        `  ground truth: ${truthFile}`,
-        `  statements:   ${out}/<env>-statement.{camt053.xml,csv,mt940}`,
-        values['no-wait'] ? '  business running' : '  business starts at the first webhook registration',
-        '',
-      ].join('\n'),
-    );
+      process.stdout.write(
+        [
+          `simulator listening on ${sim.url}`,
+          `  sandbox    Api-Token: ${sim.apiKeys.sandbox}   (provider IBAN ${sim.bank.sandbox.providerIban})`,
+          `  production Api-Token: ${sim.apiKeys.production}   (provider IBAN ${sim.bank.production.providerIban})`,
+          `  register:  curl -X POST ${sim.url}/webhooks -H 'Api-Token: ${sim.apiKeys.sandbox}' -H 'Content-Type: application/json' -d '{"topic":"order","address":"http://127.0.0.1:8080/webhooks"}'`,
+          `  ground truth: ${truthFile}`,
+          `  statements:   ${out}/<env>-statement.{camt053.xml,csv,mt940}`,
+          values['no-wait'] ? '  business running' : '  business starts at the first webhook registration',
+          '',
+        ].join('\n'),
+      );
 
-    const timer = setInterval(() => void writeOut().catch((error: unknown) => log.warn({ err: error }, 'writing ground truth failed')), 30_000);
-    timer.unref();
-    shutdown.register('ground-truth timer', () => clearInterval(timer));
-    if (!values['no-wait']) await Promise.race([sim.waitForRegistration(), aborted(shutdown.signal)]);
-    if (!shutdown.isShuttingDown) {
-      log.info({ simTime: new Date(sim.now()).toISOString() }, 'business started');
-      if (durationMs === undefined) sim.play();
-      else void sim.runFor(durationMs).then(() => log.info('business duration reached; deliveries continue'));
-    }
-    await aborted(shutdown.signal);
-    await shutdown.run('signal');
-    return 0;
+      const timer = setInterval(() => void writeOut().catch((error: unknown) => log.warn({ err: error }, 'writing ground truth failed')), 30_000);
+      timer.unref();
+      shutdown.register('ground-truth timer', () => clearInterval(timer));
+      if (!values['no-wait']) await Promise.race([sim.waitForRegistration(), shutdown.stopping()]);
+      if (!shutdown.isShuttingDown) {
+        log.info({ simTime: new Date(sim.now()).toISOString() }, 'business started');
+        if (durationMs === undefined) sim.play();
+        else void sim.runFor(durationMs).then(() => log.info('business duration reached; deliveries continue'));
+      }
+      await shutdown.stopping();
+      return 0;
+    });
   },
 };
 
@@ -155,6 +151,3 @@ function number(text: string, flag: string): number {
   return value;
 }
 
-function aborted(signal: AbortSignal): Promise<void> {
-  return signal.aborted ? Promise.resolve() : new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
-}

@@ -1,9 +1,7 @@
-import type { Command } from './command.js';
+import { withProcess, type Command } from './command.js';
 import { UsageError } from '../config/usage-error.js';
-import { ConfigError, loadConfig, requireSettings } from '../config/load.js';
+import { ConfigError } from '../config/load.js';
 import { startDaemon } from '../daemon/daemon.js';
-import { installSignalHandlers } from '../lifecycle/shutdown.js';
-import { createLogger } from '../log/logger.js';
 
 export const command: Command = {
   summary: 'run the daemon until SIGTERM/SIGINT',
@@ -18,21 +16,19 @@ The first SIGTERM/SIGINT drains: stop accepting, finish in-flight deliveries and
 locks, close the pool; a second one exits at once.`,
   async run(argv) {
     if (argv.length > 0) throw new UsageError(`unexpected argument '${argv[0]}'`);
-    const config = requireSettings(loadConfig(), 'PROVIDER_BASE_URL', 'PROVIDER_API_KEY');
-    if (config.DATABASE_URL === undefined && config.PROVIDER_ENV === 'production' && !config.EMBEDDED_DATABASE_IN_PRODUCTION) {
-      throw new ConfigError(
-        'setting DATABASE_URL is required for start in production: without it the ledger would be an embedded Postgres inside this process\'s data directory (set EMBEDDED_DATABASE_IN_PRODUCTION=true to accept that)',
-        'DATABASE_URL',
-      );
-    }
-    const log = createLogger(config.LOG_LEVEL);
-    if (config.DATABASE_URL === undefined) {
-      log.warn({ dataDir: config.RECON_DATA_DIR }, 'DATABASE_URL unset: the ledger is an embedded Postgres under RECON_DATA_DIR, for trying bnpl-recon out; set DATABASE_URL for a real deployment');
-    }
-    const daemon = await startDaemon(config, log);
-    installSignalHandlers(daemon.ctx.shutdown, log);
-    await new Promise<void>((resolve) => daemon.ctx.shutdown.signal.addEventListener('abort', () => resolve(), { once: true }));
-    await daemon.ctx.shutdown.run('signal');
-    return 0;
+    return withProcess('start', { require: ['PROVIDER_BASE_URL', 'PROVIDER_API_KEY'], logTo: 'stdout' }, async ({ config, log, shutdown }) => {
+      if (config.DATABASE_URL === undefined && config.PROVIDER_ENV === 'production' && !config.EMBEDDED_DATABASE_IN_PRODUCTION) {
+        throw new ConfigError(
+          'setting DATABASE_URL is required for start in production: without it the ledger would be an embedded Postgres inside this process\'s data directory (set EMBEDDED_DATABASE_IN_PRODUCTION=true to accept that)',
+          'DATABASE_URL',
+        );
+      }
+      if (config.DATABASE_URL === undefined) {
+        log.warn({ dataDir: config.RECON_DATA_DIR }, 'DATABASE_URL unset: the ledger is an embedded Postgres under RECON_DATA_DIR, for trying bnpl-recon out; set DATABASE_URL for a real deployment');
+      }
+      await startDaemon(config, log, shutdown);
+      await shutdown.stopping();
+      return 0;
+    });
   },
 };

@@ -1,11 +1,9 @@
 import { createHash } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import type { Command } from './command.js';
 import { UsageError } from '../config/usage-error.js';
-import { loadConfig, requireSettings } from '../config/load.js';
-import { createLogger } from '../log/logger.js';
 import { createRegistry } from '../metrics/registry.js';
-import { createProviderClient } from '../provider/client.js';
+import { withProcess, type Command } from './command.js';
+import { createProviderClient, type ProviderClient } from '../provider/client.js';
 import { createProviderMetrics } from '../provider/metrics.js';
 import { SUBSCRIPTION_TOPICS } from '../provider/vocabulary.js';
 
@@ -43,11 +41,13 @@ export const command: Command = {
   },
 };
 
-function client() {
-  const config = requireSettings(loadConfig(), 'PROVIDER_BASE_URL', 'PROVIDER_API_KEY');
-  const log = createLogger(config.LOG_LEVEL, 'stderr');
-  // No ledger, so no context: these calls' metrics go to a registry of their own that nothing serves.
-  return createProviderClient(config, log, createProviderMetrics(createRegistry({ defaultMetrics: false })));
+/** The provider's API without a ledger, so without a context: these calls' metrics go to a registry of their own that nothing serves. */
+function withProvider(name: string, body: (provider: ProviderClient) => Promise<number>): Promise<number> {
+  return withProcess(name, { require: ['PROVIDER_BASE_URL', 'PROVIDER_API_KEY'] }, ({ config, log, shutdown }) => {
+    const provider = createProviderClient(config, log, createProviderMetrics(createRegistry({ defaultMetrics: false })));
+    shutdown.register('provider client', () => provider.close());
+    return body(provider);
+  });
 }
 
 async function register(argv: string[]): Promise<number> {
@@ -72,23 +72,19 @@ async function register(argv: string[]): Promise<number> {
   for (const topic of topics) {
     if (!TOPIC_SHAPE.test(topic)) throw new UsageError(`--topic '${topic}' is not a topic or topic/subtopic`);
   }
-  const provider = client();
-  try {
+  return withProvider('webhooks register', async (provider) => {
     for (const topic of topics) {
       const { status } = await provider.registerWebhook(topic, address);
       process.stdout.write(`registered ${topic} -> ${address} (HTTP ${status})\n`);
     }
     return 0;
-  } finally {
-    await provider.close();
-  }
+  });
 }
 
 async function keys(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({ args: argv, options: { reveal: { type: 'boolean', default: false } }, allowPositionals: true, strict: true });
   if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
-  const provider = client();
-  try {
+  return withProvider('webhooks keys', async (provider) => {
     const secrets = await provider.fetchWebhookSecrets();
     if (values.reveal) {
       for (const secret of secrets) process.stdout.write(`${secret}\n`);
@@ -97,7 +93,5 @@ async function keys(argv: string[]): Promise<number> {
       for (const secret of secrets) process.stdout.write(`sha256:${fingerprint(secret)}\n`);
     }
     return 0;
-  } finally {
-    await provider.close();
-  }
+  });
 }

@@ -27,10 +27,12 @@ export interface OpenContextOptions {
   defaultMetrics?: boolean;
   /** How a command may use the embedded ledger when DATABASE_URL is unset (db/database.ts). */
   access?: LedgerAccess;
+  /** The command's shutdown (commands/command.ts); a context of its own when absent (tests). */
+  shutdown?: Shutdown;
 }
 
 export async function openContext(config: Config, log: Logger, options: OpenContextOptions = {}): Promise<AppContext> {
-  const shutdown = new Shutdown(log, config.SHUTDOWN_TIMEOUT_MS);
+  const shutdown = options.shutdown ?? new Shutdown(log, config.SHUTDOWN_TIMEOUT_MS);
   const database = await openDatabase({
     databaseUrl: config.DATABASE_URL,
     dataDir: config.RECON_DATA_DIR,

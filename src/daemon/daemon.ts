@@ -7,6 +7,7 @@ import { operatorRoutes } from '../http/operator-api.js';
 import { pageRoutes } from '../http/page.js';
 import { serverTimeouts, startHttpServer } from '../http/server.js';
 import { startPartitionJob } from '../ledger/partition-job.js';
+import type { Shutdown } from '../lifecycle/shutdown.js';
 import type { Logger } from '../log/logger.js';
 import { leadershipFromGauges } from '../metrics/registry.js';
 import { startMetricsServer } from '../http/metrics.js';
@@ -39,8 +40,8 @@ export interface Daemon {
  * The statement inbox (RECON_DATA_DIR/inbox) imports dropped bank statements every minute; the
  * partition job keeps the delivery ledger's months ahead and retires old ones (hourly).
  */
-export async function startDaemon(config: Config, log: Logger): Promise<Daemon> {
-  const ctx = await openContext(config, log, { migrate: config.MIGRATE_ON_START, defaultMetrics: true, access: 'owner' });
+export async function startDaemon(config: Config, log: Logger, commandShutdown?: Shutdown): Promise<Daemon> {
+  const ctx = await openContext(config, log, { migrate: config.MIGRATE_ON_START, defaultMetrics: true, access: 'owner', ...(commandShutdown ? { shutdown: commandShutdown } : {}) });
   const { shutdown, database, registry } = ctx;
   try {
     let provider: ProviderClient | undefined;

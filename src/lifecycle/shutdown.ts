@@ -15,6 +15,12 @@ export class Shutdown {
   constructor(
     private readonly log: Logger,
     private readonly deadlineMs: number,
+    /**
+     * What happens when the deadline passes with cleanups still running. A command's process exits
+     * non-zero here (commands/command.ts): a hung cleanup must not keep a stopping service alive
+     * past what systemd or Kubernetes were told (TimeoutStopSec, terminationGracePeriodSeconds).
+     */
+    private readonly onDeadline?: () => void,
   ) {}
 
   get signal(): AbortSignal {
@@ -23,6 +29,12 @@ export class Shutdown {
 
   get isShuttingDown(): boolean {
     return this.controller.signal.aborted;
+  }
+
+  /** Resolves when shutdown starts (a signal, or a command that finished). */
+  stopping(): Promise<void> {
+    const signal = this.controller.signal;
+    return signal.aborted ? Promise.resolve() : new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
   }
 
   register(name: string, fn: Cleanup): void {
@@ -43,6 +55,7 @@ export class Shutdown {
       timer = setTimeout(() => resolve('deadline'), this.deadlineMs);
       timer.unref();
     });
+    const pending = new Set(this.cleanups.map((c) => c.name));
     const work = (async () => {
       for (const { name, fn } of [...this.cleanups].reverse()) {
         try {
@@ -51,11 +64,15 @@ export class Shutdown {
         } catch (error) {
           this.log.error({ err: error, component: name }, 'cleanup failed');
         }
+        pending.delete(name);
       }
     })();
     const outcome = await Promise.race([work.then(() => 'done' as const), deadline]);
     clearTimeout(timer);
-    if (outcome === 'deadline') this.log.error({ deadlineMs: this.deadlineMs }, 'shutdown deadline passed; some components did not stop');
+    if (outcome === 'deadline') {
+      this.log.error({ deadlineMs: this.deadlineMs, notStopped: [...pending] }, 'shutdown deadline passed; some components did not stop');
+      this.onDeadline?.();
+    }
   }
 }
 
