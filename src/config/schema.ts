@@ -11,6 +11,9 @@ import { operatorTokensSchema } from './operator-tokens.js';
 // The spec's whole retry window: 5 retries with exponential backoff. The provider does not publish
 // the base delay; public receivers see roughly 1 min, 2, 4, 8, 16 min (~31 min in all), so the default
 // grace is one hour: no missed-webhook alarm while the provider may still be retrying.
+/** How long a completed payout may wait for its bank credit: a SEPA credit transfer arrives the next business day, and a weekend adds two. */
+export const DEFAULT_PAYOUT_SETTLEMENT_DAYS = 3;
+
 export const DEFAULT_WEBHOOK_GRACE_SECONDS = 3600;
 
 const booleanString = z
@@ -88,7 +91,7 @@ export const configShape = {
   HTTP_BODY_TIMEOUT_MS: positiveInt.default(30000),
   HTTP_MAX_RETRIES: z.coerce.number().int().min(0).default(6),
   WEBHOOK_GRACE_SECONDS: positiveInt.default(DEFAULT_WEBHOOK_GRACE_SECONDS),
-  PAYOUT_SETTLEMENT_DAYS: positiveInt.default(3),
+  PAYOUT_SETTLEMENT_DAYS: positiveInt.default(DEFAULT_PAYOUT_SETTLEMENT_DAYS),
   PAYOUT_SOURCE_IBANS: csvList.default([]),
   // The merchant's own accounts that receive payouts: payout_not_on_statement judges a payout only
   // on these accounts' statements (unset: the accounts payout credits were booked to).

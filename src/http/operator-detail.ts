@@ -4,8 +4,9 @@ import { discrepancySource } from '../reports/index.js';
 import { REPORT_TIME_FORMAT } from '../reports/source.js';
 import type { Guarded } from './operator-request.js';
 import { sendJson, type Route } from './server.js';
+import { SQL_ISO_MICROSECONDS } from '../db/time-format.js';
 
-const ISO_US = 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"';
+const ISO_US = SQL_ISO_MICROSECONDS;
 const LIMIT = 50;
 const utf8 = new TextDecoder('utf-8', { fatal: false });
 

@@ -3,8 +3,8 @@ import type { Sql } from 'postgres';
 import type { Config } from '../config/schema.js';
 import type { Database } from '../db/database.js';
 import { isTransientDatabaseError } from '../db/errors.js';
+import { retrying } from '../db/retry.js';
 import type { Logger } from '../log/logger.js';
-import { abortableDelay } from '../provider/backoff.js';
 import type { ProviderClient } from '../provider/client.js';
 import { scrub } from '../provider/errors.js';
 import type { PollerMetrics } from './metrics.js';
@@ -75,7 +75,14 @@ export async function runPoll(ctx: PollContext, client: ProviderClient, signal?:
   // Leave the pool two spare connections for the lock heartbeat and the webhook receiver.
   const maxStatements = Math.max(1, Math.min(WRITE_STATEMENTS, config.DB_POOL_MAX - 2));
   const batcher = pageBatcher({
-    write: (pages) => withWriteRetry(() => writePages(database.sql, environment, runId, pages, options.lock), runLog),
+    write: (pages) =>
+      retrying(() => writePages(database.sql, environment, runId, pages, options.lock), {
+        attempts: WRITE_ATTEMPTS,
+        retryOn: isTransientDatabaseError,
+        delayMs: (attempt) => 50 * attempt,
+        ...(signal ? { signal } : {}),
+        onRetry: (err, attempt) => runLog.warn({ err, attempt }, 'page write failed; retrying'),
+      }),
     maxStatements,
     maxOrders: WRITE_BATCH_ORDERS,
   });
@@ -133,8 +140,8 @@ export async function runPoll(ctx: PollContext, client: ProviderClient, signal?:
 
 /**
  * The poller's write policy, beside its statement: a batch under a lock first checks, in its own
- * transaction, that the lock's session still holds it (lock fencing); withWriteRetry retries what
- * is transient. Resolves with each page's count of orders new to the run.
+ * transaction, that the lock's session still holds it (lock fencing); the page writer retries what
+ * is transient (db/retry.ts). Resolves with each page's count of orders new to the run.
  */
 async function writePages(sql: Sql, environment: Config['PROVIDER_ENV'], runId: number, pages: readonly PageToWrite[], lock: PollRunOptions['lock']): Promise<number[]> {
   if (!lock) return (await upsertOrdersPages(sql, environment, runId, pages)).newInRunByPage;
@@ -142,18 +149,6 @@ async function writePages(sql: Sql, environment: Config['PROVIDER_ENV'], runId: 
     await assertStillHeld(tx, lock);
     return (await upsertOrdersPages(tx as unknown as Sql, environment, runId, pages)).newInRunByPage;
   });
-}
-
-async function withWriteRetry<T>(write: () => Promise<T>, log: Logger): Promise<T> {
-  for (let attempt = 1; ; attempt += 1) {
-    try {
-      return await write();
-    } catch (error) {
-      if (attempt >= WRITE_ATTEMPTS || !isTransientDatabaseError(error)) throw error;
-      log.warn({ err: error, attempt }, 'page write failed; retrying');
-      await abortableDelay(50 * attempt);
-    }
-  }
 }
 
 function describe(error: unknown): string {

@@ -1,3 +1,4 @@
+import { retrying } from '../db/retry.js';
 import type { Sql } from 'postgres';
 import type { ProviderEnvironment } from '../config/schema.js';
 import type { ProviderOrder } from '../provider/schemas.js';
@@ -70,18 +71,12 @@ export async function upsertOrdersPages(
   if (rows.length === 0) return { newInRun: 0, newInRunByPage: pages.map(() => 0), observations: 0 };
   const rowsJson = JSON.stringify(rows);
   const timesJson = JSON.stringify(times);
-  for (let attempt = 1; ; attempt += 1) {
-    try {
-      const merged = await mergeBatch(sql, environment, runId, rowsJson, timesJson);
-      const newInRunByPage = pages.map((_, p) => merged.newByPage[p] ?? 0);
-      return { newInRun: newInRunByPage.reduce((a, b) => a + b, 0), newInRunByPage, observations: merged.observations };
-    } catch (error) {
-      // Another statement inserted one of these orders after ours began (overlapping pages written
-      // concurrently). Running again sees it in `locked` and merges as an update. Each retry needs
-      // a new concurrent insert of an order of this batch, so a few attempts are plenty.
-      if (attempt >= INSERT_RACE_ATTEMPTS || !isSnapshotInsertRace(error)) throw error;
-    }
-  }
+  // Another statement may insert one of these orders after ours began (overlapping pages written
+  // concurrently). Running again sees it in `locked` and merges as an update. Each retry needs a new
+  // concurrent insert of an order of this batch, so a few attempts are plenty.
+  const merged = await retrying(() => mergeBatch(sql, environment, runId, rowsJson, timesJson), { attempts: INSERT_RACE_ATTEMPTS, retryOn: isSnapshotInsertRace });
+  const newInRunByPage = pages.map((_, p) => merged.newByPage[p] ?? 0);
+  return { newInRun: newInRunByPage.reduce((a, b) => a + b, 0), newInRunByPage, observations: merged.observations };
 }
 
 const INSERT_RACE_ATTEMPTS = 5;

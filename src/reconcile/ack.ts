@@ -2,6 +2,7 @@ import type { Database } from '../db/database.js';
 import { lockKey } from '../jobs/lock-keys.js';
 import { transactionLock } from '../jobs/session-lock.js';
 import type { ProviderEnvironment } from '../config/schema.js';
+import { SQL_ISO_MICROSECONDS } from '../db/time-format.js';
 
 export interface AcknowledgedDiscrepancy {
   id: number;
@@ -56,7 +57,7 @@ export async function acknowledgeDiscrepancy(
       set status = 'acknowledged', acknowledged_at = now(), acknowledged_by = ${by}, ack_note = ${trimmed},
           acknowledged_evidence_hash = evidence_hash
       where id = ${id}
-      returning kind::text, environment, to_char(acknowledged_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as acknowledged_at`;
+      returning kind::text, environment, to_char(acknowledged_at at time zone 'UTC', ${SQL_ISO_MICROSECONDS}) as acknowledged_at`;
     await tx`
       insert into discrepancy_history (discrepancy_id, from_status, to_status, actor, reason, evidence)
       select id, ${row.status}::discrepancy_status, 'acknowledged', ${by}, ${trimmed}, evidence

@@ -1,4 +1,5 @@
 import type { TransactionSql } from 'postgres';
+import { SQL_ISO_MICROSECONDS } from '../db/time-format.js';
 
 /**
  * The pass's working set: every finding of every rule, with the identity the unique index
@@ -25,7 +26,7 @@ export async function createFoundTable(tx: TransactionSql): Promise<void> {
 }
 
 /** ISO 8601 UTC with microseconds, independent of the session's TimeZone (for evidence and hashes). */
-export const ISO_FORMAT = 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"';
+export const ISO_FORMAT = SQL_ISO_MICROSECONDS;
 
 /**
  * The head of every rule's insert into `found`, with its columns named, so a rule's select lines up

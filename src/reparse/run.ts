@@ -3,11 +3,12 @@ import type { ProviderEnvironment } from '../config/schema.js';
 import type { Database } from '../db/database.js';
 import { writeHalving } from '../batch/halving.js';
 import { isTransientDatabaseError } from '../db/errors.js';
+import { retrying } from '../db/retry.js';
 import { finishRun, startRun } from '../jobs/runs.js';
 import { runSingleton } from '../jobs/singleton.js';
 import { startProgress } from '../lifecycle/progress.js';
 import type { Logger } from '../log/logger.js';
-import { classifyDelivery, unparsed, type StorableClassification } from '../webhooks/classify.js';
+import { classifyDelivery, refusedByLedger, type StorableClassification } from '../webhooks/classify.js';
 import { isAppliedConflict, rederiveDeliveries, type Rederived, type RederiveResult } from '../webhooks/ledger-rederive.js';
 import { PARSER_VERSION } from '../webhooks/parser-version.js';
 import type { ReparseMetrics } from './metrics.js';
@@ -198,19 +199,13 @@ interface Written extends RederiveResult {
  */
 async function writeBatch(log: Logger, batch: Rederived[], write: (batch: Rederived[]) => Promise<RederiveResult[]>): Promise<Written[]> {
   const attempt = async (part: readonly Rederived[]): Promise<Written[]> => {
-    for (let attempt = 1; ; attempt += 1) {
-      try {
-        const results = await write([...part]);
-        return results.map((r, i) => ({ ...r, classification: part[i]!.classification }));
-      } catch (error) {
-        if (!isAppliedConflict(error) || attempt >= CONFLICT_ATTEMPTS) throw error;
-      }
-    }
+    const results = await retrying(() => write([...part]), { attempts: CONFLICT_ATTEMPTS, retryOn: isAppliedConflict });
+    return results.map((r, i) => ({ ...r, classification: part[i]!.classification }));
   };
   const alone = async (one: Rederived, error: unknown): Promise<Written> => {
     if (one.classification.status !== 'parsed' || isAppliedConflict(error)) throw error;
     log.error({ err: (error as Error).message, deliveryId: one.deliveryId }, 'ledger refused a re-parsed delivery\'s fields; it stays unparsed');
-    const refused = unparsed(one.classification, 'ledger_refused', `the ledger refused the parsed fields: ${(error as Error).message}`);
+    const refused = refusedByLedger(one.classification, error);
     const [written] = await writeHalving([{ deliveryId: one.deliveryId, classification: refused }], { write: attempt, alone, passOn: isTransientDatabaseError });
     return written as Written;
   };

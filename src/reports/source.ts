@@ -3,6 +3,7 @@ import type { PendingQuery, Sql } from 'postgres';
 import { UsageError } from '../config/usage-error.js';
 import type { Cell, CsvOptions, ReportFormat, ReportShape } from './format.js';
 import { streamReport, type StreamResult } from './writer.js';
+import { SQL_ISO_SECONDS } from '../db/time-format.js';
 
 export type ReportRow = Record<string, Cell>;
 
@@ -22,7 +23,7 @@ export interface ReportSource {
 }
 
 /** ISO 8601 UTC to the second: what spreadsheets parse, without the microseconds Postgres keeps. */
-export const REPORT_TIME_FORMAT = 'YYYY-MM-DD"T"HH24:MI:SS"Z"';
+export const REPORT_TIME_FORMAT = SQL_ISO_SECONDS;
 
 // A cursor is the last key of a page, base64url-wrapped so clients treat it as opaque.
 export function encodeCursor(key: string): string {

@@ -40,6 +40,15 @@ export function unparsed(c: StorableClassification, reason: UnparsedReason, erro
 }
 
 /**
+ * The one fallback of every writer of deliveries (the receiver's group commit, reparse) when the
+ * ledger refuses a delivery's typed values: the same delivery stored unparsed, with the database's
+ * message as its parse error, so its raw bytes are kept and a re-classification can try again.
+ */
+export function refusedByLedger(c: StorableClassification, error: unknown): StorableClassification {
+  return unparsed(c, 'ledger_refused', `the ledger refused the parsed fields: ${(error as Error).message ?? String(error)}`);
+}
+
+/**
  * An event's identity. Where the payload has an event_time, the event is (topic, entity,
  * event_time to the nanosecond): a retry repeats all three, while a second event for the same
  * change carries a new event_time. Payloads without event_time (buyer, kyc, applicant, factoring)

@@ -3,7 +3,7 @@ import { AbandonedError, GroupCommit } from '../batch/group-commit.js';
 import { writeHalving } from '../batch/halving.js';
 import { isTransientDatabaseError } from '../db/errors.js';
 import type { Logger } from '../log/logger.js';
-import { unparsed } from './classify.js';
+import { refusedByLedger } from './classify.js';
 import { writeDeliveries, type DeliveryRecord, type WriteResult } from './ledger-write.js';
 
 export class LedgerUnavailableError extends Error {
@@ -121,7 +121,7 @@ export class GroupCommitWriter {
     const classification = record.classification;
     if (classification.status !== 'parsed' && classification.reason === 'ledger_refused') return { ok: false, error };
     this.options.log.error({ err: error.message, topic: classification.topic }, 'ledger refused a delivery\'s parsed fields; storing it unparsed');
-    const [outcome] = await this.commit([{ ...record, classification: unparsed(classification, 'ledger_refused', `the ledger refused the parsed fields: ${error.message}`) }]);
+    const [outcome] = await this.commit([{ ...record, classification: refusedByLedger(classification, error) }]);
     return outcome as Outcome;
   }
 }

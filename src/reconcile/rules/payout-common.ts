@@ -1,9 +1,9 @@
 import type { TransactionSql } from 'postgres';
 import type { PayoutRuleSettings, RuleParams } from '../types.js';
 import { creditLines } from '../../ledger/payout-credits.js';
+import { DEFAULT_PAYOUT_SETTLEMENT_DAYS } from '../../config/schema.js';
 
-
-export const DEFAULT_PAYOUT_SETTINGS: PayoutRuleSettings = { settlementDays: 3, sourceIbans: [], referencePattern: null };
+export const DEFAULT_PAYOUT_SETTINGS: PayoutRuleSettings = { settlementDays: DEFAULT_PAYOUT_SETTLEMENT_DAYS, sourceIbans: [], referencePattern: null };
 
 export function payoutSettings(p: RuleParams): PayoutRuleSettings {
   const s = p.payout ?? DEFAULT_PAYOUT_SETTINGS;
