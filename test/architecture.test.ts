@@ -144,6 +144,13 @@ describe('the import graph of src/ and sim/', () => {
     expect(wrong).toEqual([]);
   });
 
+  it('has no index.ts in src/: a module is imported by the name of the file that defines it', () => {
+    // One rule for every folder. Barrels were a second way into some folders beside their files,
+    // and re-exported names that nothing imported through them.
+    const barrels = [...graph.keys()].filter((f) => f.startsWith(SRC + path.sep) && path.basename(f) === 'index.ts').map(rel);
+    expect(barrels).toEqual([]);
+  });
+
   it('keeps the simulator beside the product: only the demo and sim commands start it, and it reads no receiver, client, poller or reconciler', () => {
     // The simulator stands in for the provider; were it to share the receiver's or the poller's
     // code, a bug in that code would be mirrored in the oracle and hide from the tests.

@@ -163,6 +163,3 @@ export function isLoopbackHost(hostname: string): boolean {
 }
 
 export type Config = z.infer<typeof configSchema>;
-
-/** Names of settings whose values must never reach a log line or an error message. */
-export const SECRET_SETTINGS = ['PROVIDER_API_KEY', 'WEBHOOK_SECRET', 'OPERATOR_TOKEN', 'OPERATOR_TOKENS', 'DATABASE_URL'] as const;

@@ -11,12 +11,12 @@ import type { Shutdown } from '../lifecycle/shutdown.js';
 import type { Logger } from '../log/logger.js';
 import { leadershipFromGauges } from '../metrics/registry.js';
 import { startMetricsServer } from '../http/metrics.js';
-import { startPollScheduler } from '../poller/index.js';
+import { startPollScheduler } from '../poller/scheduler.js';
 import { createProviderClient, type ProviderClient } from '../provider/client.js';
-import { startReconcileScheduler } from '../reconcile/index.js';
+import { startReconcileScheduler } from '../reconcile/scheduler.js';
 import { startReparseJob } from '../reparse/job.js';
 import { startStatementInbox } from '../statements/inbox.js';
-import { createWebhookReceiver } from '../webhooks/index.js';
+import { createWebhookReceiver } from '../webhooks/create-receiver.js';
 
 export interface Daemon {
   ctx: AppContext;

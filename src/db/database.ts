@@ -1,6 +1,6 @@
 import postgres, { type Sql } from 'postgres';
 import { drizzle, type PostgresJsDatabase } from 'drizzle-orm/postgres-js';
-import * as schema from '../schema/index.js';
+import * as schema from '../schema/tables.js';
 import type { Logger } from '../log/logger.js';
 import path from 'node:path';
 import { EmbeddedPostgresError, findRunningEmbedded, hasEmbeddedLedger, startEmbeddedPostgres } from './embedded.js';

@@ -2,11 +2,15 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Config } from '../config/schema.js';
 import type { Database } from '../db/database.js';
 import type { Logger } from '../log/logger.js';
-import { acknowledgeDiscrepancy } from '../reconcile/index.js';
-import {
-  XLSX_MAX_ROWS, contentTypeFor, csvHeader, decodeCursor, deliveriesSource, discrepancySource, fetchAll, fetchPage, ordersSource,
-  openBatches, parseDeliveryStatus, parseDiscrepancyQuery, payoutsSource, renderBatch, renderXlsx, streamReport, type ReportSource,
-} from '../reports/index.js';
+import { acknowledgeDiscrepancy } from '../reconcile/ack.js';
+import { XLSX_MAX_ROWS, renderXlsx } from '../reports/xlsx.js';
+import { contentTypeFor, csvHeader, renderBatch } from '../reports/format.js';
+import { decodeCursor, fetchAll, fetchPage, openBatches, type ReportSource } from '../reports/source.js';
+import { deliveriesSource, parseDeliveryStatus } from '../reports/deliveries.js';
+import { discrepancySource, parseDiscrepancyQuery } from '../reports/discrepancies.js';
+import { ordersSource } from '../reports/orders.js';
+import { payoutsSource } from '../reports/payouts.js';
+import { streamReport } from '../reports/writer.js';
 import { readBody, BodyTooLargeError } from './read-body.js';
 import { detailRoutes } from './operator-detail.js';
 import {

@@ -1,6 +1,6 @@
 import type { Config } from '../config/schema.js';
 import type { Database } from '../db/database.js';
-import { discrepancySource } from '../reports/index.js';
+import { discrepancySource } from '../reports/discrepancies.js';
 import { REPORT_TIME_FORMAT } from '../reports/source.js';
 import type { Guarded } from './operator-request.js';
 import { sendJson, type Route } from './server.js';

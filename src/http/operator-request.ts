@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { UsageError } from '../config/usage-error.js';
 import type { Config } from '../config/schema.js';
-import { parseDelimiter, type CsvOptions } from '../reports/index.js';
+import { parseDelimiter, type CsvOptions } from '../reports/format.js';
 import { tokenMatcher, type TokenMatcher } from '../config/operator-tokens.js';
 import { sendJson } from './server.js';
 

@@ -1,7 +1,7 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { ProviderEnvironment } from '../config/schema.js';
 import type { Database } from '../db/database.js';
-import { DISCREPANCY_KINDS, DISCREPANCY_STATUSES } from '../schema/index.js';
+import { DISCREPANCY_KINDS, DISCREPANCY_STATUSES } from '../schema/tables.js';
 import type { LedgerReads } from '../metrics/ledger-health.js';
 import { METRIC_PREFIX } from '../metrics/registry.js';
 

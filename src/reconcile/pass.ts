@@ -11,7 +11,7 @@ import { assertStillHeld, type SessionLock } from '../jobs/session-lock.js';
 import type { ReconcileMetrics } from './metrics.js';
 import { recordDuplicateDeliveries } from './rules/duplicate-delivery.js';
 import { DEFAULT_PAYOUT_SETTINGS } from './rules/payout-common.js';
-import { ORDER_RULE_KINDS, RULES, RULE_KINDS } from './rules/index.js';
+import { ORDER_RULE_KINDS, RULES, RULE_KINDS } from './rules/registry.js';
 import type { PassSummary, RuleParams } from './types.js';
 
 export interface ReconcileContext {

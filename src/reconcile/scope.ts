@@ -37,7 +37,7 @@ export interface Scope {
   orders?: number;
 }
 
-/** `orderKinds`: the kinds whose findings name orders (rules/index.ts), kept in scope while open. */
+/** `orderKinds`: the kinds whose findings name orders (rules/registry.ts), kept in scope while open. */
 export async function buildScope(tx: TransactionSql, p: RuleParams, forceFull: boolean, orderKinds: readonly string[]): Promise<Scope> {
   const now = p.now.toISOString();
   const [last] = await tx<{ w: string | null; last_full: string | null }[]>`

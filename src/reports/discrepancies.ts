@@ -2,7 +2,7 @@ import type { Writable } from 'node:stream';
 import { UsageError } from '../config/usage-error.js';
 import { environmentSchema, type ProviderEnvironment } from '../config/schema.js';
 import type { Database } from '../db/database.js';
-import { DISCREPANCY_KINDS, type DiscrepancyKind } from '../schema/index.js';
+import { DISCREPANCY_KINDS, type DiscrepancyKind } from '../schema/tables.js';
 import { REPORT_FORMATS, type CsvOptions, type ReportFormat, type ReportShape } from './format.js';
 import { REPORT_TIME_FORMAT, streamSource, type ReportSource } from './source.js';
 import type { StreamResult } from './writer.js';

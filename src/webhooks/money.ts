@@ -40,11 +40,6 @@ export const cents = z.unknown().transform((value, ctx) => {
   return text;
 });
 
-/** The string form alone (kept for callers that only accept strings). */
-export const integerString = z.string().refine((v) => INTEGER_TEXT.test(v) && fitsInt64(BigInt(v)), {
-  message: 'must be a string holding an integer',
-});
-
 /** Day counts sent as strings ("30"): at most nine digits, so always within int4. */
 export const smallIntegerString = z
   .string()

@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import type { Database } from '../../src/db/database.js';
-import { parseDiscrepancyQuery, streamDiscrepancies } from '../../src/reports/index.js';
+import { parseDiscrepancyQuery, streamDiscrepancies } from '../../src/reports/discrepancies.js';
 import type { ReportRow, RowLedgerFacts } from './score.js';
 
 /** `report discrepancies --format json --status all`, through the same parser and stream as the command. */

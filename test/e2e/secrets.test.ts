@@ -3,7 +3,7 @@ import { pino } from 'pino';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDaemon, type Daemon } from '../../src/daemon/daemon.js';
-import { streamDiscrepancies, parseDiscrepancyQuery } from '../../src/reports/index.js';
+import { streamDiscrepancies, parseDiscrepancyQuery } from '../../src/reports/discrepancies.js';
 import { DAY_MS, DEFAULT_FAULT_RATES, startSimulator, type Simulator } from '../../sim/index.js';
 import { computeSignature } from '../../src/webhooks/signature.js';
 import { useTestDatabase, type TestDatabase } from '../helpers/database.js';

@@ -1,4 +1,4 @@
-import { runReconcilePass } from '../../src/reconcile/index.js';
+import { runReconcilePass } from '../../src/reconcile/pass.js';
 import { DAY_MS, HOUR_MS, type FaultRates, type GroundTruth } from '../../sim/index.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { settleDue, startStack, waitFor } from './harness.js';

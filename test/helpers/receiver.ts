@@ -5,7 +5,7 @@ import { serverTimeouts, startHttpServer, type HttpServer } from '../../src/http
 import { Shutdown } from '../../src/lifecycle/shutdown.js';
 import { createLogger, silentLogger } from '../../src/log/logger.js';
 import { computeSignature } from '../../src/webhooks/signature.js';
-import { createWebhookReceiver, type ReceiverDeps, type WebhookReceiver } from '../../src/webhooks/index.js';
+import { createWebhookReceiver, type ReceiverDeps, type WebhookReceiver } from '../../src/webhooks/create-receiver.js';
 import { request } from 'undici';
 import { testMetrics } from './metrics.js';
 

@@ -6,7 +6,8 @@ import { accountId } from '../../src/statements/account.js';
 import { encodingOf, streamDecoder, utf8Validator } from '../../src/statements/decode.js';
 import { statementReader } from '../../src/statements/detect.js';
 import type { StatementLine, StatementSection } from '../../src/statements/types.js';
-import { detectFormat, parseStatement, StatementFormatError, type ParsedStatement } from '../../src/statements/index.js';
+import { detectFormat, parseStatement } from '../../src/statements/detect.js';
+import { StatementFormatError, type ParsedStatement } from '../../src/statements/types.js';
 
 // Fixtures written for this project after the banks' published MT940 and CAMT.053 layouts
 // (test/statements/banks/); every line of every file is asserted field by field.

@@ -8,7 +8,7 @@ import { importStatementFile } from '../../src/statements/import.js';
 import { streamPayoutsReport } from '../../src/reports/payouts.js';
 import { runReconcilePass } from '../../src/reconcile/pass.js';
 import { silentLogger } from '../../src/log/logger.js';
-import { PAYOUT_RULE_KINDS } from '../../src/reconcile/rules/index.js';
+import { PAYOUT_RULE_KINDS } from '../../src/reconcile/rules/registry.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { postDelivery, startTestReceiver, type TestReceiver } from '../helpers/receiver.js';
 import { PAYOUT_FAULTS } from './sim-helpers.js';

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FileChangedError, importParsed, importStatement, importStatementSource } from '../../src/statements/import.js';
-import { parseStatement } from '../../src/statements/index.js';
+import { parseStatement } from '../../src/statements/detect.js';
 import { useTestDatabase, type TestDatabase } from '../helpers/database.js';
 
 const file = (name: string) => readFileSync(path.join(import.meta.dirname, 'banks', name));

@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { importStatement } from '../../src/statements/import.js';
-import { parseStatement, positionKey } from '../../src/statements/index.js';
+import { parseStatement } from '../../src/statements/detect.js';
+import { positionKey } from '../../src/statements/line-key.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { applyMigrationFiles } from '../helpers/migrations.js';
 

@@ -3,7 +3,8 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { ProviderEnvironment } from '../../src/config/schema.js';
 import { importStatement } from '../../src/statements/import.js';
-import { parseStatement, type ParsedStatement } from '../../src/statements/index.js';
+import { parseStatement } from '../../src/statements/detect.js';
+import { type ParsedStatement } from '../../src/statements/types.js';
 import { useTestDatabase, type TestDatabase } from '../helpers/database.js';
 
 // One account's 1 and 2 April 2026 as its bank exports them three ways (test/statements/banks/period-april.*,

@@ -3,7 +3,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, DAY_MS, type Simulator } from '../../sim/index.js';
-import { decimalToCents, detectFormat, parseStatement, StatementFormatError, type ParsedStatement } from '../../src/statements/index.js';
+import { decimalToCents } from '../../src/statements/money.js';
+import { detectFormat, parseStatement } from '../../src/statements/detect.js';
+import { StatementFormatError, type ParsedStatement } from '../../src/statements/types.js';
 import { csvAmountToCents } from '../../src/statements/money.js';
 import { PAYOUT_FAULTS } from './sim-helpers.js';
 

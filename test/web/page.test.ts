@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_FAULT_RATES } from '../../sim/index.js';
 import { sign } from '../../sim/signing.js';
 import { importStatement, importStatementFile } from '../../src/statements/import.js';
-import { DISCREPANCY_COLUMNS } from '../../src/reports/index.js';
+import { DISCREPANCY_COLUMNS } from '../../src/reports/discrepancies.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { sleep, startStack, waitFor, type Stack } from '../e2e/harness.js';
 import { convertToFods, readFods } from './libreoffice.js';

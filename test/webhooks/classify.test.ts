@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { classifyDelivery, eventKey } from '../../src/webhooks/classify.js';
 import { parseEventTime } from '../../src/webhooks/event-time.js';
-import { integerString } from '../../src/webhooks/money.js';
+import { cents } from '../../src/webhooks/money.js';
 import { parseReferenceList } from '../../src/webhooks/reference-list.js';
 import { ALL_TOPICS } from '../../src/provider/vocabulary.js';
 import { samplePayload } from '../fixtures/spec-payloads.js';
@@ -18,10 +18,10 @@ describe('payload classification', () => {
     expect(result.event?.key).toMatch(/^[0-9a-f]{64}$/);
   });
 
-  it('reads integer strings exactly and refuses anything else', () => {
-    expect(integerString.safeParse('9223372036854775807').success).toBe(true);
+  it('reads amounts given as integer strings exactly and refuses anything else', () => {
+    expect(cents.safeParse('9223372036854775807')).toEqual({ success: true, data: '9223372036854775807' });
     for (const bad of ['12.5', '1e3', '', ' 12', '012', '9223372036854775808', '+5', '0x10']) {
-      expect(integerString.safeParse(bad).success, bad).toBe(false);
+      expect(cents.safeParse(bad).success, bad).toBe(false);
     }
   });
 

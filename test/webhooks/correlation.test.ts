@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import { startHttpServer, type HttpServer } from '../../src/http/server.js';
 import { computeSignature } from '../../src/webhooks/signature.js';
-import { createWebhookReceiver, type WebhookReceiver } from '../../src/webhooks/index.js';
+import { createWebhookReceiver, type WebhookReceiver } from '../../src/webhooks/create-receiver.js';
 import { samplePayload } from '../fixtures/spec-payloads.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { TEST_SECRET } from '../helpers/receiver.js';

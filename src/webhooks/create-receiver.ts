@@ -10,11 +10,6 @@ import { fetchedSecrets, staticSecrets, type SecretSource } from './secrets.js';
 import { addressMatcher } from '../config/addresses.js';
 import { allowedAddresses } from './source-address.js';
 
-export { computeSignature, verifySignature, secretFingerprint } from './signature.js';
-export { classifyDelivery, eventKey } from './classify.js';
-export { ALL_TOPICS, BARE_TOPICS, ORDER_STATES_WITH_TOPIC, familyOf } from '../provider/vocabulary.js';
-export { parseEventTime } from './event-time.js';
-export type { SecretSource } from './secrets.js';
 
 export interface WebhookReceiver {
   route: Route;
