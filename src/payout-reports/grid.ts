@@ -18,12 +18,17 @@ export const isZip = (bytes: Uint8Array): boolean => bytes[0] === 0x50 && bytes[
 /** The compound file of Excel 97-2003 (.xls). */
 export const isLegacyExcel = (bytes: Uint8Array): boolean => bytes[0] === 0xd0 && bytes[1] === 0xcf && bytes[2] === 0x11 && bytes[3] === 0xe0;
 
+// Windows-1252's printable characters at 0x80-0x9F (the rest of the code page is Latin-1). Node
+// 20's TextDecoder('windows-1252') decodes these bytes as Latin-1's control characters (0x80 ->
+// U+0080, not the euro sign), so they are mapped here.
+const CP1252_HIGH = '\u20ac\u0081\u201a\u0192\u201e\u2026\u2020\u2021\u02c6\u2030\u0160\u2039\u0152\u008d\u017d\u008f\u0090\u2018\u2019\u201c\u201d\u2022\u2013\u2014\u02dc\u2122\u0161\u203a\u0153\u009d\u017e\u0178';
+
 /** UTF-8 (BOM or not) when valid, else Windows-1252, the code page of older spreadsheet CSV exports ('€' is 0x80). */
 export function decodeText(bytes: Uint8Array): string {
   try {
     return new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(bytes);
   } catch {
-    return new TextDecoder('windows-1252').decode(bytes);
+    return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1').replace(/[\x80-\x9f]/g, (c) => CP1252_HIGH[c.charCodeAt(0) - 0x80]!);
   }
 }
 

@@ -76,7 +76,7 @@ function decimalSeparator(rows: readonly GridRow[], cellOf: CellOf, refuse: Refu
   for (const row of rows) {
     for (const column of AMOUNT_COLUMNS) {
       const cell = cellOf(row, column);
-      if (typeof cell !== 'string') continue;
+      if (typeof cell !== 'string' || cell.trim() === '') continue;
       const split = splitAmount(cell);
       if (typeof split === 'string') throw refuse(row, column, `'${cell.trim()}' ${split}`);
       const separator = decimalEvidence(split.body);
