@@ -1,5 +1,7 @@
+import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import cron from 'node-cron';
+import { contractTermsFromSetting, documentedColumn } from '../payout-reports/index.js';
 import { addressListError, splitList } from './addresses.js';
 import { operatorTokensSchema } from './operator-tokens.js';
 
@@ -40,6 +42,38 @@ const postgresUrl = z
   .string()
   .url()
   .refine((v) => /^postgres(ql)?:$/.test(new URL(v).protocol), { message: 'not a postgres:// or postgresql:// URL' });
+
+/** CONTRACT_TERMS: inline JSON or a file's path, read and validated at start (docs/contract-terms.md). */
+const contractTerms = z.string().transform((value, ctx) => {
+  try {
+    return contractTermsFromSetting(value, (file) => readFileSync(file, 'utf8'));
+  } catch (error) {
+    ctx.addIssue({ code: 'custom', message: (error as Error).message });
+    return z.NEVER;
+  }
+});
+
+/** PAYOUT_REPORT_COLUMNS: a JSON object from a file's own headers to the documented column names. */
+const payoutReportColumns = z.string().transform((value, ctx) => {
+  let json: unknown;
+  try {
+    json = JSON.parse(value);
+  } catch {
+    ctx.addIssue({ code: 'custom', message: 'not a JSON object (expected {"Our header": "Doc No", ...})' });
+    return z.NEVER;
+  }
+  if (typeof json !== 'object' || json === null || Array.isArray(json)) {
+    ctx.addIssue({ code: 'custom', message: 'not a JSON object (expected {"Our header": "Doc No", ...})' });
+    return z.NEVER;
+  }
+  for (const [ours, documented] of Object.entries(json)) {
+    if (typeof documented !== 'string' || documentedColumn(documented) === undefined) {
+      ctx.addIssue({ code: 'custom', message: `maps ${JSON.stringify(ours)} to ${JSON.stringify(documented)}, which is no documented payout report column` });
+      return z.NEVER;
+    }
+  }
+  return json as Record<string, string>;
+});
 
 export const environmentSchema = z.enum(['sandbox', 'production']);
 export type ProviderEnvironment = z.infer<typeof environmentSchema>;
@@ -132,6 +166,10 @@ export const configShape = {
   DELIVERY_PARTITIONS_AHEAD: positiveInt.max(120).default(3),
   DELIVERY_RETENTION_MONTHS: positiveInt.optional(),
   DELIVERY_ARCHIVE_DIR: z.string().min(1).optional(),
+  // Payout reports: the contract their deductions are judged against (unset: reported, not judged),
+  // and a map for a file whose headers are not the documented names.
+  CONTRACT_TERMS: contractTerms.optional(),
+  PAYOUT_REPORT_COLUMNS: payoutReportColumns.default({}),
   // `start` in production refuses to run on an embedded, per-process ledger unless this says so: a
   // pod's embedded database is lost with the pod.
   EMBEDDED_DATABASE_IN_PRODUCTION: booleanString.default(false),

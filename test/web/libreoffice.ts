@@ -10,17 +10,25 @@ const run = promisify(execFile);
 
 /**
  * Opens a file in LibreOffice Calc headless, with its default import (or the given one), and saves
- * it as flat ODS (one XML file), which says for every cell whether Calc holds a number, a date or
- * text, and whether it is a formula. A throwaway profile keeps runs independent.
+ * it in the format `to` names (an extension, e.g. 'xlsx'); a throwaway profile keeps runs
+ * independent. Returns the written file's path.
  */
-export async function convertToFods(file: string, outDir: string, infilter?: string): Promise<string> {
+export async function convertWithCalc(file: string, outDir: string, to: string, infilter?: string): Promise<string> {
   const profile = await mkdtemp(path.join(tmpdir(), 'lo-profile-'));
   try {
-    await run('soffice', [`-env:UserInstallation=${pathToFileURL(profile).href}`, '--headless', '--norestore', ...(infilter ? [`--infilter=${infilter}`] : []), '--convert-to', 'fods', '--outdir', outDir, file], { timeout: 120_000 });
+    await run('soffice', [`-env:UserInstallation=${pathToFileURL(profile).href}`, '--headless', '--norestore', ...(infilter ? [`--infilter=${infilter}`] : []), '--convert-to', to, '--outdir', outDir, file], { timeout: 120_000 });
   } finally {
     await rm(profile, { recursive: true, force: true });
   }
-  return path.join(outDir, `${path.parse(file).name}.fods`);
+  return path.join(outDir, `${path.parse(file).name}.${to}`);
+}
+
+/**
+ * Saves a file as flat ODS (one XML file), which says for every cell whether Calc holds a number, a
+ * date or text, and whether it is a formula.
+ */
+export async function convertToFods(file: string, outDir: string, infilter?: string): Promise<string> {
+  return convertWithCalc(file, outDir, 'fods', infilter);
 }
 
 export interface CalcCell {
