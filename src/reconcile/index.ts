@@ -4,3 +4,4 @@ export { startReconcileScheduler, type ReconcileScheduler } from './scheduler.js
 export { acknowledgeDiscrepancy, operatorActor, type AckResult, type AcknowledgedDiscrepancy } from './ack.js';
 export { createReconcileMetrics, type ReconcileMetrics } from './metrics.js';
 export { ORDER_STATES_WITH_TOPIC, type PassSummary } from './types.js';
+export { recordFinding, type RecordedFinding } from './recorded.js';
