@@ -129,6 +129,13 @@ export function mt940Reader(emit: SectionSink, options: ReaderOptions = {}): Sta
       acceptUnbalanced: options.acceptUnbalanced, openingName: 'opening balance (:60F:/:60M:)', closingName: 'closing balance (:62F:/:62M:)',
     });
     current.section.balances = combineChecks(current.section.balances, check);
+    // Pages of which one lacks its :62M: still check as a whole: the first page's opening balance and
+    // this page's closing balance bound every booking of the statement.
+    if (current.section.balances.state === 'unchecked' && current.opening && closing) {
+      current.section.balances = balanceCheck(`${where} (:28C: ${excerpt(number) || '?'}, pages from the first)`, current.opening, closing, current.section.booked, {
+        acceptUnbalanced: options.acceptUnbalanced, openingName: 'opening balance (:60F:/:60M:)', closingName: 'closing balance (:62F:/:62M:)',
+      });
+    }
     current.closing = closing;
     // A closing balance is the end-of-day booked balance of its date: the statement covers that whole
     // day. The opening balance's date is, at most banks, the previous statement's closing day, whose
