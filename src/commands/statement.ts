@@ -2,23 +2,29 @@ import { open } from 'node:fs/promises';
 import { withContext, type Command } from './command.js';
 import { UsageError } from '../config/usage-error.js';
 import { startProgress } from '../lifecycle/progress.js';
-import { importLimits, importStatementFile, type ImportResult } from '../statements/import.js';
+import { balancesNote, importLimits, importStatementFile, type ImportResult } from '../statements/import.js';
 import { StatementFormatError } from '../statements/types.js';
 
-const HELP = `Usage: bnpl-recon statement import FILE...
+const HELP = `Usage: bnpl-recon statement import [--accept-unbalanced] FILE...
 
 Imports bank statements of the merchant account into the ledger of PROVIDER_ENV. The format is
 detected from the content, not the file name: CAMT.053 XML, MT940, or CSV with a header row
 naming at least a booking date and an amount column (src/statements/csv.ts lists the accepted
 columns). Each file is imported in one transaction, and only if its statements balance (opening
-balance + bookings = closing balance) and every booking was stored. Re-importing a statement, or
+balance + bookings = closing balance) and every booking was stored. A statement without an
+opening or closing balance (and every CSV) is imported with its balances not checked.
+--accept-unbalanced stores a statement whose balances disagree anyway, opening a
+statement_unbalanced finding with the difference for an accountant to acknowledge (the inbox:
+STATEMENT_ACCEPT_UNBALANCED=true). Re-importing a statement, or
 an overlapping statement of the same account, adds nothing it already brought (README, "Bank
 statements").
 
 Prints one result line per file on stdout, "FILE: format F, statements S, lines read N, lines new
 M, already known K, known from overlapping statements O" (new: stored; already known: the same
 statement had brought them; overlapping: another statement of the account had, and they are linked
-to its lines; N = M + K + O) or "FILE: failed: REASON" (the reason also on stderr), then a summary line. One failing file does
+to its lines; N = M + K + O), followed by ", balances not checked U" when U of its statements could
+not be checked and ", unbalanced, stored with findings ID...: B" for statements stored unbalanced;
+or "FILE: failed: REASON" (the reason also on stderr), then a summary line. One failing file does
 not stop the others. While a large file is written, progress (lines, lines per second) goes to
 stderr if it is a terminal. Exit status 0 when every file was imported (or had been before), 1
 when any failed, 2 for bad usage.`;
@@ -27,8 +33,10 @@ export const command: Command = {
   summary: 'import bank statements (CAMT.053, MT940, CSV)',
   help: HELP,
   async run(argv) {
-    const [sub, ...files] = argv;
+    const [sub, ...args] = argv;
     if (sub !== 'import') throw new UsageError(sub === undefined ? 'missing subcommand: statement import FILE...' : `unknown subcommand '${sub}'`);
+    const acceptUnbalanced = args.includes('--accept-unbalanced');
+    const files = args.filter((a) => a !== '--accept-unbalanced');
     if (files.length === 0) throw new UsageError('statement import needs at least one FILE');
     const unknownOption = files.find((f) => f.startsWith('-') && f !== '-');
     if (unknownOption) throw new UsageError(`unknown option '${unknownOption}'`);
@@ -44,11 +52,11 @@ export const command: Command = {
             },
           );
           const progress = startProgress({ label: file, unit: 'lines', log: ctx.log });
-          const r = await importStatementFile(ctx.database, ctx.config.PROVIDER_ENV, file, { ...importLimits(ctx.config), onProgress: (lines) => progress.update(lines) }).finally(() => progress.finish());
+          const r = await importStatementFile(ctx.database, ctx.config.PROVIDER_ENV, file, { ...importLimits(ctx.config), acceptUnbalanced, onProgress: (lines) => progress.update(lines) }).finally(() => progress.finish());
           done.push(r);
           process.stdout.write(
             `${file}: format ${r.format}, statements ${r.statements ?? '?'}, lines read ${r.linesRead}, lines new ${r.linesNew}, ` +
-              `already known ${r.linesKnown}, known from overlapping statements ${r.linesOverlap}${r.alreadyImported ? ' (file already imported)' : ''}\n`,
+              `already known ${r.linesKnown}, known from overlapping statements ${r.linesOverlap}${balancesNote(r)}${r.alreadyImported ? ' (file already imported)' : ''}\n`,
           );
         } catch (error) {
           failed += 1;

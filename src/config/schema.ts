@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import cron from 'node-cron';
-import { contractTermsFromSetting, documentedColumn } from '../payout-reports/index.js';
+import { contractTermsFromSetting } from '../payout-reports/contract-terms.js';
+import { documentedColumn } from '../payout-reports/columns.js';
 import { addressListError, splitList } from './addresses.js';
 import { operatorTokensSchema } from './operator-tokens.js';
 
@@ -159,6 +160,9 @@ export const configShape = {
   // that exhausts either is moved to inbox/failed/, and the daemon goes on answering.
   STATEMENT_IMPORT_MAX_MEMORY_MB: positiveInt.min(64).default(1024),
   STATEMENT_IMPORT_TIMEOUT_SECONDS: positiveInt.default(1800),
+  // The inbox's --accept-unbalanced: a statement whose balances disagree with its bookings is
+  // stored with a statement_unbalanced finding instead of being moved to inbox/failed/.
+  STATEMENT_ACCEPT_UNBALANCED: booleanString.default(false),
   // The delivery ledger's monthly partitions (src/ledger/partitions.ts): how many months after the
   // current one exist ahead, and how many full months before the current one are kept (unset: all,
   // forever); older months are exported to DELIVERY_ARCHIVE_DIR (unset: RECON_DATA_DIR/archive)

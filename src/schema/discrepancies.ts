@@ -12,13 +12,14 @@ export const DISCREPANCY_KINDS = [
   'payout_amount_mismatch',
   'payout_cancelled_but_credited',
   'payout_unknown_invoice',
+  'statement_unbalanced',
 ] as const;
 export type DiscrepancyKind = (typeof DISCREPANCY_KINDS)[number];
 
 export const DISCREPANCY_STATUSES = ['open', 'resolved', 'acknowledged'] as const;
 export type DiscrepancyStatus = (typeof DISCREPANCY_STATUSES)[number];
 
-export const ENTITY_TYPES = ['order', 'invoice', 'payout', 'statement_line', 'webhook_delivery'] as const;
+export const ENTITY_TYPES = ['order', 'invoice', 'payout', 'statement_line', 'webhook_delivery', 'statement'] as const;
 
 export const discrepancyKind = pgEnum('discrepancy_kind', DISCREPANCY_KINDS);
 export const discrepancyStatus = pgEnum('discrepancy_status', DISCREPANCY_STATUSES);

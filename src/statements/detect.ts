@@ -3,7 +3,7 @@ import { collect } from './collect.js';
 import { csvHeader, csvReader } from './csv.js';
 import { decodeStatement } from './decode.js';
 import { mt940Reader } from './mt940.js';
-import { StatementFormatError, type ParsedStatement, type SectionSink, type StatementFormat, type StatementReader } from './types.js';
+import { StatementFormatError, type ParsedStatement, type ReaderOptions, type SectionSink, type StatementFormat, type StatementReader } from './types.js';
 
 /**
  * The format from the content, never the file name (inbox files arrive as "export(3).txt"):
@@ -33,9 +33,9 @@ const BINARY = 'binary content: not a bank statement';
  * (invalid byte sequence for encoding "UTF8": 0x00), and a field holding it would fail the import
  * with a database error instead of the file's.
  */
-export function statementReader(head: string, emit: SectionSink): StatementReader {
+export function statementReader(head: string, emit: SectionSink, options: ReaderOptions = {}): StatementReader {
   if (head.includes('\u0000')) throw new StatementFormatError(BINARY);
-  const reader = formatReader(head, emit);
+  const reader = formatReader(head, emit, options);
   return {
     format: reader.format,
     write(text) {
@@ -46,12 +46,12 @@ export function statementReader(head: string, emit: SectionSink): StatementReade
   };
 }
 
-function formatReader(head: string, emit: SectionSink): StatementReader {
+function formatReader(head: string, emit: SectionSink, options: ReaderOptions): StatementReader {
   // Any XML goes to the camt.053 reader, which says why a document is not a statement it can import.
-  if (head.replace(/^\uFEFF/, '').trimStart().startsWith('<')) return camt053Reader(emit);
+  if (head.replace(/^\uFEFF/, '').trimStart().startsWith('<')) return camt053Reader(emit, options);
   switch (detectFormat(head)) {
     case 'mt940':
-      return mt940Reader(emit);
+      return mt940Reader(emit, options);
     case 'csv':
       return csvReader(emit);
     default:
@@ -60,7 +60,7 @@ function formatReader(head: string, emit: SectionSink): StatementReader {
 }
 
 /** Decodes (decode.ts), detects and parses one whole file. */
-export function parseStatement(bytes: Buffer | string): ParsedStatement {
+export function parseStatement(bytes: Buffer | string, options: ReaderOptions = {}): ParsedStatement {
   const text = decodeStatement(bytes);
-  return collect((emit) => statementReader(text.slice(0, HEAD_CHARS), emit), text);
+  return collect((emit) => statementReader(text.slice(0, HEAD_CHARS), emit, options), text);
 }

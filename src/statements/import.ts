@@ -10,9 +10,11 @@ import { HEAD_CHARS, statementReader } from './detect.js';
 import { createStaging, storeSection } from './overlap.js';
 import { lockKey } from '../jobs/lock-keys.js';
 import { transactionLock } from '../jobs/session-lock.js';
+import { recordFinding } from '../reconcile/recorded.js';
 import {
   excerpt,
   StatementFormatError,
+  type BalanceCheck,
   type ParsedStatement,
   type StatementFormat,
   type StatementLine,
@@ -36,6 +38,12 @@ export interface ImportResult {
   linesKnown: number;
   /** lines whose bookings an overlapping statement had already brought: linked to its stored lines */
   linesOverlap: number;
+  /** statements whose balances could not be checked (one missing; CSV has none); null for a file imported before this was recorded */
+  balancesUnchecked: number | null;
+  /** statements stored although their balances disagree (acceptUnbalanced); null likewise */
+  statementsUnbalanced: number | null;
+  /** the statement_unbalanced findings this import opened, one per such statement (none for a file imported before) */
+  unbalancedFindings: number[];
 }
 
 export interface ImportOptions {
@@ -45,11 +53,25 @@ export interface ImportOptions {
   maxFileBytes?: number;
   /** STATEMENT_MAX_AMOUNT_CENTS: a line over it is refused, naming the file and the line */
   maxAmountCents?: bigint;
+  /**
+   * `--accept-unbalanced`, STATEMENT_ACCEPT_UNBALANCED: a statement whose balances disagree with
+   * its bookings is stored, with a statement_unbalanced finding naming the difference, instead of
+   * refusing the file.
+   */
+  acceptUnbalanced?: boolean;
 }
 
 /** The import limits the settings give. */
 export function importLimits(config: { STATEMENT_MAX_FILE_BYTES: number; STATEMENT_MAX_AMOUNT_CENTS: number }): Pick<ImportOptions, 'maxFileBytes' | 'maxAmountCents'> {
   return { maxFileBytes: config.STATEMENT_MAX_FILE_BYTES, maxAmountCents: BigInt(config.STATEMENT_MAX_AMOUNT_CENTS) };
+}
+
+/** A result's note on balances for its result line: '' when every statement balanced. */
+export function balancesNote(r: Pick<ImportResult, 'balancesUnchecked' | 'statementsUnbalanced' | 'unbalancedFindings'>): string {
+  const parts: string[] = [];
+  if (r.balancesUnchecked) parts.push(`balances not checked ${r.balancesUnchecked}`);
+  if (r.statementsUnbalanced) parts.push(`unbalanced, stored with findings ${r.unbalancedFindings.join(', ') || '?'}: ${r.statementsUnbalanced}`);
+  return parts.map((p) => `, ${p}`).join('');
 }
 
 /** The file's bytes differed between the two reads (still being written): nothing was imported; try again later. */
@@ -99,6 +121,7 @@ export async function importStatementSource(
   const encoding = encodingOf(head ?? new Uint8Array(0), validator.valid());
   // A file in no format we read is refused before the database is asked (an outage then does not keep it in the inbox).
   const { format } = statementReader(streamDecoder(encoding).write(head ?? new Uint8Array(0)).slice(0, HEAD_CHARS), () => undefined);
+  const readerOptions = { acceptUnbalanced: options.acceptUnbalanced === true };
   return importSections(database, environment, sha256, fileName, format, options, async (stage) => {
     const decoder = streamDecoder(encoding);
     const pending: [StatementSection, StatementLine[]][] = [];
@@ -109,7 +132,7 @@ export async function importStatementSource(
       if (!reader) {
         start += text;
         if (start.length < HEAD_CHARS && !last) return;
-        reader = statementReader(start.slice(0, HEAD_CHARS), sink);
+        reader = statementReader(start.slice(0, HEAD_CHARS), sink, readerOptions);
         text = start;
       }
       reader.write(text);
@@ -192,9 +215,17 @@ async function importSections(
     const sections: StatementSection[] = [];
     const counts = { new: 0, known: 0, overlap: 0 };
     let linesRead = 0;
+    let balancesUnchecked = 0;
+    const unbalancedFindings: number[] = [];
     await read(async (section, lines) => {
       if (options.maxAmountCents !== undefined) refuseImplausible(fileName, sections.length, lines, options.maxAmountCents);
       const c = await storeSection(tx, environment, statementId, sections.length, section, lines, linesRead);
+      const balances = section.balances;
+      if (!balances || balances.state === 'unchecked') balancesUnchecked += 1;
+      else if (balances.state === 'unbalanced') {
+        // Only an import told to accept it gets here (the readers refuse otherwise): stored, with its finding.
+        unbalancedFindings.push(await recordUnbalanced(tx, environment, statementId, sections.length, fileName, section, balances));
+      }
       sections.push(section);
       counts.new += c.new;
       counts.known += c.known;
@@ -207,18 +238,60 @@ async function importSections(
       update bank_statements
       set account_iban = ${file.accountIban}, period_from = ${file.periodFrom}::timestamptz, period_to = ${file.periodTo}::timestamptz,
           line_count = ${linesRead}, statement_count = ${sections.length},
-          lines_new = ${counts.new}, lines_known = ${counts.known}, lines_overlap = ${counts.overlap}
+          lines_new = ${counts.new}, lines_known = ${counts.known}, lines_overlap = ${counts.overlap},
+          balances_unchecked = ${balancesUnchecked}, statements_unbalanced = ${unbalancedFindings.length}
       where id = ${statementId}`;
-    return { ...base, format, statementId, alreadyImported: false, statements: sections.length, linesRead, linesNew: counts.new, linesKnown: counts.known, linesOverlap: counts.overlap };
+    return {
+      ...base, format, statementId, alreadyImported: false, statements: sections.length, linesRead, linesNew: counts.new, linesKnown: counts.known,
+      linesOverlap: counts.overlap, balancesUnchecked, statementsUnbalanced: unbalancedFindings.length, unbalancedFindings,
+    };
   });
 }
 
 async function alreadyImported(tx: TransactionSql, environment: ProviderEnvironment, sha256: string) {
-  const [row] = await tx<{ id: string; format: StatementFormat; line_count: number; statement_count: number | null }[]>`
-    select id, format, line_count, statement_count from bank_statements where environment = ${environment} and file_sha256 = ${sha256}`;
+  const [row] = await tx<
+    { id: string; format: StatementFormat; line_count: number; statement_count: number | null; balances_unchecked: number | null; statements_unbalanced: number | null }[]
+  >`
+    select id, format, line_count, statement_count, balances_unchecked, statements_unbalanced
+    from bank_statements where environment = ${environment} and file_sha256 = ${sha256}`;
   if (!row) return null;
   return {
     format: row.format, statementId: Number(row.id), alreadyImported: true, statements: row.statement_count, linesRead: row.line_count,
-    linesNew: 0, linesKnown: row.line_count, linesOverlap: 0,
+    linesNew: 0, linesKnown: row.line_count, linesOverlap: 0, balancesUnchecked: row.balances_unchecked, statementsUnbalanced: row.statements_unbalanced,
+    unbalancedFindings: [],
   };
+}
+
+/**
+ * statement_unbalanced: a statement stored although opening balance + its bookings differ from its
+ * closing balance (the user's `--accept-unbalanced`). Evidence: the balances and the booked totals
+ * as the file states them, read at import (the difference is closing minus computed). Entity the
+ * statement file (bank_statements.id), subject its position in the file (statement_periods
+ * section_index); expected the closing balance, observed the computed one, in cents. Never
+ * resolved by a pass: the file stays what it is; an accountant acknowledges it.
+ */
+function recordUnbalanced(
+  tx: TransactionSql,
+  environment: ProviderEnvironment,
+  statementId: number,
+  sectionIndex: number,
+  fileName: string,
+  section: StatementSection,
+  b: Extract<BalanceCheck, { state: 'unbalanced' }>,
+): Promise<number> {
+  const computed = b.openingCents + b.creditCents - b.debitCents;
+  return recordFinding(
+    tx,
+    {
+      environment, kind: 'statement_unbalanced', entityType: 'statement', entityId: String(statementId), subject: String(sectionIndex),
+      expected: b.closingCents.toString(), observed: computed.toString(),
+      details: `${path.basename(fileName)}: ${b.message}; stored as told (--accept-unbalanced): a booking may be missing or invented`,
+      evidence: {
+        statement_id: statementId, section_index: sectionIndex, file_name: path.basename(fileName), statement: section.identity, account_iban: section.accountIban,
+        currency: b.currency, opening_cents: b.openingCents.toString(), credit_cents: b.creditCents.toString(), debit_cents: b.debitCents.toString(),
+        closing_cents: b.closingCents.toString(), difference_cents: b.differenceCents.toString(),
+      },
+    },
+    'importer',
+  );
 }

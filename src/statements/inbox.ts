@@ -37,7 +37,7 @@ const IGNORED = /^\.|\.(tmp|part|partial|crdownload|swp)$|\.error$/i;
 /**
  * The statement inbox: every minute, each file in RECON_DATA_DIR/inbox is imported and moved to
  * inbox/imported/, or to inbox/failed/ with a <name>.error beside it holding the reason when it
- * failed (not a statement, unbalanced, refused by the stored-totals check, or anything else): such
+ * failed (not a statement, unbalanced unless STATEMENT_ACCEPT_UNBALANCED, refused by the stored-totals check, or anything else): such
  * a file would fail the same way every minute. Only a failure to reach the database
  * (db/errors.ts isTransientDatabaseError), or a file that changed while it was read, leaves the
  * file where it is for the next scan; a file that cannot even be moved aside is remembered (by
@@ -113,7 +113,8 @@ async function scan(
       result.imported.push(imported);
       log.info(
         { file: entry.name, format: imported.format, statements: imported.statements, linesRead: imported.linesRead, linesNew: imported.linesNew,
-          linesKnown: imported.linesKnown, linesOverlap: imported.linesOverlap },
+          linesKnown: imported.linesKnown, linesOverlap: imported.linesOverlap, balancesUnchecked: imported.balancesUnchecked,
+          statementsUnbalanced: imported.statementsUnbalanced, unbalancedFindings: imported.unbalancedFindings },
         'statement imported',
       );
     } catch (error) {
@@ -155,10 +156,14 @@ async function scan(
  */
 function importOne(ctx: Omit<InboxContext, 'log' | 'metrics'>, file: string, name: string): Promise<ImportResult> {
   const limits = importLimits(ctx.config);
+  const acceptUnbalanced = ctx.config.STATEMENT_ACCEPT_UNBALANCED;
   const databaseUrl = ctx.config.DATABASE_URL ?? ctx.database.embeddedUrl;
-  if (databaseUrl === undefined) return importStatementSource(ctx.database, ctx.config.PROVIDER_ENV, fileSource(file), name, limits);
+  if (databaseUrl === undefined) return importStatementSource(ctx.database, ctx.config.PROVIDER_ENV, fileSource(file), name, { ...limits, acceptUnbalanced });
   return importInChildProcess(
-    { databaseUrl, environment: ctx.config.PROVIDER_ENV, file, name, maxFileBytes: ctx.config.STATEMENT_MAX_FILE_BYTES, maxAmountCents: String(limits.maxAmountCents) },
+    {
+      databaseUrl, environment: ctx.config.PROVIDER_ENV, file, name, maxFileBytes: ctx.config.STATEMENT_MAX_FILE_BYTES, maxAmountCents: String(limits.maxAmountCents),
+      acceptUnbalanced,
+    },
     { maxMemoryMb: ctx.config.STATEMENT_IMPORT_MAX_MEMORY_MB, timeoutMs: ctx.config.STATEMENT_IMPORT_TIMEOUT_SECONDS * 1000, signal: ctx.shutdown.signal },
   );
 }

@@ -10,6 +10,7 @@ export interface ChildRequest {
   maxFileBytes: number;
   /** decimal text: bigint does not cross the IPC channel */
   maxAmountCents: string;
+  acceptUnbalanced: boolean;
 }
 
 export type ChildReply = { ok: true; result: ImportResult } | { ok: false; message: string; code: string | undefined; changed: boolean };

@@ -376,6 +376,8 @@ describe('operator API: acknowledgement, evidence and overview', () => {
     expect(o.payouts_by_week).toEqual([{ week: '2026-W10', matched: 0, unmatched: 2 }]);
     expect(o.freshness.last_poll).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/);
     expect(o.freshness.last_statement_import).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/);
+    // The last file was a CSV: no balances, so none could be checked.
+    expect(o.freshness.last_statement_balances).toEqual({ statements: 1, balances_unchecked: 1, unbalanced: 0 });
     passed = true;
   });
 });
