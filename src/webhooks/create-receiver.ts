@@ -67,6 +67,7 @@ export async function createWebhookReceiver(ctx: ReceiverContext, deps: Receiver
     maxConcurrentBatches: 1,
     log,
     onBatch: (size) => metrics.batchSize.observe(size),
+    onReadOnly: (reason) => database.reportReadOnly(reason),
     onCommit: (seconds) => {
       metrics.commitSeconds.observe(seconds);
       recent.record(seconds * 1000);
