@@ -26,6 +26,9 @@ async function postgresFailovers(trials: number): Promise<boolean> {
     process.stderr.write('soak: no Postgres server binaries under /usr/lib/postgresql/*/bin (or PG_BIN): install postgresql\n');
     return false;
   }
+  // The clusters' servers are detached and unreferenced, and the waits' timers too: this keeps the
+  // process alive until the failovers are done.
+  const alive = setInterval(() => undefined, 1000);
   const all: FailoverFigures[] = [];
   for (const synchronous of [true, false]) {
     for (let i = 0; i < trials; i += 1) {
@@ -47,6 +50,7 @@ async function postgresFailovers(trials: number): Promise<boolean> {
     unexpected: fs.flatMap((f) => f.unexpected),
   });
   process.stdout.write(`${JSON.stringify({ synchronous: summary(sync), asynchronous: summary(async) })}\n`);
+  clearInterval(alive);
   return sync.every((f) => f.acknowledgedLost === 0 && f.appliedTwice === 0 && f.promotionToFirstAckMs <= 15_000 && f.unexpected.length === 0);
 }
 
