@@ -35,7 +35,7 @@ export interface ReceiverDeps {
 export interface ReceiverContext {
   config: Config;
   log: Logger;
-  database: Pick<Database, 'sql'>;
+  database: Pick<Database, 'sql' | 'reportReadOnly'>;
   metrics: { webhooks: WebhookMetrics };
 }
 
