@@ -14,7 +14,9 @@ import { getText, metricValue } from './replica-probe.js';
  * provider does. Then the primary's whole process group is SIGKILLed (the machine is gone), and
  * after `detectMs` (what Patroni or CloudNativePG take to decide) the standby is promoted.
  *
- * `lagMs` holds back replication before the kill (SIGSTOP of the standby's walreceiver), so the
+ * `lagMs` holds back replication before the kill (SIGSTOP of the primary's walsender; stopping
+ * the standby's walreceiver is not enough on loopback, where what was sent already waits in its
+ * socket and is read after the kill), so the
  * window the replication mode decides about is there every time, not only when the kill happens
  * to fall into a commit: with synchronous replication a commit waits for the standby, so nothing
  * is acknowledged in that window; with asynchronous replication whatever was acknowledged in it
@@ -37,7 +39,7 @@ export interface FailoverFigures {
   /** 2xx answers between the kill and the promotion: the standby must acknowledge nothing */
   acksBeforePromotion: number;
   killToPromotionMs: number;
-  /** from the promotion (pg_ctl promote returned) to the first 2xx */
+  /** from the promotion (pg_ctl promote started) to the first 2xx */
   promotionToFirstAckMs: number;
   /** from the promotion until both replicas answer /readyz 200 */
   promotionToReadyMs: number;
@@ -128,18 +130,18 @@ export async function runFailover(options: FailoverOptions): Promise<FailoverFig
     })();
 
     await sleep(options.loadBeforeMs ?? 2000);
-    const receiver = await cluster.standby.walReceiverPid();
-    if (receiver === undefined) throw new Error('the standby has no walreceiver');
+    const sender = await cluster.primary.walSenderPid();
+    if (sender === undefined) throw new Error('the primary has no walsender');
     if (lagMs > 0) {
-      process.kill(receiver, 'SIGSTOP');
+      process.kill(sender, 'SIGSTOP');
       await sleep(lagMs);
     }
     await cluster.primary.kill();
     const killedAt = performance.now();
-    if (lagMs > 0) process.kill(receiver, 'SIGCONT');
     await sleep(detectMs);
-    await cluster.standby.promote();
+    // "The promotion" is when it is asked for: the standby may accept writes before pg_ctl returns.
     const promotedAt = performance.now();
+    await cluster.standby.promote();
     const promotedAtEpochMs = Date.now();
     const firstAck = await waitFor('the first 2xx after the promotion', () => answers.find((a) => a.at > promotedAt && a.status === 200)?.at, 60_000, 20);
     const readyAt = await waitFor('both replicas ready', () => {

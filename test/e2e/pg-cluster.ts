@@ -41,8 +41,8 @@ export interface PgNode {
   kill(): Promise<void>;
   /** pg_ctl promote, waiting until it accepts writes. */
   promote(): Promise<void>;
-  /** The walreceiver's pid (a standby): SIGSTOP on it holds back what the standby receives. */
-  walReceiverPid(): Promise<number | undefined>;
+  /** The walsender's pid (a primary): SIGSTOP on it holds back what its standby receives. */
+  walSenderPid(): Promise<number | undefined>;
   stop(): Promise<void>;
 }
 
@@ -104,8 +104,8 @@ async function nodeOf(bin: string, name: string, dir: string, port: number, who:
     async promote() {
       await asUser(path.join(bin, 'pg_ctl'), ['promote', '-w', '-t', '60', '-D', dir], who);
     },
-    async walReceiverPid() {
-      const value = await psqlValue(bin, port, 'select pid from pg_stat_wal_receiver');
+    async walSenderPid() {
+      const value = await psqlValue(bin, port, 'select pid from pg_stat_replication limit 1');
       return value === '' ? undefined : Number(value);
     },
     async stop() {
