@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
+import { databaseUrlProblem } from '../db/database-url.js';
 import cron from 'node-cron';
 import { contractTermsFromSetting } from '../payout-reports/contract-terms.js';
 import { documentedColumn } from '../payout-reports/columns.js';
@@ -39,10 +40,11 @@ const addressList = csvList.superRefine((entries, ctx) => {
   if (error) ctx.addIssue({ code: 'custom', message: error });
 });
 
-const postgresUrl = z
-  .string()
-  .url()
-  .refine((v) => /^postgres(ql)?:$/.test(new URL(v).protocol), { message: 'not a postgres:// or postgresql:// URL' });
+// One host or several (h1:5432,h2:5432), as libpq and postgres.js read it (db/database-url.ts).
+const postgresUrl = z.string().superRefine((value, ctx) => {
+  const problem = databaseUrlProblem(value);
+  if (problem) ctx.addIssue({ code: 'custom', message: problem });
+});
 
 /** CONTRACT_TERMS: inline JSON or a file's path, read and validated at start (docs/contract-terms.md). */
 const contractTerms = z.string().transform((value, ctx) => {

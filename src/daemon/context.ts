@@ -1,4 +1,5 @@
 import type { Registry } from 'prom-client';
+import { describeDatabaseUrl } from '../db/database-url.js';
 import type { Config } from '../config/schema.js';
 import { openDatabase, type Database, type LedgerAccess } from '../db/database.js';
 import { applyMigrations, migrationsAreCurrent } from '../ledger/migrate.js';
@@ -66,8 +67,7 @@ async function probeDatabase(database: Database, url: string, shutdown: Shutdown
     await database.sql`select 1`;
   } catch (error) {
     await shutdown.run('database unreachable');
-    const where = new URL(url);
     const reason = (error as Error).message ?? String(error);
-    throw new Error(`cannot use the database named by DATABASE_URL (${where.hostname}:${where.port || '5432'}${where.pathname}): ${reason}`, { cause: error });
+    throw new Error(`cannot use the database named by DATABASE_URL (${describeDatabaseUrl(url)}): ${reason}`, { cause: error });
   }
 }

@@ -1,4 +1,5 @@
 import type { Database } from '../db/database.js';
+import { readOnlyReason } from '../db/writable.js';
 import { migrationsAreCurrent } from '../ledger/migrate.js';
 import { sendJson, type Route } from './server.js';
 
@@ -12,7 +13,11 @@ export interface ReadinessChecks {
   leadership?: () => Promise<Record<string, boolean>>;
 }
 
-/** Liveness says the process answers; readiness says it can do its job (ledger reachable, schema current, a signing secret). */
+/**
+ * Liveness says the process answers; readiness says it can do its job (ledger reachable and
+ * writable, schema current, a signing secret). A ledger that refuses writes (a standby, a
+ * read-only primary) is not ready: no delivery could be acknowledged there.
+ */
 export function healthRoutes(database: Database, checks: ReadinessChecks): Route[] {
   return [
     { method: 'GET', path: '/healthz', handler: (_req, res) => sendJson(res, 200, { status: 'ok' }) },
@@ -28,10 +33,14 @@ export function healthRoutes(database: Database, checks: ReadinessChecks): Route
         if (stall) return send(503, { status: stall });
         if (!checks.hasSigningSecret()) return send(503, { status: 'no webhook signing secret (GET /webhooks/keys failed and WEBHOOK_SECRET is unset)' });
         try {
-          const current = await Promise.race([
-            migrationsAreCurrent(database),
+          const [current, readOnly] = await Promise.race([
+            Promise.all([migrationsAreCurrent(database), readOnlyReason(database.sql)]),
             new Promise<never>((_, reject) => setTimeout(() => reject(new Error('database check timed out')), 2000).unref()),
           ]);
+          if (readOnly) {
+            database.reportReadOnly(readOnly);
+            return send(503, { status: 'database refuses writes', error: readOnly });
+          }
           if (!current) return send(503, { status: 'migrations pending' });
           send(200, { status: 'ready' });
         } catch (error) {

@@ -12,6 +12,7 @@ import { verifySignature } from './signature.js';
 import type { AddressMatcher } from '../config/addresses.js';
 import { clientAddress } from './source-address.js';
 import { familyOf } from '../provider/vocabulary.js';
+import { errorCode, unavailableCause } from '../db/errors.js';
 
 export interface ReceiverOptions {
   environment: ProviderEnvironment;
@@ -150,7 +151,7 @@ export function createWebhookHandler(options: ReceiverOptions): (req: IncomingMe
         return finish(res, started, id, 'ack_deadline', 'none', 503, { error: 'ledger too slow; retry' });
       }
       if (error instanceof LedgerUnavailableError) {
-        log.error({ delivery: id, err: (error.cause as Error | undefined)?.message }, 'webhook not stored: ledger unavailable');
+        log.error({ delivery: id, cause: unavailableCause(error.cause), code: errorCode(error.cause), err: (error.cause as Error | undefined)?.message }, 'webhook not stored: ledger unavailable');
         return finish(res, started, id, 'ledger_unavailable', 'none', 503, { error: 'ledger unavailable; retry' });
       }
       log.error({ delivery: id, err: error }, 'webhook not stored');
