@@ -108,5 +108,5 @@ describe('acknowledgements that stick', () => {
     const same = await reconcileCommand(db, { WEBHOOK_GRACE_SECONDS: '60' });
     expect(same.code).toBe(0);
     expect((JSON.parse(same.stdout) as { adoptedSettingsFrom?: number }).adoptedSettingsFrom).toBeUndefined();
-  }));
+  }), 240_000);
 });
