@@ -3,7 +3,7 @@ import { realpathSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { ConfigError } from './config/load.js';
 import { UsageError } from './config/usage-error.js';
-import { packageVersion } from './package/version.js';
+import { buildInfo } from './package/version.js';
 
 import type { Command } from './commands/command.js';
 
@@ -46,7 +46,8 @@ export async function main(argv: string[]): Promise<number> {
     return name === undefined ? 2 : 0;
   }
   if (name === '--version' || name === '-V' || name === 'version') {
-    process.stdout.write(`bnpl-recon ${packageVersion()}\n`);
+    const info = buildInfo();
+    process.stdout.write(`bnpl-recon ${info.version} (commit ${info.commit})\n`);
     return 0;
   }
   const load = COMMANDS[name];

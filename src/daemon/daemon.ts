@@ -57,6 +57,7 @@ export async function startDaemon(config: Config, log: Logger, commandShutdown?:
       port: config.PORT,
       log,
       name: 'receiver and operator API',
+      portSetting: 'PORT',
       timeouts: serverTimeouts(config),
       routes: [receiver.route, ...healthRoutes(database, { isStopping: () => shutdown.isShuttingDown, hasSigningSecret: () => receiver.secrets.current().length > 0, commitStall: () => receiver.commitStall(), leadership: () => leadershipFromGauges(registry, ['poll', 'reconcile']) }), ...operatorRoutes({ config, database, log }), ...pageRoutes()],
     });

@@ -1,6 +1,6 @@
 import type { Database } from '../db/database.js';
 import { readOnlyReason } from '../db/writable.js';
-import { migrationsAreCurrent } from '../ledger/migrate.js';
+import { ledgerSchemaStatus } from '../ledger/migrate.js';
 import { sendJson, type Route } from './server.js';
 
 export interface ReadinessChecks {
@@ -33,16 +33,17 @@ export function healthRoutes(database: Database, checks: ReadinessChecks): Route
         if (stall) return send(503, { status: stall });
         if (!checks.hasSigningSecret()) return send(503, { status: 'no webhook signing secret (GET /webhooks/keys failed and WEBHOOK_SECRET is unset)' });
         try {
-          const [current, readOnly] = await Promise.race([
-            Promise.all([migrationsAreCurrent(database), readOnlyReason(database.sql)]),
+          const [schema, readOnly] = await Promise.race([
+            Promise.all([ledgerSchemaStatus(database), readOnlyReason(database.sql)]),
             new Promise<never>((_, reject) => setTimeout(() => reject(new Error('database check timed out')), 2000).unref()),
           ]);
           if (readOnly) {
             database.reportReadOnly(readOnly);
             return send(503, { status: 'database refuses writes', error: readOnly });
           }
-          if (!current) return send(503, { status: 'migrations pending' });
-          send(200, { status: 'ready' });
+          if (schema.state === 'behind') return send(503, { status: 'migrations pending', schema: schema.reason });
+          if (schema.state === 'incompatible') return send(503, { status: 'schema unknown to this release', schema: schema.reason });
+          send(200, { status: 'ready', ...(schema.state === 'newer_compatible' ? { schema: schema.reason } : {}) });
         } catch (error) {
           send(503, { status: 'database unreachable', error: (error as Error).message });
         }

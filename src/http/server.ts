@@ -67,7 +67,16 @@ function checkingIntervalMs(timeouts: ServerTimeouts): number {
  * A small router over node:http. Timeouts bound what a slow client can hold (SERVER_HEADERS_TIMEOUT_MS,
  * SERVER_REQUEST_TIMEOUT_MS: 5 s and 10 s by default; the provider itself gives up after 5 s).
  */
-export async function startHttpServer(options: { host: string; port: number; routes: Route[]; log: Logger; name: string; timeouts?: ServerTimeouts }): Promise<HttpServer> {
+export async function startHttpServer(options: {
+  host: string;
+  port: number;
+  routes: Route[];
+  log: Logger;
+  name: string;
+  timeouts?: ServerTimeouts;
+  /** The setting the port comes from (PORT, METRICS_PORT), named when the port cannot be had. */
+  portSetting?: string;
+}): Promise<HttpServer> {
   const { log, routes } = options;
   const timeouts = options.timeouts ?? DEFAULT_SERVER_TIMEOUTS;
   const serverOptions = {
@@ -103,7 +112,14 @@ export async function startHttpServer(options: { host: string; port: number; rou
     if (socket.writable) socket.end(timedOut ? 'HTTP/1.1 408 Request Timeout\r\nconnection: close\r\n\r\n' : 'HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n');
   });
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (error: NodeJS.ErrnoException) => {
+      const setting = options.portSetting ?? 'the port setting';
+      if (error.code === 'EADDRINUSE') {
+        reject(new Error(`${options.name}: port ${options.port} on ${options.host} is already in use (EADDRINUSE): set ${setting} to a free port, or stop what listens there`));
+      } else if (error.code === 'EACCES' || error.code === 'EADDRNOTAVAIL') {
+        reject(new Error(`${options.name}: cannot listen on ${options.host}:${options.port} (${error.code}): check ${setting} and HOST`));
+      } else reject(error);
+    });
     server.listen(options.port, options.host, () => resolve());
   });
   const { port } = server.address() as AddressInfo;

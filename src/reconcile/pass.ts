@@ -13,6 +13,7 @@ import { recordDuplicateDeliveries } from './rules/duplicate-delivery.js';
 import { DEFAULT_PAYOUT_SETTINGS } from './rules/payout-common.js';
 import { ORDER_RULE_KINDS, RULES, RULE_KINDS } from './rules/registry.js';
 import type { PassSummary, RuleParams } from './types.js';
+import { judgingSettings } from './settings.js';
 
 export interface ReconcileContext {
   config: Pick<Config, 'PROVIDER_ENV' | 'WEBHOOK_GRACE_SECONDS'> &
@@ -32,7 +33,12 @@ export interface ReconcileContext {
 export async function runReconcilePass(
   ctx: ReconcileContext,
   now: Date = new Date(),
-  options: { full?: boolean; onStep?: (stepsDone: number) => void } = {},
+  options: {
+    full?: boolean;
+    onStep?: (stepsDone: number) => void;
+    /** Recorded with the run: the daemon's passes are the ones a one-off `reconcile` judges like. */
+    origin?: 'daemon' | 'command';
+  } = {},
 ): Promise<PassSummary> {
   const environment = ctx.config.PROVIDER_ENV;
   const started = performance.now();
@@ -48,7 +54,10 @@ export async function runReconcilePass(
       { lock: 'reconcile', environment, heartbeatMs: 0, runs: 'reconcile_runs', onLeader: (held) => metrics.lockHeld.set(held ? 1 : 0) },
       async (_signal, lock) => {
         // started_at is the pass's clock: the next incremental pass looks at what changed since it.
-        summary.runId = await startRun(ctx.database.sql, 'reconcile_runs', environment, { started_at: now.toISOString() });
+        const settings = judgingSettings(ctx.config);
+        summary.runId = await startRun(ctx.database.sql, 'reconcile_runs', environment, {
+          started_at: now.toISOString(), origin: options.origin ?? 'command', settings: JSON.stringify(settings),
+        });
         try {
           const payout = {
             settlementDays: ctx.config.PAYOUT_SETTLEMENT_DAYS ?? DEFAULT_PAYOUT_SETTINGS.settlementDays,

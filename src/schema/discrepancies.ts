@@ -94,4 +94,11 @@ export const reconcileRuns = pgTable('reconcile_runs', {
   error: text('error'),
   /** 'full' (every order) or 'incremental' (orders whose evidence may have changed since the last pass). */
   mode: text('mode').notNull().default('full'),
+  /**
+   * The settings the pass judged with (grace period, payout settings; reconcile/settings.ts), so a
+   * one-off pass can judge as the daemon does. Null on passes of releases before it was recorded.
+   */
+  settings: jsonb('settings'),
+  /** 'daemon' (the scheduler of `start`) or 'command' (a one-off `reconcile`); null before it was recorded. */
+  origin: text('origin'),
 });

@@ -11,6 +11,7 @@ import { ConfigMap } from 'kubernetes-models/v1/ConfigMap';
 import { Secret } from 'kubernetes-models/v1/Secret';
 import { Service } from 'kubernetes-models/v1/Service';
 import { ServiceAccount } from 'kubernetes-models/v1/ServiceAccount';
+import { PersistentVolumeClaim } from 'kubernetes-models/v1/PersistentVolumeClaim';
 import type { IContainer } from 'kubernetes-models/v1/Container';
 import type { IPodSpec } from 'kubernetes-models/v1/PodSpec';
 import { loadConfig } from '../../src/config/load.js';
@@ -36,6 +37,7 @@ const dir = path.resolve('ops/kubernetes');
 type Model = { validate(): void };
 const MODELS: Record<string, new (data: never) => Model> = {
   'v1/ServiceAccount': ServiceAccount,
+  'v1/PersistentVolumeClaim': PersistentVolumeClaim,
   'v1/ConfigMap': ConfigMap,
   'v1/Secret': Secret,
   'v1/Service': Service,
@@ -155,6 +157,29 @@ describe('Kubernetes manifests', () => {
     expect(mount?.readOnly ?? false).toBe(false);
     expect(pod.volumes?.find((v) => v.name === mount?.name)?.emptyDir).toBeDefined();
     expect(container.volumeMounts?.some((m) => m.mountPath === '/tmp')).toBe(true);
+  });
+
+  it('the statement inbox is on a claim every replica shares and that outlives the pods', () => {
+    const dataDir = container.env?.find((e) => e.name === 'RECON_DATA_DIR')?.value;
+    const mount = container.volumeMounts?.find((m) => m.mountPath === `${dataDir}/inbox`);
+    expect(mount, 'a volume mounted at RECON_DATA_DIR/inbox').toBeDefined();
+    const claimName = pod.volumes?.find((v) => v.name === mount?.name)?.persistentVolumeClaim?.claimName;
+    expect(claimName).toBeDefined();
+    const claim = one('PersistentVolumeClaim') as Doc & { spec: { accessModes: string[] } };
+    expect(claim.metadata.name).toBe(claimName);
+    // Two replicas mount it at once.
+    expect((deployment as unknown as { spec: { replicas: number } }).spec.replicas).toBeGreaterThan(1);
+    expect(claim.spec.accessModes).toEqual(['ReadWriteMany']);
+  });
+
+  it('names the image with a registry, and kustomization.yaml sets it in one place', () => {
+    const image = container.image ?? '';
+    expect(image.split('/')[0]).toMatch(/\./);
+    const kustomization = readManifests('kustomization.yaml')[0] as unknown as { images: { name: string; newTag: string }[] };
+    expect(kustomization.images.map((i) => i.name)).toContain(image.split(':')[0]);
+    const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string };
+    expect(image.split(':')[1]).toBe(pkg.version);
+    expect(kustomization.images[0]!.newTag).toBe(pkg.version);
   });
 
   it('meets Pod Security "restricted" and mounts no service-account token', () => {
