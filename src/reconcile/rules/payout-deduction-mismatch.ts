@@ -48,7 +48,7 @@ export const payoutDeductionMismatch: Rule = {
       with terms as materialized (
         select * from jsonb_to_recordset(${mdr}::jsonb) as m(payment_method text, payment_terms_days int, rate_micros bigint)
       ),
-      general as (select not exists (select 1 from terms where payment_method is not null or payment_terms_days is not null) as only),
+      general as (select not exists (select 1 from terms where payment_method is not null or payment_terms_days is not null) as general_only),
       rows as (
         select w.*, l.anchor, l.sepa_instruction_id, i.invoice_uuid,
                case when w.doc_type = 'invoice' then coalesce(i.order_uuid::text, 'order-no:' || w.order_no) end as order_key
@@ -81,7 +81,7 @@ export const payoutDeductionMismatch: Rule = {
         ) fa on true
         left join lateral (
           select t.rate_micros from terms t
-          where r.doc_type = 'invoice' and (fa.payment_method is not null or (select only from general))
+          where r.doc_type = 'invoice' and (fa.payment_method is not null or (select general_only from general))
             and (t.payment_method is null or t.payment_method = fa.payment_method)
             and (t.payment_terms_days is null or t.payment_terms_days = fa.payment_terms_days)
           order by (t.payment_method is not null)::int * 2 + (t.payment_terms_days is not null)::int desc limit 1
