@@ -3,6 +3,7 @@ import { fetchAll } from '../../src/reports/source.js';
 import { ageingSource, invoicesSource } from '../../src/reports/invoices.js';
 import { payoutsSource } from '../../src/reports/payouts.js';
 import { useTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { testMetrics } from '../helpers/metrics.js';
 import { deductionRow, factoringEvent, importCsv, importReport, invoiceEvent, invoiceRow, pass, payoutEvent, transferOf } from './fixtures.js';
 
 let db: TestDatabase;
@@ -77,5 +78,19 @@ describe('report payouts: composition', () => {
       report_gross_cents: '10000', report_fee_cents: '280', report_vat_cents: '53', report_credit_notes_cents: '500',
       report_buyer_payments_cents: '0', report_other_deductions_cents: '0', report_net_cents: '9167', report_net: '91.67',
     });
+  });
+});
+
+describe('metrics', () => {
+  it('money in transit and what the reports kept back, read at scrape time', async () => {
+    const { registry } = testMetrics(db);
+    const text = await registry.metrics();
+    // B (50.00) and C (200.00): factored, not canceled, no completed payout lists them; A paid, D pending, E canceled.
+    expect(text).toContain('bnpl_recon_invoices_in_transit 2\n');
+    expect(text).toContain('bnpl_recon_invoices_in_transit_cents 25000\n');
+    for (const [part, cents] of [['discount', 250], ['fixed_fee', 30], ['vat', 53], ['credit_notes', 500], ['buyer_payments', 0], ['disputes', 0]]) {
+      expect(text).toContain(`bnpl_recon_payout_deductions_cents{part="${part}"} ${cents}\n`);
+    }
+    expect(text).toContain('bnpl_recon_discrepancies_open{kind="invoice_not_paid_out"} 2\n');
   });
 });
