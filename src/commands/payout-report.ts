@@ -1,5 +1,5 @@
 import { withContext, type Command } from './command.js';
-import { UsageError } from '../app/errors.js';
+import { UsageError } from '../config/usage-error.js';
 import { describeImport, importPayoutReportFile, isRefusal } from '../payout-reports/file.js';
 
 const HELP = `Usage: bnpl-recon payout-report import FILE...
