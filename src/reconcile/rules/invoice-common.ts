@@ -1,10 +1,11 @@
 import type { TransactionSql } from 'postgres';
+import { DEFAULT_INVOICE_PAYOUT_DAYS } from '../../config/schema.js';
 import type { InvoiceRuleSettings, RuleParams } from '../types.js';
 import { latestPayouts } from './payout-common.js';
 import { invoiceFacts as ledgerInvoiceFacts } from '../../ledger/invoices.js';
 
 /** INVOICE_PAYOUT_DAYS' default (config/schema.ts says why); no contract terms: deductions not judged. */
-export const DEFAULT_INVOICE_SETTINGS: InvoiceRuleSettings = { payoutDays: 7, terms: null };
+export const DEFAULT_INVOICE_SETTINGS: InvoiceRuleSettings = { payoutDays: DEFAULT_INVOICE_PAYOUT_DAYS, terms: null };
 
 export function invoiceSettings(p: RuleParams): InvoiceRuleSettings {
   return p.invoice ?? DEFAULT_INVOICE_SETTINGS;
