@@ -14,7 +14,7 @@ import type { PayoutReportImportResult } from './import.js';
  * database leaves the file for the next scan.
  */
 export function startPayoutReportInbox(
-  ctx: { config: Pick<Config, 'RECON_DATA_DIR' | 'PROVIDER_ENV'>; log: Logger; database: Database; shutdown: Shutdown },
+  ctx: { config: Pick<Config, 'RECON_DATA_DIR' | 'PROVIDER_ENV'> & Partial<Pick<Config, 'PAYOUT_REPORT_COLUMNS'>>; log: Logger; database: Database; shutdown: Shutdown },
   options: InboxOptions = {},
 ): StatementInbox<PayoutReportImportResult> {
   const log = ctx.log.child({ component: 'payout-report-inbox' });
@@ -23,7 +23,7 @@ export function startPayoutReportInbox(
     {
       name: 'payout-report-inbox',
       folder: 'payout-inbox',
-      importOne: (file) => importPayoutReportFile(ctx.database, ctx.config.PROVIDER_ENV, file),
+      importOne: (file) => importPayoutReportFile(ctx.database, ctx.config.PROVIDER_ENV, file, { columns: ctx.config.PAYOUT_REPORT_COLUMNS ?? {} }),
       imported: (result, name) => log.info({ file: name, rows: result.rows, rowsNew: result.rowsNew, payouts: result.payouts }, describeImport(name, result)),
     },
     options,

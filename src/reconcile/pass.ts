@@ -17,8 +17,8 @@ import { DEFAULT_INVOICE_SETTINGS } from './rules/invoice-common.js';
 
 export interface ReconcileContext {
   config: Pick<Config, 'PROVIDER_ENV' | 'WEBHOOK_GRACE_SECONDS'> &
-    Partial<Pick<Config, 'PAYOUT_SETTLEMENT_DAYS' | 'PAYOUT_SOURCE_IBANS' | 'PAYOUT_ACCOUNT_IBANS' | 'PAYOUT_REFERENCE_PATTERN' | 'INVOICE_PAYOUT_DAYS'>>;
-  /** CONTRACT_TERMS in the rules' integer form; absent or null: deductions are reported, not judged */
+    Partial<Pick<Config, 'PAYOUT_SETTLEMENT_DAYS' | 'PAYOUT_SOURCE_IBANS' | 'PAYOUT_ACCOUNT_IBANS' | 'PAYOUT_REFERENCE_PATTERN' | 'INVOICE_PAYOUT_DAYS' | 'CONTRACT_TERMS'>>;
+  /** overrides CONTRACT_TERMS (tests); absent: the setting's; neither: deductions are reported, not judged */
   deductionTerms?: DeductionTerms | null;
   log: Logger;
   database: Database;
@@ -59,7 +59,7 @@ export async function runReconcilePass(
             accountIbans: ctx.config.PAYOUT_ACCOUNT_IBANS ?? [],
             referencePattern: ctx.config.PAYOUT_REFERENCE_PATTERN ?? null,
           };
-          const invoice = { payoutDays: ctx.config.INVOICE_PAYOUT_DAYS ?? DEFAULT_INVOICE_SETTINGS.payoutDays, terms: ctx.deductionTerms ?? null };
+          const invoice = { payoutDays: ctx.config.INVOICE_PAYOUT_DAYS ?? DEFAULT_INVOICE_SETTINGS.payoutDays, terms: ctx.deductionTerms ?? ctx.config.CONTRACT_TERMS ?? null };
           await runRules(ctx, { environment, now, graceSeconds: ctx.config.WEBHOOK_GRACE_SECONDS, scoped: false, payout, invoice }, summary, options.full ?? false, lock, options.onStep);
         } catch (error) {
           await finishRun(ctx.database.sql, 'reconcile_runs', summary.runId, 'failed', String((error as Error).message ?? error)).catch(() => undefined);
