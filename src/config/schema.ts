@@ -18,6 +18,9 @@ import { operatorTokensSchema } from './operator-tokens.js';
 /** How long a completed payout may wait for its bank credit: a SEPA credit transfer arrives the next business day, and a weekend adds two. */
 export const DEFAULT_PAYOUT_SETTLEMENT_DAYS = 3;
 
+// INVOICE_PAYOUT_DAYS' default: the setting's comment below says why.
+export const DEFAULT_INVOICE_PAYOUT_DAYS = 7;
+
 export const DEFAULT_WEBHOOK_GRACE_SECONDS = 3600;
 
 const booleanString = z
@@ -133,6 +136,13 @@ export const configShape = {
   // The merchant's own accounts that receive payouts: payout_not_on_statement judges a payout only
   // on these accounts' statements (unset: the accounts payout credits were booked to).
   PAYOUT_ACCOUNT_IBANS: csvList.default([]),
+  // How long a factored (or created) invoice may wait for a completed payout that lists it before it
+  // is invoice_not_paid_out. The provider documents no payout cadence, only that a processed payout
+  // usually reaches the bank within one business day (provider-merchant-docs.md, "Payouts are net
+  // amounts"); the ledger sees about one payout a day, so an invoice is normally listed within a day or two. Seven days
+  // covers a weekend with a public holiday on each side and a payout run missed, without leaving
+  // an unpaid invoice unnoticed for longer than a week.
+  INVOICE_PAYOUT_DAYS: positiveInt.default(DEFAULT_INVOICE_PAYOUT_DAYS),
   OPERATOR_TOKEN: z.string().min(16).optional(),
   // Named operator tokens (name:token,…): the acknowledgement history records the name.
   OPERATOR_TOKENS: operatorTokensSchema.default([]),

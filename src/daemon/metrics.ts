@@ -3,6 +3,7 @@ import type { ProviderEnvironment } from '../config/schema.js';
 import type { Database } from '../db/database.js';
 import { createPartitionMetrics, type PartitionMetrics } from '../ledger/metrics.js';
 import { createLedgerHealthMetrics, createLedgerReads } from '../metrics/ledger-health.js';
+import { createInvoiceMetrics, type InvoiceMetrics } from '../payout-import/metrics.js';
 import { createPollerMetrics, type PollerMetrics } from '../poller/metrics.js';
 import { createProviderMetrics, type ProviderMetrics } from '../provider/metrics.js';
 import { createReconcileMetrics, type ReconcileMetrics } from '../reconcile/metrics.js';
@@ -19,6 +20,7 @@ export interface Metrics {
   reparse: ReparseMetrics;
   statements: StatementMetrics;
   partitions: PartitionMetrics;
+  invoices: InvoiceMetrics;
 }
 
 /**
@@ -37,5 +39,6 @@ export function createMetrics(registry: Registry, database: Database, environmen
     reparse: createReparseMetrics(registry),
     statements: createStatementMetrics(registry),
     partitions: createPartitionMetrics(registry),
+    invoices: createInvoiceMetrics(registry, reads, database, environment),
   };
 }

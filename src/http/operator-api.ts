@@ -11,6 +11,7 @@ import { discrepancySource, parseDiscrepancyQuery } from '../reports/discrepanci
 import { ordersSource } from '../reports/orders.js';
 import { payoutsSource } from '../reports/payouts.js';
 import { streamReport } from '../reports/writer.js';
+import { ageingSource, invoicesSource } from '../reports/invoices.js';
 import { readBody, BodyTooLargeError } from './read-body.js';
 import { detailRoutes } from './operator-detail.js';
 import {
@@ -25,6 +26,8 @@ const KEY_PATTERNS: Record<string, RegExp> = {
   uuid: /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i,
   first_delivery_id: /^[0-9]{1,18}$/,
   payout_uuid: /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i,
+  invoice_uuid: /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i,
+  bucket: /^(0-7|8-30|31-60|over 60)$/,
 };
 
 /**
@@ -112,6 +115,17 @@ export function operatorRoutes(deps: { config: Config; database: Database; log: 
       handler: guarded(async (req, res, url) => {
         const environment = environmentOf(url, config);
         await answerReport(req, res, url, payoutsSource(database, { environment }), `payouts-${environment}`);
+      }),
+    },
+    {
+      // Each invoice's way to cash (reports/invoices.ts); ?ageing=1 for the ageing of those not yet paid out.
+      method: 'GET',
+      path: '/api/invoices',
+      handler: guarded(async (req, res, url) => {
+        const environment = environmentOf(url, config);
+        const ageing = ['1', 'true', 'yes'].includes(url.searchParams.get('ageing') ?? '');
+        const source = ageing ? ageingSource(database, { environment }) : invoicesSource(database, { environment });
+        await answerReport(req, res, url, source, `${ageing ? 'invoice-ageing' : 'invoices'}-${environment}`);
       }),
     },
     {

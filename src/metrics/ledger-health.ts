@@ -4,7 +4,7 @@ import type { ProviderEnvironment } from '../config/schema.js';
 import type { Database } from '../db/database.js';
 import { METRIC_PREFIX } from './registry.js';
 
-export const READ_SOURCES = ['freshness', 'discrepancies'] as const;
+export const READ_SOURCES = ['freshness', 'discrepancies', 'invoices'] as const;
 export type ReadSource = (typeof READ_SOURCES)[number];
 
 /**

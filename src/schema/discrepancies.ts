@@ -13,6 +13,12 @@ export const DISCREPANCY_KINDS = [
   'payout_cancelled_but_credited',
   'payout_unknown_invoice',
   'statement_unbalanced',
+  'invoice_not_paid_out',
+  'invoice_paid_out_twice',
+  'payout_pays_canceled_invoice',
+  'buyer_paid_merchant_directly',
+  'payout_deduction_mismatch',
+  'payout_report_mismatch',
 ] as const;
 export type DiscrepancyKind = (typeof DISCREPANCY_KINDS)[number];
 

@@ -5,3 +5,4 @@ export * from './poller.js';
 export * from './discrepancies.js';
 export * from './statements.js';
 export * from './releases.js';
+export * from './payout-reports.js';

@@ -10,17 +10,17 @@ import { ImportStoppedError, importInChildProcess } from './isolated-import.js';
 import type { StatementMetrics } from './metrics.js';
 import { startJob } from '../jobs/job.js';
 
-export interface InboxRunResult {
-  imported: ImportResult[];
+export interface InboxRunResult<R = ImportResult> {
+  imported: R[];
   failed: { file: string; error: string }[];
   /** left for a later tick: still being written, or the database failed */
   deferred: string[];
 }
 
-export interface StatementInbox {
+export interface StatementInbox<R = ImportResult> {
   dir: string;
   /** One scan now, after any scan in flight. */
-  runNow(): Promise<InboxRunResult>;
+  runNow(): Promise<InboxRunResult<R>>;
   /** Stops the loop and waits for a scan in flight. Idempotent. */
   stop(): Promise<void>;
 }
@@ -33,6 +33,19 @@ export interface InboxOptions {
 }
 
 const IGNORED = /^\.|\.(tmp|part|partial|crdownload|swp)$|\.error$/i;
+
+/** What an inbox of files does with each one (startFileInbox): statements here, payout reports in payout-reports/. */
+export interface FileInboxKind<R> {
+  /** the job's name and the log component */
+  name: string;
+  /** RECON_DATA_DIR/<folder> */
+  folder: string;
+  importOne(file: string, name: string): Promise<R>;
+  /** a reason to leave the file in place for the next scan (besides an unreachable database), else undefined */
+  deferReason?(error: unknown): string | undefined;
+  /** after a file was imported and moved to imported/ */
+  imported?(result: R, name: string): void;
+}
 
 /**
  * The statement inbox: every minute, each file in RECON_DATA_DIR/inbox is imported and moved to
@@ -57,15 +70,52 @@ export interface InboxContext {
 
 export function startStatementInbox(ctx: InboxContext, options: InboxOptions = {}): StatementInbox {
   const metrics = ctx.metrics.statements;
-  const dir = path.resolve(ctx.config.RECON_DATA_DIR, 'inbox');
+  const inbox = startFileInbox(ctx, {
+    name: 'statement-inbox',
+    folder: 'inbox',
+    importOne: (file, name) => importOne(ctx, file, name),
+    deferReason: (error) => {
+      if (error instanceof FileChangedError) return 'statement changed while it was read; retried at the next scan';
+      if (error instanceof ImportStoppedError) return 'statement import stopped by shutdown; retried at the next start';
+      return undefined;
+    },
+    imported: (imported, name) =>
+      ctx.log.child({ component: 'statement-inbox' }).info(
+        { file: name, format: imported.format, statements: imported.statements, linesRead: imported.linesRead, linesNew: imported.linesNew,
+          linesKnown: imported.linesKnown, linesOverlap: imported.linesOverlap, balancesUnchecked: imported.balancesUnchecked,
+          statementsUnbalanced: imported.statementsUnbalanced, unbalancedFindings: imported.unbalancedFindings },
+        'statement imported',
+      ),
+  }, options, (result) => {
+    for (const r of result.imported) {
+      metrics.inboxFiles.inc({ outcome: r.alreadyImported ? 'already_imported' : 'imported' });
+      metrics.linesImported.inc(r.linesNew);
+    }
+    metrics.inboxFiles.inc({ outcome: 'failed' }, result.failed.length);
+    metrics.inboxFiles.inc({ outcome: 'deferred' }, result.deferred.length);
+  });
+  return inbox;
+}
+
+/**
+ * An inbox folder under RECON_DATA_DIR scanned on an interval, as startStatementInbox describes:
+ * each settled file imported by `kind` and moved to imported/, or to failed/ with its reason.
+ */
+export function startFileInbox<R>(
+  ctx: { config: Pick<Config, 'RECON_DATA_DIR'>; log: Logger; shutdown: Pick<Shutdown, 'signal'> },
+  kind: FileInboxKind<R>,
+  options: InboxOptions = {},
+  afterScan?: (result: InboxRunResult<R>) => void,
+): StatementInbox<R> {
+  const dir = path.resolve(ctx.config.RECON_DATA_DIR, kind.folder);
   const intervalMs = options.intervalMs ?? 60_000;
   const settleMs = options.settleMs ?? 5_000;
-  const log = ctx.log.child({ component: 'statement-inbox' });
+  const log = ctx.log.child({ component: kind.name });
   const stuck = new Set<string>();
   const ready = mkdir(path.join(dir, 'imported'), { recursive: true }).then(() => mkdir(path.join(dir, 'failed'), { recursive: true }));
 
   const job = startJob({
-    name: 'statement-inbox',
+    name: kind.name,
     schedule: { everyMs: intervalMs },
     // The first scan right away, so files dropped while the daemon was down are not left a minute.
     runAtStart: true,
@@ -73,28 +123,23 @@ export function startStatementInbox(ctx: InboxContext, options: InboxOptions = {
     stopOn: ctx.shutdown.signal,
     run: async () => {
       await ready;
-      const result = await scan(ctx, dir, settleMs, log, stuck);
-      for (const r of result.imported) {
-        metrics.inboxFiles.inc({ outcome: r.alreadyImported ? 'already_imported' : 'imported' });
-        metrics.linesImported.inc(r.linesNew);
-      }
-      metrics.inboxFiles.inc({ outcome: 'failed' }, result.failed.length);
-      metrics.inboxFiles.inc({ outcome: 'deferred' }, result.deferred.length);
+      const result = await scan(kind, dir, settleMs, log, stuck);
+      afterScan?.(result);
       return result;
     },
   });
-  log.info({ dir, intervalMs }, 'statement inbox watching');
+  log.info({ dir, intervalMs }, `${kind.name} watching`);
   return { dir, runNow: () => job.runNow(), stop: () => job.stop() };
 }
 
-async function scan(
-  ctx: Omit<InboxContext, 'log' | 'metrics'>,
+async function scan<R>(
+  kind: FileInboxKind<R>,
   dir: string,
   settleMs: number,
   log: Logger,
   stuck: Set<string>,
-): Promise<InboxRunResult> {
-  const result: InboxRunResult = { imported: [], failed: [], deferred: [] };
+): Promise<InboxRunResult<R>> {
+  const result: InboxRunResult<R> = { imported: [], failed: [], deferred: [] };
   const entries = await readdir(dir, { withFileTypes: true });
   for (const entry of entries.sort((a, b) => (a.name < b.name ? -1 : 1))) {
     if (!entry.isFile() || IGNORED.test(entry.name)) continue;
@@ -108,30 +153,21 @@ async function scan(
         result.deferred.push(entry.name);
         continue;
       }
-      const imported = await importOne(ctx, file, entry.name);
+      const imported = await kind.importOne(file, entry.name);
       await moveAside(file, path.join(dir, 'imported'));
       result.imported.push(imported);
-      log.info(
-        { file: entry.name, format: imported.format, statements: imported.statements, linesRead: imported.linesRead, linesNew: imported.linesNew,
-          linesKnown: imported.linesKnown, linesOverlap: imported.linesOverlap, balancesUnchecked: imported.balancesUnchecked,
-          statementsUnbalanced: imported.statementsUnbalanced, unbalancedFindings: imported.unbalancedFindings },
-        'statement imported',
-      );
+      kind.imported?.(imported, entry.name);
     } catch (error) {
       if (isGone(error)) continue;
-      if (error instanceof FileChangedError) {
+      const deferred = kind.deferReason?.(error);
+      if (deferred !== undefined) {
         result.deferred.push(entry.name);
-        log.warn({ file: entry.name }, 'statement changed while it was read; retried at the next scan');
-        continue;
-      }
-      if (error instanceof ImportStoppedError) {
-        result.deferred.push(entry.name);
-        log.info({ file: entry.name }, 'statement import stopped by shutdown; retried at the next start');
+        log.warn({ file: entry.name }, deferred);
         continue;
       }
       if (isTransientDatabaseError(error)) {
         result.deferred.push(entry.name);
-        log.error({ err: error, file: entry.name }, 'statement import failed: database unavailable; retried at the next scan');
+        log.error({ err: error, file: entry.name }, 'import failed: database unavailable; retried at the next scan');
         continue;
       }
       const reason = error instanceof Error ? error.message : String(error);
@@ -139,10 +175,10 @@ async function scan(
       try {
         const target = await moveAside(file, path.join(dir, 'failed'));
         if (target) await writeFile(`${target}.error`, `${reason}\n`, 'utf8');
-        log.warn({ file: entry.name, reason }, 'statement not imported: moved to failed/');
+        log.warn({ file: entry.name, reason }, 'not imported: moved to failed/');
       } catch (moveError) {
         if (seen) stuck.add(seen);
-        log.error({ err: moveError, file: entry.name, reason }, 'statement not imported and not movable to failed/: left in place, not retried until it changes');
+        log.error({ err: moveError, file: entry.name, reason }, 'not imported and not movable to failed/: left in place, not retried until it changes');
       }
     }
   }
