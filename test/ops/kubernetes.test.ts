@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { request } from 'undici';
@@ -33,6 +34,8 @@ import { startMetricsServer } from '../../src/http/metrics.js';
  */
 
 const dir = path.resolve('ops/kubernetes');
+/** What an operator fills the Secret template's placeholders with. */
+const STRONG_SECRETS = { OPERATOR_TOKEN: randomBytes(24).toString('hex') };
 type Model = { validate(): void };
 const MODELS: Record<string, new (data: never) => Model> = {
   'v1/ServiceAccount': ServiceAccount,
@@ -140,11 +143,34 @@ describe('Kubernetes manifests', () => {
 
   it('every setting it passes is one the config schema reads, and together they validate', () => {
     const env = [...(container.env ?? [])];
-    const names = [...Object.keys(configMap.data), ...Object.keys(secret.stringData), ...env.map((e) => e.name)];
+    // NODE_OPTIONS is Node's own (the daemon's heap limit), not a setting of ours.
+    const names = [...Object.keys(configMap.data), ...Object.keys(secret.stringData), ...env.map((e) => e.name).filter((n) => n !== 'NODE_OPTIONS')];
     for (const name of names) expect(Object.keys(configSchema.shape), name).toContain(name);
     const merged = { ...configMap.data, ...secret.stringData, ...Object.fromEntries(env.map((e) => [e.name, e.value ?? ''])) };
-    expect(() => loadConfig(merged)).not.toThrow();
+    // The template's placeholder token is refused at start; filled in, the whole validates.
+    expect(() => loadConfig(merged)).toThrow(/invalid setting OPERATOR_TOKEN: is a placeholder/);
+    expect(() => loadConfig({ ...merged, ...STRONG_SECRETS })).not.toThrow();
     expect((container.envFrom ?? []).map((e) => e.secretRef?.name ?? e.configMapRef?.name)).toEqual([secret.metadata.name, configMap.metadata.name]);
+  });
+
+  it('the memory limit holds the daemon and a statement import at their heap limits, with room beyond the heap', () => {
+    // What a Node process takes beyond its old-space limit (code, young generation, buffers): the
+    // import child of a 128 MiB file is the one that reaches its heap limit.
+    const NON_HEAP_MIB = 256;
+    const mebibytes = (quantity: string | number | undefined): number => {
+      const m = /^(\d+)(Mi|Gi)$/.exec(String(quantity));
+      if (!m) throw new Error(`memory quantity ${quantity} is not in Mi or Gi`);
+      return Number(m[1]) * (m[2] === 'Gi' ? 1024 : 1);
+    };
+    const limit = mebibytes(container.resources?.limits?.memory);
+    const nodeOptions = container.env?.find((e) => e.name === 'NODE_OPTIONS')?.value ?? '';
+    const daemonHeap = Number(/--max-old-space-size=(\d+)/.exec(nodeOptions)?.[1]);
+    expect(daemonHeap, 'the daemon\'s heap limit in NODE_OPTIONS').toBeGreaterThan(0);
+    const merged = { ...configMap.data, ...secret.stringData, ...Object.fromEntries((container.env ?? []).map((e) => [e.name, e.value ?? ''])) };
+    const importHeap = loadConfig({ ...merged, ...STRONG_SECRETS }).STATEMENT_IMPORT_MAX_MEMORY_MB;
+    expect(importHeap).toBe(configMap.data.STATEMENT_IMPORT_MAX_MEMORY_MB === undefined ? defaults.STATEMENT_IMPORT_MAX_MEMORY_MB : Number(configMap.data.STATEMENT_IMPORT_MAX_MEMORY_MB));
+    expect(limit).toBeGreaterThanOrEqual(importHeap + daemonHeap + 2 * NON_HEAP_MIB);
+    expect(mebibytes(container.resources?.requests?.memory)).toBeLessThanOrEqual(limit);
   });
 
   it('RECON_DATA_DIR is on a writable volume under a read-only root', () => {
