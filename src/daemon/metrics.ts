@@ -9,6 +9,7 @@ import { createReconcileMetrics, type ReconcileMetrics } from '../reconcile/metr
 import { createReparseMetrics, type ReparseMetrics } from '../reparse/metrics.js';
 import { createStatementMetrics, type StatementMetrics } from '../statements/metrics.js';
 import { createWebhookMetrics, type WebhookMetrics } from '../webhooks/metrics.js';
+import { createOperatorMetrics, type OperatorMetrics } from '../http/sign-in.js';
 
 /** Every metric of the process, by the folder whose definitions (its metrics.ts) they come from. */
 export interface Metrics {
@@ -19,6 +20,7 @@ export interface Metrics {
   reparse: ReparseMetrics;
   statements: StatementMetrics;
   partitions: PartitionMetrics;
+  operator: OperatorMetrics;
 }
 
 /**
@@ -37,5 +39,6 @@ export function createMetrics(registry: Registry, database: Database, environmen
     reparse: createReparseMetrics(registry),
     statements: createStatementMetrics(registry),
     partitions: createPartitionMetrics(registry),
+    operator: createOperatorMetrics(registry),
   };
 }

@@ -17,6 +17,8 @@ import {
 } from './operator-request.js';
 import { overviewRoutes } from './operator-overview.js';
 import { sendJson, type Route } from './server.js';
+import { privateOperatorMetrics, signInGuard, type OperatorMetrics } from './sign-in.js';
+import { addressMatcher } from '../config/addresses.js';
 
 // What a cursor may decode to, per key column: a bigint id or a UUID.
 const KEY_PATTERNS: Record<string, RegExp> = {
@@ -69,13 +71,22 @@ async function answerReport(req: IncomingMessage, res: ServerResponse, url: URL,
 }
 
 
-export function operatorRoutes(deps: { config: Config; database: Database; log: Logger }): Route[] {
+/** The first query parameter holding a NUL (Postgres text cannot), for a 400 naming it instead of a 500. */
+function nulParameter(url: URL): string | undefined {
+  for (const [name, value] of url.searchParams) if (value.includes('\u0000') || name.includes('\u0000')) return name.replace(/\u0000/g, '\\0');
+  return undefined;
+}
+
+export function operatorRoutes(deps: { config: Config; database: Database; log: Logger; metrics?: OperatorMetrics }): Route[] {
   const { config, database, log } = deps;
   const tokens = operatorMatcher(config);
+  const guard = signInGuard({ trustedProxies: addressMatcher(config.TRUSTED_PROXIES), log, metrics: deps.metrics ?? privateOperatorMetrics() });
   /** Authorised, with 400/403 for bad filters. */
   const guarded = (handler: Guarded): Route['handler'] => async (req, res, url) => {
-    const who = authorise(req, res, tokens);
+    const who = authorise(req, res, tokens, guard);
     if (!who) return;
+    const nul = nulParameter(url);
+    if (nul !== undefined) return sendJson(res, 400, { error: `parameter ${nul} must not contain a NUL character` });
     try {
       await handler(req, res, url, who);
     } catch (error) {
