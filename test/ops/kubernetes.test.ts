@@ -14,7 +14,9 @@ import { Service } from 'kubernetes-models/v1/Service';
 import { ServiceAccount } from 'kubernetes-models/v1/ServiceAccount';
 import type { IContainer } from 'kubernetes-models/v1/Container';
 import type { IPodSpec } from 'kubernetes-models/v1/PodSpec';
+import { addressMatcher } from '../../src/config/addresses.js';
 import { loadConfig } from '../../src/config/load.js';
+import { clientAddress } from '../../src/webhooks/source-address.js';
 import { configSchema } from '../../src/config/schema.js';
 import type { Database } from '../../src/db/database.js';
 import { healthRoutes } from '../../src/http/health.js';
@@ -171,6 +173,23 @@ describe('Kubernetes manifests', () => {
     expect(importHeap).toBe(configMap.data.STATEMENT_IMPORT_MAX_MEMORY_MB === undefined ? defaults.STATEMENT_IMPORT_MAX_MEMORY_MB : Number(configMap.data.STATEMENT_IMPORT_MAX_MEMORY_MB));
     expect(limit).toBeGreaterThanOrEqual(importHeap + daemonHeap + 2 * NON_HEAP_MIB);
     expect(mebibytes(container.resources?.requests?.memory)).toBeLessThanOrEqual(limit);
+  });
+
+  it('trusts X-Forwarded-For from the ingress controller only, not from the pod network', () => {
+    const config = loadConfig({ TRUSTED_PROXIES: configMap.data.TRUSTED_PROXIES ?? '' });
+    for (const entry of config.TRUSTED_PROXIES) {
+      const prefix = Number(entry.split('/')[1] ?? (entry.includes(':') ? 128 : 32));
+      expect(prefix, entry).toBeGreaterThanOrEqual(entry.includes(':') ? 112 : 24);
+    }
+    // Another pod's address (the pod network is 10.244.0.0/16 in the examples): its X-Forwarded-For is ignored.
+    const trusted = addressMatcher(config.TRUSTED_PROXIES);
+    const [proxy] = config.TRUSTED_PROXIES;
+    expect(clientAddress(proxy!.split('/')[0], '203.0.113.9', trusted)).toBe('203.0.113.9');
+    expect(clientAddress('10.244.3.17', '203.0.113.9', trusted)).toBe('10.244.3.17');
+    // And only the controller's pods reach the receiver's port.
+    const policy = one('NetworkPolicy') as Doc & { spec: { ingress: { from: { podSelector?: { matchLabels: Record<string, string> } }[]; ports: { port: number }[] }[] } };
+    const receiver = policy.spec.ingress.find((r) => r.ports.some((p) => p.port === defaults.PORT))!;
+    for (const from of receiver.from) expect(from.podSelector?.matchLabels, 'a pod selector beside the namespace').toBeDefined();
   });
 
   it('RECON_DATA_DIR is on a writable volume under a read-only root', () => {
