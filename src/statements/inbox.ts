@@ -210,7 +210,7 @@ function kindOf(entry: Dirent): string | undefined {
  * and its .error files, wherever it points) is removed and the directory re-created; anything
  * else that is not a directory is refused.
  */
-async function ensureFolder(folder: string, log: AppContext['log']): Promise<void> {
+async function ensureFolder(folder: string, log: Logger): Promise<void> {
   let info;
   try {
     info = await lstat(folder);
@@ -230,7 +230,7 @@ async function ensureFolder(folder: string, log: AppContext['log']): Promise<voi
  * Moves the file into `targetDir` (checked to be a real directory first), never overwriting: a
  * name taken there, or whose .error is taken, gets a time suffix.
  */
-async function moveAside(file: string, targetDir: string, log: AppContext['log']): Promise<string | null> {
+async function moveAside(file: string, targetDir: string, log: Logger): Promise<string | null> {
   await ensureFolder(targetDir, log);
   const name = path.basename(file);
   let target = path.join(targetDir, name);

@@ -7,7 +7,7 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import { createSqlClient, databaseOver } from '../../src/db/database.js';
-import { startDaemon, type Daemon } from '../../src/daemon.js';
+import { startDaemon, type Daemon } from '../../src/daemon/daemon.js';
 import { healthRoutes } from '../../src/http/health.js';
 import { startHttpServer } from '../../src/http/server.js';
 import { SIGN_IN_MAX_FAILURES } from '../../src/http/sign-in.js';
