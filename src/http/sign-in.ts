@@ -1,10 +1,9 @@
 import type { IncomingMessage } from 'node:http';
 import { Counter, Registry } from 'prom-client';
-import type { AddressMatcher } from '../config/addresses.js';
+import { clientAddress, type AddressMatcher } from '../config/addresses.js';
 import type { Logger } from '../log/logger.js';
 import { rateLimitedLog } from '../log/rate-limited.js';
 import { METRIC_PREFIX } from '../metrics/registry.js';
-import { clientAddress } from '../webhooks/source-address.js';
 
 /** Why a request to the operator API was not signed in. */
 export const SIGN_IN_FAILURES = ['missing_token', 'wrong_token', 'throttled'] as const;
