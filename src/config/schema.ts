@@ -6,6 +6,7 @@ import { contractTermsFromSetting } from '../payout-reports/contract-terms.js';
 import { documentedColumn } from '../payout-reports/columns.js';
 import { addressListError, splitList } from './addresses.js';
 import { operatorTokensSchema } from './operator-tokens.js';
+import { weakSecretReason } from './secret-strength.js';
 
 /**
  * Every setting bnpl-recon reads, parsed once at boot. Units are in the names. The README's
@@ -36,6 +37,20 @@ const csvList = z
   .transform((v) => v.split(',').map((s) => s.trim()).filter((s) => s.length > 0));
 
 const positiveInt = z.coerce.number().int().positive();
+
+/** A shared secret: refused when a placeholder or guessable (secret-strength.ts); the message never quotes it. */
+const strongSecret = z.string().superRefine((value, ctx) => {
+  const weak = weakSecretReason(value);
+  if (weak !== undefined) ctx.addIssue({ code: 'custom', message: weak });
+});
+
+/** Comma-separated secrets (rotation keeps the old one beside the new), each strong. */
+const strongSecretList = csvList.superRefine((entries, ctx) => {
+  for (const [i, entry] of entries.entries()) {
+    const weak = weakSecretReason(entry);
+    if (weak !== undefined) ctx.addIssue({ code: 'custom', message: entries.length > 1 ? `entry ${i + 1} ${weak}` : weak });
+  }
+});
 
 /** Comma-separated IP addresses and CIDR ranges; anything else is refused, naming the entry. */
 const addressList = csvList.superRefine((entries, ctx) => {
@@ -91,7 +106,7 @@ export const configShape = {
   PROVIDER_BASE_URL: z.string().url().optional(),
   PROVIDER_API_KEY: z.string().min(1).optional(),
   PROVIDER_WEBHOOK_PATH_PREFIX: z.string().default(''),
-  WEBHOOK_SECRET: csvList.optional(),
+  WEBHOOK_SECRET: strongSecretList.optional(),
   WEBHOOK_SIGNATURE_HEADER: z.string().min(1).default('x-service-signature').transform((v) => v.toLowerCase()),
   // `spec` (the spec's addresses for PROVIDER_ENV), or addresses and CIDR ranges.
   WEBHOOK_ALLOWED_IPS: z
@@ -143,7 +158,7 @@ export const configShape = {
   // covers a weekend with a public holiday on each side and a payout run missed, without leaving
   // an unpaid invoice unnoticed for longer than a week.
   INVOICE_PAYOUT_DAYS: positiveInt.default(DEFAULT_INVOICE_PAYOUT_DAYS),
-  OPERATOR_TOKEN: z.string().min(16).optional(),
+  OPERATOR_TOKEN: strongSecret.optional(),
   // Named operator tokens (name:token,…): the acknowledgement history records the name.
   OPERATOR_TOKENS: operatorTokensSchema.default([]),
   MIGRATE_ON_START: booleanString.default(true),

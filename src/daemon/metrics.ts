@@ -10,6 +10,7 @@ import { createReconcileMetrics, type ReconcileMetrics } from '../reconcile/metr
 import { createReparseMetrics, type ReparseMetrics } from '../reparse/metrics.js';
 import { createStatementMetrics, type StatementMetrics } from '../statements/metrics.js';
 import { createWebhookMetrics, type WebhookMetrics } from '../webhooks/metrics.js';
+import { createOperatorMetrics, type OperatorMetrics } from '../http/sign-in.js';
 
 /** Every metric of the process, by the folder whose definitions (its metrics.ts) they come from. */
 export interface Metrics {
@@ -21,6 +22,7 @@ export interface Metrics {
   statements: StatementMetrics;
   partitions: PartitionMetrics;
   invoices: InvoiceMetrics;
+  operator: OperatorMetrics;
 }
 
 /**
@@ -40,5 +42,6 @@ export function createMetrics(registry: Registry, database: Database, environmen
     statements: createStatementMetrics(registry),
     partitions: createPartitionMetrics(registry),
     invoices: createInvoiceMetrics(registry, reads, database, environment),
+    operator: createOperatorMetrics(registry),
   };
 }

@@ -1,6 +1,8 @@
 import type { Database } from '../db/database.js';
 import { readOnlyReason } from '../db/writable.js';
 import { ledgerSchemaStatus } from '../ledger/migrate.js';
+import type { Logger } from '../log/logger.js';
+import { rateLimitedLog } from '../log/rate-limited.js';
 import { sendJson, type Route } from './server.js';
 
 export interface ReadinessChecks {
@@ -11,6 +13,8 @@ export interface ReadinessChecks {
   commitStall?: () => string | undefined;
   /** Which singleton jobs this replica leads now (holds their advisory lock), shown in every /readyz body. */
   leadership?: () => Promise<Record<string, boolean>>;
+  /** Where the database's own error goes: /readyz is on the public port and says only "database unreachable". */
+  log?: Logger;
 }
 
 /**
@@ -19,6 +23,8 @@ export interface ReadinessChecks {
  * read-only primary) is not ready: no delivery could be acknowledged there.
  */
 export function healthRoutes(database: Database, checks: ReadinessChecks): Route[] {
+  // A probe every few seconds against a database that is down: one line a minute is enough.
+  const unreachable = checks.log ? rateLimitedLog(checks.log, 'error', 'readiness: database unreachable') : () => undefined;
   return [
     { method: 'GET', path: '/healthz', handler: (_req, res) => sendJson(res, 200, { status: 'ok' }) },
     {
@@ -45,7 +51,9 @@ export function healthRoutes(database: Database, checks: ReadinessChecks): Route
           if (schema.state === 'incompatible') return send(503, { status: 'schema unknown to this release', schema: schema.reason });
           send(200, { status: 'ready', ...(schema.state === 'newer_compatible' ? { schema: schema.reason } : {}) });
         } catch (error) {
-          send(503, { status: 'database unreachable', error: (error as Error).message });
+          // The error text can name roles, hosts and databases: logged, never answered.
+          unreachable({ err: (error as Error).message });
+          send(503, { status: 'database unreachable' });
         }
       },
     },

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
+import { constants, createReadStream } from 'node:fs';
+import { open } from 'node:fs/promises';
 import path from 'node:path';
 import type { TransactionSql } from 'postgres';
 import type { ProviderEnvironment } from '../config/schema.js';
@@ -154,11 +155,32 @@ export function importStatement(database: Database, environment: ProviderEnviron
   return importStatementSource(database, environment, () => chunksOf(bytes), fileName, options);
 }
 
-/** A file read in 1 MiB chunks. */
+/**
+ * A file read in 1 MiB chunks. With `noFollow` (the inbox, whose files anyone with write access to
+ * the inbox places) a symlink is refused instead of read, so a link cannot make the import read a
+ * file outside the inbox, and neither can a pipe or device swapped in after the scan listed the
+ * name (opened non-blocking, refused unless it is a regular file).
+ */
 export const fileSource =
-  (file: string): ChunkSource =>
+  (file: string, options: { noFollow?: boolean } = {}): ChunkSource =>
   () =>
-    createReadStream(file, { highWaterMark: READ_CHUNK });
+    options.noFollow ? readRegularFile(file) : createReadStream(file, { highWaterMark: READ_CHUNK });
+
+async function* readRegularFile(file: string): AsyncGenerator<Uint8Array> {
+  let handle;
+  try {
+    handle = await open(file, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ELOOP') throw new StatementFormatError(`${path.basename(file)}: a symlink, not followed`);
+    throw error;
+  }
+  try {
+    if (!(await handle.stat()).isFile()) throw new StatementFormatError(`${path.basename(file)}: not a regular file`);
+    yield* handle.createReadStream({ highWaterMark: READ_CHUNK, autoClose: false });
+  } finally {
+    await handle.close();
+  }
+}
 
 /** importStatementSource over a file. */
 export function importStatementFile(database: Database, environment: ProviderEnvironment, file: string, options: ImportOptions = {}): Promise<ImportResult> {

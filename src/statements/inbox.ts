@@ -1,4 +1,5 @@
-import { mkdir, readdir, rename, stat, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, readdir, rename, unlink, writeFile } from 'node:fs/promises';
+import type { Dirent } from 'node:fs';
 import path from 'node:path';
 import type { Config } from '../config/schema.js';
 import type { Database } from '../db/database.js';
@@ -58,6 +59,13 @@ export interface FileInboxKind<R> {
  * alone (a copy in progress), as are dot files and .tmp/.part names (write there, then rename).
  * Scans never overlap; two replicas sharing the directory may both import one file
  * (the import is idempotent) and one of them finds it gone when moving it, which is fine.
+ *
+ * Whoever can write the inbox (often a file-transfer account) must not reach outside it: only
+ * regular files are imported, opened without following a symlink (import.ts fileSource); symlinks,
+ * pipes, sockets, devices and folders are skipped with a warning (once per name, while it stays);
+ * imported/ and failed/ are checked to be real directories before each move (a symlink in their
+ * place is removed and the directory re-created), and a .error file is only ever created new,
+ * never written through an existing name.
  */
 /** What the inbox needs from the composition root. */
 export interface InboxContext {
@@ -112,7 +120,8 @@ export function startFileInbox<R>(
   const settleMs = options.settleMs ?? 5_000;
   const log = ctx.log.child({ component: kind.name });
   const stuck = new Set<string>();
-  const ready = mkdir(path.join(dir, 'imported'), { recursive: true }).then(() => mkdir(path.join(dir, 'failed'), { recursive: true }));
+  const skipped = new Map<string, string>();
+  const ready = mkdir(dir, { recursive: true });
 
   const job = startJob({
     name: kind.name,
@@ -123,7 +132,8 @@ export function startFileInbox<R>(
     stopOn: ctx.shutdown.signal,
     run: async () => {
       await ready;
-      const result = await scan(kind, dir, settleMs, log, stuck);
+      for (const folder of SUBFOLDERS) await ensureFolder(path.join(dir, folder), log);
+      const result = await scan(kind, dir, settleMs, log, stuck, skipped);
       afterScan?.(result);
       return result;
     },
@@ -138,15 +148,29 @@ async function scan<R>(
   settleMs: number,
   log: Logger,
   stuck: Set<string>,
+  skipped: Map<string, string>,
 ): Promise<InboxRunResult<R>> {
   const result: InboxRunResult<R> = { imported: [], failed: [], deferred: [] };
   const entries = await readdir(dir, { withFileTypes: true });
+  const present = new Set(entries.map((e) => e.name));
+  for (const name of skipped.keys()) if (!present.has(name)) skipped.delete(name);
   for (const entry of entries.sort((a, b) => (a.name < b.name ? -1 : 1))) {
-    if (!entry.isFile() || IGNORED.test(entry.name)) continue;
+    if (IGNORED.test(entry.name)) continue;
+    if (!entry.isFile()) {
+      const what = kindOf(entry);
+      if (what !== undefined && skipped.get(entry.name) !== what) {
+        skipped.set(entry.name, what);
+        log.warn({ file: entry.name, kind: what }, `inbox: skipped ${what}: only regular files are imported`);
+      }
+      continue;
+    }
+    skipped.delete(entry.name);
     const file = path.join(dir, entry.name);
     let seen = '';
     try {
-      const info = await stat(file);
+      const info = await lstat(file);
+      // Replaced by something else since the listing: looked at again at the next scan.
+      if (!info.isFile()) continue;
       seen = `${entry.name}\n${info.size}\n${info.mtimeMs}`;
       if (stuck.has(seen)) continue;
       if (Date.now() - info.mtimeMs < settleMs) {
@@ -154,7 +178,7 @@ async function scan<R>(
         continue;
       }
       const imported = await kind.importOne(file, entry.name);
-      await moveAside(file, path.join(dir, 'imported'));
+      await moveAside(file, path.join(dir, 'imported'), log);
       result.imported.push(imported);
       kind.imported?.(imported, entry.name);
     } catch (error) {
@@ -173,8 +197,9 @@ async function scan<R>(
       const reason = error instanceof Error ? error.message : String(error);
       result.failed.push({ file: entry.name, error: reason });
       try {
-        const target = await moveAside(file, path.join(dir, 'failed'));
-        if (target) await writeFile(`${target}.error`, `${reason}\n`, 'utf8');
+        const target = await moveAside(file, path.join(dir, 'failed'), log);
+        // 'wx': created new or not at all, so a name placed there beforehand (a symlink) is never written through.
+        if (target) await writeFile(`${target}.error`, `${reason}\n`, { encoding: 'utf8', flag: 'wx' });
         log.warn({ file: entry.name, reason }, 'not imported: moved to failed/');
       } catch (moveError) {
         if (seen) stuck.add(seen);
@@ -194,7 +219,7 @@ function importOne(ctx: Omit<InboxContext, 'log' | 'metrics'>, file: string, nam
   const limits = importLimits(ctx.config);
   const acceptUnbalanced = ctx.config.STATEMENT_ACCEPT_UNBALANCED;
   const databaseUrl = ctx.config.DATABASE_URL ?? ctx.database.embeddedUrl;
-  if (databaseUrl === undefined) return importStatementSource(ctx.database, ctx.config.PROVIDER_ENV, fileSource(file), name, { ...limits, acceptUnbalanced });
+  if (databaseUrl === undefined) return importStatementSource(ctx.database, ctx.config.PROVIDER_ENV, fileSource(file, { noFollow: true }), name, { ...limits, acceptUnbalanced });
   return importInChildProcess(
     {
       databaseUrl, environment: ctx.config.PROVIDER_ENV, file, name, maxFileBytes: ctx.config.STATEMENT_MAX_FILE_BYTES, maxAmountCents: String(limits.maxAmountCents),
@@ -204,21 +229,65 @@ function importOne(ctx: Omit<InboxContext, 'log' | 'metrics'>, file: string, nam
   );
 }
 
-/** Moves the file into `targetDir`, never overwriting: a second file of the same name gets a time suffix. */
-async function moveAside(file: string, targetDir: string): Promise<string | null> {
+const SUBFOLDERS = ['imported', 'failed'] as const;
+
+/** What a skipped inbox entry is, for its log line; undefined for the inbox's own subfolders. */
+function kindOf(entry: Dirent): string | undefined {
+  if (entry.isSymbolicLink()) return 'symlink';
+  if (entry.isFIFO()) return 'pipe';
+  if (entry.isSocket()) return 'socket';
+  if (entry.isBlockDevice() || entry.isCharacterDevice()) return 'device';
+  if (entry.isDirectory()) return (SUBFOLDERS as readonly string[]).includes(entry.name) ? undefined : 'folder';
+  return 'unknown entry';
+}
+
+/**
+ * Makes `folder` a real directory: a symlink in its place (which would carry the inbox's files,
+ * and its .error files, wherever it points) is removed and the directory re-created; anything
+ * else that is not a directory is refused.
+ */
+async function ensureFolder(folder: string, log: Logger): Promise<void> {
+  let info;
+  try {
+    info = await lstat(folder);
+  } catch (error) {
+    if (!isGone(error)) throw error;
+    await mkdir(folder);
+    return;
+  }
+  if (info.isDirectory()) return;
+  if (!info.isSymbolicLink()) throw new Error(`statement inbox: ${folder} is not a directory; move it away`);
+  await unlink(folder);
+  await mkdir(folder);
+  log.warn({ folder }, 'statement inbox: subfolder was a symlink: removed and re-created as a directory');
+}
+
+/**
+ * Moves the file into `targetDir` (checked to be a real directory first), never overwriting: a
+ * name taken there, or whose .error is taken, gets a time suffix.
+ */
+async function moveAside(file: string, targetDir: string, log: Logger): Promise<string | null> {
+  await ensureFolder(targetDir, log);
   const name = path.basename(file);
   let target = path.join(targetDir, name);
-  try {
-    await stat(target);
+  if ((await exists(target)) || (await exists(`${target}.error`))) {
     target = path.join(targetDir, `${name}.${new Date().toISOString().replace(/[:.]/g, '-')}`);
-  } catch {
-    // free
   }
   try {
     await rename(file, target);
     return target;
   } catch (error) {
     if (isGone(error)) return null;
+    throw error;
+  }
+}
+
+async function exists(file: string): Promise<boolean> {
+  try {
+    await lstat(file);
+    return true;
+  } catch (error) {
+    if (isGone(error)) return false;
     throw error;
   }
 }

@@ -3,6 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ProviderEnvironment } from '../config/schema.js';
 import { sendJson } from '../http/server.js';
 import type { Logger } from '../log/logger.js';
+import { rateLimitedLog } from '../log/rate-limited.js';
 import { classifyDelivery } from './classify.js';
 import { AckDeadlineError, LedgerUnavailableError, type GroupCommitWriter } from './group-commit.js';
 import type { WebhookMetrics, WebhookOutcome } from './metrics.js';
@@ -66,11 +67,17 @@ export function createWebhookHandler(options: ReceiverOptions): (req: IncomingMe
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     metrics.deliveries.labels(outcome, parseStatus).inc();
     metrics.ackSeconds.labels(outcome).observe(seconds);
-    if (status >= 400) log.info({ delivery: id, outcome, status, ms: Math.round(seconds * 1e4) / 10 }, 'webhook answered');
-    else if (debugOn) log.debug({ delivery: id, outcome, status, ms: Math.round(seconds * 1e4) / 10 }, 'webhook answered');
+    // A bad signature has its own rate-limited line (anyone can send one): none per answer.
+    const logged = outcome !== 'bad_signature';
+    if (logged && status >= 400) log.info({ delivery: id, outcome, status, ms: Math.round(seconds * 1e4) / 10 }, 'webhook answered');
+    else if (logged && debugOn) log.debug({ delivery: id, outcome, status, ms: Math.round(seconds * 1e4) / 10 }, 'webhook answered');
     res.setHeader('x-request-id', id);
     sendJson(res, status, body, close);
   };
+
+  // Anyone who reaches the port can send unsigned bodies: one line a minute (with how many were
+  // held back); bnpl_recon_webhook_deliveries_total{outcome="bad_signature"} counts every one.
+  const badSignature = rateLimitedLog(log, 'warn', 'webhook refused: bad or missing signature');
 
   const verify = async (rawBody: Buffer, header: string | undefined) => {
     let check = verifySignature(rawBody, header, options.secrets.current());
@@ -108,7 +115,7 @@ export function createWebhookHandler(options: ReceiverOptions): (req: IncomingMe
     const header = req.headers[options.signatureHeader];
     const check = await verify(rawBody, Array.isArray(header) ? header[0] : header);
     if (!check.valid) {
-      log.warn({ delivery: id, source, header: options.signatureHeader, present: header !== undefined, bytes: rawBody.length }, 'webhook refused: bad or missing signature');
+      badSignature({ delivery: id, source, header: options.signatureHeader, present: header !== undefined, bytes: rawBody.length });
       return finish(res, started, id, 'bad_signature', 'none', 401, { error: 'bad or missing signature' });
     }
 
