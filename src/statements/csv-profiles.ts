@@ -184,6 +184,7 @@ const profiles: CsvProfileInput[] = [
       counterpartyName: ['Auftraggeber/Empfänger'],
       remittance: ['Verwendungszweck'],
       amount: ['Betrag'],
+      currency: ['Währung'],
     },
     requires: ['Auftraggeber/Empfänger', 'Buchungstext'],
     dateFormats: [...GERMAN_DATES],

@@ -121,14 +121,16 @@ function fitsHeaderless(profile: CsvProfile, row: readonly string[]): boolean {
 
 /** A preamble row's value for one of `labels`: 'IBAN;DE...', 'Währung: EUR', '"Konto";"DE.. EUR"'. */
 function labelled(rows: readonly string[][], labels: readonly string[]): string | null {
-  for (const row of rows) {
-    const cells = row.map((c) => c.trim()).filter((c) => c !== '');
-    for (const [i, cell] of cells.entries()) {
-      const colon = /^([^:]+):\s*(.*)$/.exec(cell);
-      const [label, inline] = colon ? [colon[1]!, colon[2]!] : [cell, ''];
-      if (!labels.some((l) => canonicalHeader(l) === canonicalHeader(label))) continue;
-      const value = inline || cells[i + 1];
-      if (value) return value;
+  for (const wanted of labels) {
+    for (const row of rows) {
+      const cells = row.map((c) => c.trim()).filter((c) => c !== '');
+      for (const [i, cell] of cells.entries()) {
+        const colon = /^([^:]+):\s*(.*)$/.exec(cell);
+        const [label, inline] = colon ? [colon[1]!, colon[2]!] : [cell, ''];
+        if (canonicalHeader(wanted) !== canonicalHeader(label)) continue;
+        const value = inline || cells[i + 1];
+        if (value) return value;
+      }
     }
   }
   return null;
@@ -190,7 +192,9 @@ export function csvLayout(head: string, whole: boolean, options: CsvOptions = {}
 function preamble(profile: CsvProfile, rows: readonly string[][]): { account: string | null; currency: string | null } {
   const account = labelled(rows, profile.metadata.account);
   const currency = labelled(rows, profile.metadata.currency);
-  return { account: account ? accountId(account.replace(/\s+[A-Z]{3}$/, '')) : null, currency: currencyIn(currency) ?? (account ? currencyIn(account.replace(/^[A-Z]{2}\d{2}[A-Z0-9 ]+?(?=\s+[A-Z]{3}$)/, '')) : null) };
+  // An IBAN in the value ('DE44 5001 0517 ... / Girokonto', 'DE44...EUR') is the account; else the value as written.
+  const iban = account?.replace(/\s+/g, '').toUpperCase().match(/[A-Z]{2}\d{2}[A-Z0-9]{11,33}/)?.[0];
+  return { account: accountId(iban ?? account), currency: currencyIn(currency) };
 }
 
 /** Is the start of `text` a table some CSV profile could read, or one to refuse naming its columns? */
@@ -356,7 +360,11 @@ export function csvReader(emit: SectionSink, head: string, whole: boolean, optio
       held.sepaReference = sepaReferenceOf(held);
       return;
     }
-    if (!hasAmount) throw new StatementFormatError(`${where}: missing amount`);
+    if (!hasAmount) {
+      // Text below the bookings (a disclaimer, a note) is no booking; a dated row without an amount may be one, and is refused.
+      if (!isCsvDate(dateText, profile.dateFormats)) return;
+      throw new StatementFormatError(`${where}: missing amount`);
+    }
     const bookingDate = csvDate(dateText, profile.dateFormats, `${where}: booking date`);
     const valueText = cellOf(cells, 'valueDate');
     const valueDate = valueText ? csvDate(valueText, profile.dateFormats, `${where}: value date`) : null;
