@@ -20,6 +20,7 @@ async function run(request: ChildRequest): Promise<ChildReply> {
     const result = await importStatementSource(database, request.environment, fileSource(request.file), request.name, {
       maxFileBytes: request.maxFileBytes,
       maxAmountCents: BigInt(request.maxAmountCents),
+      csv: request.csv,
     });
     return { ok: true, result };
   } catch (error) {

@@ -7,6 +7,8 @@ import type { Logger } from '../log/logger.js';
 import { isTransientDatabaseError } from '../db/errors.js';
 import { FileChangedError, fileSource, importLimits, importStatementSource, type ImportResult } from './import.js';
 import { ImportStoppedError, importInChildProcess } from './isolated-import.js';
+import { csvSettings } from './csv-settings.js';
+import type { CsvOptions } from './csv.js';
 import type { StatementMetrics } from './metrics.js';
 import { startJob } from '../jobs/job.js';
 
@@ -96,6 +98,16 @@ async function scan(
 ): Promise<InboxRunResult> {
   const result: InboxRunResult = { imported: [], failed: [], deferred: [] };
   const entries = await readdir(dir, { withFileTypes: true });
+  // Read at each scan, so a corrected profile file is taken without a restart; while it is broken,
+  // files wait in the inbox (they are not at fault).
+  let csv: CsvOptions;
+  try {
+    csv = await csvSettings(ctx.config);
+  } catch (error) {
+    log.error({ err: error }, 'STATEMENT_CSV_PROFILE cannot be used: statements wait in the inbox until it is corrected');
+    result.deferred.push(...entries.filter((e) => e.isFile() && !IGNORED.test(e.name)).map((e) => e.name));
+    return result;
+  }
   for (const entry of entries.sort((a, b) => (a.name < b.name ? -1 : 1))) {
     if (!entry.isFile() || IGNORED.test(entry.name)) continue;
     const file = path.join(dir, entry.name);
@@ -108,7 +120,7 @@ async function scan(
         result.deferred.push(entry.name);
         continue;
       }
-      const imported = await importOne(ctx, file, entry.name);
+      const imported = await importOne(ctx, file, entry.name, csv);
       await moveAside(file, path.join(dir, 'imported'));
       result.imported.push(imported);
       log.info(
@@ -153,12 +165,12 @@ async function scan(
  * address is known (DATABASE_URL, or the embedded server this process started), so a huge or
  * hostile file cannot stall or kill the daemon (isolated-import.ts); in this process otherwise.
  */
-function importOne(ctx: Omit<InboxContext, 'log' | 'metrics'>, file: string, name: string): Promise<ImportResult> {
+function importOne(ctx: Omit<InboxContext, 'log' | 'metrics'>, file: string, name: string, csv: CsvOptions): Promise<ImportResult> {
   const limits = importLimits(ctx.config);
   const databaseUrl = ctx.config.DATABASE_URL ?? ctx.database.embeddedUrl;
-  if (databaseUrl === undefined) return importStatementSource(ctx.database, ctx.config.PROVIDER_ENV, fileSource(file), name, limits);
+  if (databaseUrl === undefined) return importStatementSource(ctx.database, ctx.config.PROVIDER_ENV, fileSource(file), name, { ...limits, csv });
   return importInChildProcess(
-    { databaseUrl, environment: ctx.config.PROVIDER_ENV, file, name, maxFileBytes: ctx.config.STATEMENT_MAX_FILE_BYTES, maxAmountCents: String(limits.maxAmountCents) },
+    { databaseUrl, environment: ctx.config.PROVIDER_ENV, file, name, maxFileBytes: ctx.config.STATEMENT_MAX_FILE_BYTES, maxAmountCents: String(limits.maxAmountCents), csv },
     { maxMemoryMb: ctx.config.STATEMENT_IMPORT_MAX_MEMORY_MB, timeoutMs: ctx.config.STATEMENT_IMPORT_TIMEOUT_SECONDS * 1000, signal: ctx.shutdown.signal },
   );
 }

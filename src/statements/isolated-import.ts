@@ -1,6 +1,7 @@
 import { fork } from 'node:child_process';
 import type { ProviderEnvironment } from '../config/schema.js';
 import { FileChangedError, type ImportResult } from './import.js';
+import type { CsvOptions } from './csv.js';
 
 export interface ChildRequest {
   databaseUrl: string;
@@ -10,6 +11,8 @@ export interface ChildRequest {
   maxFileBytes: number;
   /** decimal text: bigint does not cross the IPC channel */
   maxAmountCents: string;
+  /** the user's CSV profile and the accounts' currencies (plain data: it crosses the IPC channel) */
+  csv?: CsvOptions;
 }
 
 export type ChildReply = { ok: true; result: ImportResult } | { ok: false; message: string; code: string | undefined; changed: boolean };
