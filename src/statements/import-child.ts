@@ -10,7 +10,7 @@ import type { ChildReply, ChildRequest } from './isolated-import.js';
  */
 process.once('message', (message: ChildRequest) => {
   void run(message).then((reply) => {
-    process.send?.(reply, () => process.disconnect());
+    process.send?.({ ...reply, peakRssMb: Math.round(process.resourceUsage().maxRSS / 1024) }, () => process.disconnect());
   });
 });
 

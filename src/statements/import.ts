@@ -37,6 +37,8 @@ export interface ImportResult {
   linesKnown: number;
   /** lines whose bookings an overlapping statement had already brought: linked to its stored lines */
   linesOverlap: number;
+  /** the import process's peak resident memory, when it ran in one (isolated-import.ts) */
+  peakRssMb?: number;
 }
 
 export interface ImportOptions {

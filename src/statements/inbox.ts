@@ -125,7 +125,7 @@ async function scan(
       result.imported.push(imported);
       log.info(
         { file: entry.name, format: imported.format, statements: imported.statements, linesRead: imported.linesRead, linesNew: imported.linesNew,
-          linesKnown: imported.linesKnown, linesOverlap: imported.linesOverlap },
+          linesKnown: imported.linesKnown, linesOverlap: imported.linesOverlap, peakRssMb: imported.peakRssMb },
         'statement imported',
       );
     } catch (error) {

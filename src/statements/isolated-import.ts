@@ -15,7 +15,8 @@ export interface ChildRequest {
   csv?: CsvOptions;
 }
 
-export type ChildReply = { ok: true; result: ImportResult } | { ok: false; message: string; code: string | undefined; changed: boolean };
+/** `peakRssMb`: the import process's peak resident memory (process.resourceUsage().maxRSS), for the log and tests. */
+export type ChildReply = ({ ok: true; result: ImportResult } | { ok: false; message: string; code: string | undefined; changed: boolean }) & { peakRssMb?: number };
 
 /** The import process died (out of memory, a crash) or ran past its time: the file is at fault, not the database. */
 export class ImportCrashedError extends Error {
@@ -75,10 +76,10 @@ export function importInChildProcess(request: ChildRequest, options: IsolatedImp
       clearTimeout(timer);
       options.signal?.removeEventListener('abort', onAbort);
       if (why) return reject(why);
-      if (reply?.ok) return resolve(reply.result);
+      if (reply?.ok) return resolve(reply.peakRssMb === undefined ? reply.result : { ...reply.result, peakRssMb: reply.peakRssMb });
       if (reply) {
         if (reply.changed) return reject(new FileChangedError(reply.message));
-        return reject(Object.assign(new Error(reply.message), reply.code ? { code: reply.code } : {}));
+        return reject(Object.assign(new Error(reply.message), reply.code ? { code: reply.code } : {}, { peakRssMb: reply.peakRssMb }));
       }
       const last = stderr.trim().split('\n').slice(-3).join(' | ');
       reject(new ImportCrashedError(`import process died (${signal ?? `exit code ${code}`}) with heap limit ${options.maxMemoryMb} MB${last ? `: ${last}` : ''}`));
