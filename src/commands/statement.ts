@@ -11,7 +11,7 @@ const HELP = `Usage: bnpl-recon statement import [--profile PROFILE.json] FILE..
 
 Imports bank statements of the merchant account into the ledger of PROVIDER_ENV. The format is
 detected from the content, not the file name: CAMT.053 XML, MT940, or a bank's CSV export, read
-by the bank profile its header (or first row) fits (README, "CSV profiles"); --profile adds a
+by the bank profile its header (or first row) fits (docs/how-it-decides.md, "CSV profiles"); --profile adds a
 profile file of your own, tried before the built-in ones (default: STATEMENT_CSV_PROFILE). A CSV
 naming no currency takes its account's from STATEMENT_ACCOUNT_CURRENCIES, else is refused. Each file is imported in one transaction, and only if its statements balance (opening
 balance + bookings = closing balance) and every booking was stored. Re-importing a statement, or

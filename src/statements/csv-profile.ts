@@ -3,7 +3,7 @@ import { z } from 'zod';
 /**
  * A bank's CSV export layout, as data: the built-in profiles (csv-profiles.ts) and a user's profile
  * file (`statement import --profile FILE`, STATEMENT_CSV_PROFILE) have this one shape, documented
- * in the README ("CSV profiles"). Header names are compared canonically (canonicalHeader): case,
+ * in docs/how-it-decides.md ("CSV profiles"). Header names are compared canonically (canonicalHeader): case,
  * accents, spaces and punctuation do not matter, and a unit in brackets ('Betrag (EUR)') is the
  * column's currency. A name ending in '*' matches every header starting with it ('VWZ*' for
  * VWZ1..VWZ14). Files without a header row name columns by their 1-based position instead.
