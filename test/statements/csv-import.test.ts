@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { importStatement } from '../../src/statements/import.js';
-import { entryKey, parseStatement, positionKey } from '../../src/statements/index.js';
+import { parseStatement } from '../../src/statements/detect.js';
+import { entryKey, positionKey } from '../../src/statements/line-key.js';
 import { useTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { BANK_FIXTURES } from './csv-banks.js';
 

@@ -3,7 +3,8 @@ import { csvLayout } from '../../src/statements/csv.js';
 import { csvProfileSchema, parseCsvProfile } from '../../src/statements/csv-profile.js';
 import { BUILT_IN_PROFILES } from '../../src/statements/csv-profiles.js';
 import { csvAmount, csvDate } from '../../src/statements/csv-values.js';
-import { parseStatement, StatementFormatError } from '../../src/statements/index.js';
+import { parseStatement } from '../../src/statements/detect.js';
+import { StatementFormatError } from '../../src/statements/types.js';
 import { BANK_FIXTURES } from './csv-banks.js';
 
 const tuple = (l: ReturnType<typeof parseStatement>['lines'][number]) => [
