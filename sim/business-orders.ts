@@ -1,6 +1,6 @@
 import type { Business } from './business.js';
 import { emitLimit } from './business-buyers.js';
-import { startInvoice } from './business-invoices.js';
+import { startShipment } from './business-invoices.js';
 import type { OrderRecord } from './model.js';
 import { bankAccountFor, newBuyer } from './parties.js';
 import { orderPayload } from './payloads.js';
@@ -40,6 +40,9 @@ export function createOrder(b: Business, at: number): OrderRecord {
     silent: fault === 'silent',
     ghost: fault === 'ghost',
     history: [],
+    invoiceCount: 0,
+    completedInvoices: 0,
+    fixedFeeCharged: false,
   };
   if (order.ghost) {
     b.ghostOrders.push(order);
@@ -63,7 +66,7 @@ function enterState(b: Business, order: OrderRecord, state: string, at: number):
   b.setOrderState(order, state, at);
   const next = planNext(b, order, state, at);
   if (ORDER_STATES_WITH_TOPIC.has(state)) emitOrderEvent(b, order, state, at, next?.at);
-  if (state === 'shipped') startInvoice(b, order, at);
+  if (state === 'shipped') startShipment(b, order, at);
   if (state === 'confirmed' && !order.ghost && b.rng.chance(0.3)) {
     const limitAt = at + b.rng.int(1000, 10 * MINUTE_MS);
     b.schedule(limitAt, () => emitLimit(b, order.buyer, limitAt));

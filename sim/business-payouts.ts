@@ -1,14 +1,14 @@
 import type { Business } from './business.js';
-import type { BankLine, PayoutRecord } from './model.js';
-import { feeWithVat } from './money.js';
+import { invoiceDeductions, mdrMicros } from './contract.js';
+import type { BankLine, InvoiceRecord, OrderRecord, PayoutRecord, PayoutReportRow, PendingDeduction } from './model.js';
 import { germanIban, UNRELATED_CREDITORS, UNRELATED_PAYERS } from './parties.js';
 import { payoutPayload } from './payloads.js';
 import { DAY_MS, HOUR_MS, MINUTE_MS, isoDate } from './time.js';
 
 /**
  * The daily payout run: one transfer covers every factored invoice not yet paid out, net of the
- * provider's fee, VAT on the fee, and credit notes issued since the last run (as the provider's
- * payout reports show). Its SEPA instruction id is the reference on the merchant's bank statement.
+ * contract's deductions (MDR, fixed fee per order, VAT on both) and of the credit notes, buyers'
+ * direct payments and lost disputes since the last run, exactly as its payout report shows. Its SEPA instruction id is the reference on the merchant's bank statement.
  * Payout faults are drawn from the fault stream here because they shape both the events and the
  * bank statement.
  */
@@ -27,41 +27,52 @@ function schedulePayoutRun(b: Business, at: number): void {
   });
 }
 
+/** Invoices the next payout lists: factored and not yet paid out, plus what an invoice fault adds or withholds. */
+function payable(i: InvoiceRecord, completing: boolean): boolean {
+  if (i.fault === 'invoice_paid_out_twice' && i.completedPayouts.length === 1) return completing;
+  if (i.paidOutBy !== null) return false;
+  if (i.canceled) return i.fault === 'canceled_invoice_paid' && completing;
+  return i.factoringState === 'approved' && i.fault !== 'invoice_not_paid_out';
+}
+
 function payoutRun(b: Business, at: number): void {
-  const eligible = b.invoices.filter((i) => i.factoringState === 'approved' && i.paidOutBy === null && !i.canceled);
-  if (eligible.length === 0) return;
-  let amount = 0n;
-  for (const invoice of eligible) {
-    const { fee, vat } = feeWithVat(invoice.grossCents, b.options.feeBasisPoints, b.options.vatPercent);
-    amount += invoice.grossCents - fee - vat;
-  }
-  const creditNotes = b.pendingCreditNotes.splice(0);
-  for (const note of creditNotes) amount -= note.amountCents;
+  if (!b.invoices.some((i) => payable(i, true))) return;
+  // A payout the provider itself cancels (bank details rejected): no credit, invoices wait for the next run.
+  const cancelledByProvider = b.rng.chance(0.02);
+  const fault = cancelledByProvider ? 'none' : b.hooks.payoutFault();
+  // An invoice a fault pays (again, or though canceled) waits for a payout that completes, so its
+  // finding is exact.
+  const completing = !cancelledByProvider && fault !== 'payout_cancelled_credited';
+  const included = b.invoices.filter((i) => payable(i, completing));
+  if (included.length === 0) return;
+  const built = buildRows(b, included, completing);
+  const deductions = b.pendingDeductions.splice(0);
+  const rows = [...built.rows, ...deductions.map(deductionRow)];
+  const amount = rows.reduce((sum, row) => sum + row.transferAmountCents, 0n);
   if (amount <= 0n) {
-    b.pendingCreditNotes.push(...creditNotes);
+    b.pendingDeductions.push(...deductions);
     return;
   }
   const payout: PayoutRecord = {
     uuid: b.rng.uuid(),
     sepaInstructionId: sepaReference(b, at),
     amountCents: amount,
-    externalReferenceIds: eligible.map((i) => i.externalReferenceId),
+    externalReferenceIds: included.map((i) => i.externalReferenceId),
     at,
     status: 'complete',
+    report: null,
   };
-  for (const invoice of eligible) invoice.paidOutBy = payout.uuid;
   b.payouts.push(payout);
   const creditAt = at + b.rng.int(2 * HOUR_MS, 20 * HOUR_MS);
 
-  // A payout the provider itself cancels (bank details rejected): no credit, invoices wait for the next run.
-  if (b.rng.chance(0.02)) {
+  if (cancelledByProvider) {
     payout.status = 'cancelled';
-    for (const invoice of eligible) invoice.paidOutBy = null;
-    b.pendingCreditNotes.push(...creditNotes);
+    b.pendingDeductions.push(...deductions);
     emitPayout(b, payout, at);
     return;
   }
-  const fault = b.hooks.payoutFault();
+  for (const invoice of included) if (invoice.paidOutBy === null) invoice.paidOutBy = payout.uuid;
+  payout.report = { rows, reference: null };
   switch (fault) {
     case 'payout_amount_mismatch': {
       const delta = BigInt(b.rng.int(1, 5000)) * (b.rng.chance(0.5) && amount > 5000n ? -1n : 1n);
@@ -75,30 +86,142 @@ function payoutRun(b: Business, at: number): void {
     case 'payout_unknown_invoice': {
       const unknownReference = `INV-${String(900_000 + b.nextNumber('unknown-invoice')).padStart(6, '0')}`;
       payout.externalReferenceIds.push(unknownReference);
+      // The report lists every document the payout names; the provider pays nothing for this one.
+      rows.splice(built.rows.length, 0, { ...deductionRow({ docType: 'credit_note', docNo: unknownReference, invoice: null, amountCents: 0n }), docType: 'invoice', orderNo: '' });
       creditLine(b, payout, creditAt, amount);
       b.hooks.record({ fault, env: b.env, payout, unknownReference });
       break;
     }
     case 'payout_duplicate_sepa': {
       creditLine(b, payout, creditAt, amount);
-      const second: PayoutRecord = { ...payout, uuid: b.rng.uuid(), externalReferenceIds: [...payout.externalReferenceIds] };
+      // One report file per SEPA reference: the original's, tied to it by its uuid (the SEPA
+      // reference names both payouts); the second payout has none.
+      payout.report.reference = 'uuid';
+      const second: PayoutRecord = { ...payout, uuid: b.rng.uuid(), externalReferenceIds: [...payout.externalReferenceIds], report: null };
       second.at = at + b.rng.int(MINUTE_MS, 2 * HOUR_MS);
       b.payouts.push(second);
       b.schedule(second.at, () => emitPayout(b, second, second.at));
-      b.hooks.record({ fault, env: b.env, payout: second, original: payout });
+      b.hooks.record({ fault, env: b.env, payout: second, original: payout, invoices: [...included] });
       break;
     }
     case 'payout_cancelled_credited': {
       payout.status = 'cancelled';
+      payout.report = null;
       const line = creditLine(b, payout, creditAt, amount);
-      b.hooks.record({ fault, env: b.env, payout, line });
+      b.hooks.record({ fault, env: b.env, payout, line, invoices: [...included] });
+      break;
+    }
+    case 'payout_report_mismatch': {
+      creditLine(b, payout, creditAt, amount);
+      // Leaves out one invoice row of a single-invoice order whose own row is clean, so the only
+      // finding is the report's disagreement (an order's fixed fee stays on the row it was on).
+      const candidates = built.rows.filter((r) => r.invoice !== null && r.invoice.order.invoiceCount === 1 && r.invoice.fault === 'none');
+      if (candidates.length === 0) break;
+      const dropped = candidates[b.hooks.invoiceFaultDetails.int(0, candidates.length - 1)] as PayoutReportRow;
+      payout.report = { rows: rows.filter((r) => r !== dropped), reference: 'sepa' };
+      b.hooks.record({ fault, env: b.env, payout, droppedRow: dropped, reportedCents: amount - dropped.transferAmountCents });
       break;
     }
     case 'none':
       creditLine(b, payout, creditAt, amount);
       break;
   }
+  if (payout.status === 'complete') commitRows(b, payout, built, deductions);
   emitPayout(b, payout, at);
+}
+
+interface BuiltRows {
+  rows: PayoutReportRow[];
+  /** orders whose fixed fee these rows charge for the first time */
+  feeOrders: Set<OrderRecord>;
+  /** invoice faults these rows carry, recorded once the payout completes */
+  faults: { row: PayoutReportRow; fault: 'fee_overcharged' | 'fixed_fee_twice'; expectedCents: bigint; observedCents: bigint }[];
+  notApplicable: { invoice: InvoiceRecord; details: string }[];
+}
+
+/**
+ * The invoice rows by the contract (contract.ts): the MDR for the invoice's payment method and
+ * terms, the fixed fee on its order's first invoice to appear in a report, VAT on both. A fee fault
+ * is applied only in a payout that completes, so its row is published.
+ */
+function buildRows(b: Business, included: readonly InvoiceRecord[], completing: boolean): BuiltRows {
+  const out: BuiltRows = { rows: [], feeOrders: new Set(), faults: [], notApplicable: [] };
+  const fixedFee = BigInt(b.terms.fixed_fee_cents);
+  for (const invoice of included) {
+    const order = invoice.order;
+    const first = !order.fixedFeeCharged && !out.feeOrders.has(order);
+    if (first) out.feeOrders.add(order);
+    const rate = mdrMicros(b.terms, invoice.paymentMethod, invoice.paymentTermsDays);
+    const faulty = completing && invoice.completedPayouts.length === 0 ? invoice.fault : 'none';
+    let chargedRate = rate;
+    let fee = first ? fixedFee : 0n;
+    if (faulty === 'fee_overcharged') chargedRate = Math.min(1_000_000, rate + 5_000);
+    if (faulty === 'fixed_fee_twice') {
+      if (first || fixedFee === 0n) out.notApplicable.push({ invoice, details: first ? "the order's first invoice in a payout: its fixed fee is due" : 'the contract has no fixed fee' });
+      else fee = fixedFee;
+    }
+    const d = invoiceDeductions(invoice.grossCents, chargedRate, fee, b.terms.vat_percent);
+    const row: PayoutReportRow = {
+      orderNo: order.externalReferenceId,
+      docNo: invoice.externalReferenceId,
+      docType: 'invoice',
+      transactionAmountCents: invoice.grossCents,
+      rateMicros: chargedRate,
+      transactionFeeCents: d.transactionFeeCents,
+      grossPurchasePriceCents: invoice.grossCents,
+      discountCents: d.discountCents,
+      vatOnDiscountCents: d.vatCents,
+      transferAmountCents: d.transferCents,
+      totalDeductionsCents: d.totalDeductionsCents,
+      invoice,
+    };
+    out.rows.push(row);
+    if (faulty === 'fee_overcharged') {
+      const fair = invoiceDeductions(invoice.grossCents, rate, fee, b.terms.vat_percent);
+      out.faults.push({ row, fault: faulty, expectedCents: fair.discountCents, observedCents: d.discountCents });
+    } else if (faulty === 'fixed_fee_twice' && !first && fixedFee > 0n) {
+      out.faults.push({ row, fault: faulty, expectedCents: 0n, observedCents: fee });
+    }
+  }
+  return out;
+}
+
+/** A credit note, buyer payment or dispute: its amount taken off, no fee. */
+function deductionRow(d: Pick<PendingDeduction, 'docType' | 'docNo' | 'amountCents'> & { invoice: InvoiceRecord | null }): PayoutReportRow {
+  return {
+    orderNo: d.invoice?.order.externalReferenceId ?? '',
+    docNo: d.docNo,
+    docType: d.docType,
+    transactionAmountCents: -d.amountCents,
+    rateMicros: 0,
+    transactionFeeCents: 0n,
+    grossPurchasePriceCents: -d.amountCents,
+    discountCents: 0n,
+    vatOnDiscountCents: 0n,
+    transferAmountCents: -d.amountCents,
+    totalDeductionsCents: 0n,
+    invoice: d.invoice,
+  };
+}
+
+/** A completed payout's report is published: what it charged and listed becomes history. */
+function commitRows(b: Business, payout: PayoutRecord, built: BuiltRows, deductions: readonly PendingDeduction[]): void {
+  for (const order of built.feeOrders) order.fixedFeeCharged = true;
+  for (const d of deductions) d.deductedBy = payout.uuid;
+  for (const row of built.rows) {
+    const invoice = row.invoice;
+    if (!invoice) continue;
+    invoice.completedPayouts.push(payout.uuid);
+    if (invoice.fault === 'invoice_paid_out_twice' && invoice.completedPayouts.length === 2) {
+      const firstPayout = b.payouts.find((p) => p.uuid === invoice.completedPayouts[0]) as PayoutRecord;
+      b.hooks.record({ fault: 'invoice_paid_out_twice', env: b.env, invoice, payouts: [firstPayout, payout] });
+    }
+    if (invoice.fault === 'canceled_invoice_paid' && invoice.canceled && invoice.completedPayouts.length === 1) {
+      b.hooks.record({ fault: 'canceled_invoice_paid', env: b.env, invoice, payout });
+    }
+  }
+  for (const f of built.faults) if (f.row.invoice) b.hooks.record({ fault: f.fault, env: b.env, invoice: f.row.invoice, payout, expectedCents: f.expectedCents, observedCents: f.observedCents });
+  for (const n of built.notApplicable) b.hooks.record({ fault: 'invoice_fault_not_applicable', env: b.env, invoice: n.invoice, intended: n.invoice.fault, details: n.details });
 }
 
 function emitPayout(b: Business, payout: PayoutRecord, at: number): void {
@@ -137,7 +260,7 @@ function creditLine(b: Business, payout: PayoutRecord, at: number, amount: bigin
   });
 }
 
-function addLine(b: Business, line: Omit<BankLine, 'id'>): BankLine {
+export function addLine(b: Business, line: Omit<BankLine, 'id'>): BankLine {
   const full: BankLine = { id: `${b.env === 'sandbox' ? 'S' : 'P'}${isoDate(line.bookedAt).replaceAll('-', '')}${String(b.nextNumber('bank-line')).padStart(6, '0')}`, ...line };
   b.bankLines.push(full);
   return full;

@@ -1,7 +1,8 @@
 import { TimedHeap, type Timed } from './heap.js';
-import type { BankLine, EmittedEvent, FaultRecord, InvoiceRecord, OrderRecord, PayoutFault, PayoutRecord } from './model.js';
+import type { BankLine, EmittedEvent, FaultRecord, InvoiceFault, InvoiceRecord, OrderRecord, PayoutFault, PayoutRecord, PendingDeduction } from './model.js';
 import type { BusinessOptions, Env } from './options.js';
 import type { BuyerRecord } from './payloads.js';
+import type { ContractTerms } from './contract.js';
 import { germanIban } from './parties.js';
 import { Prng } from './prng.js';
 import { formatEventTime } from './time.js';
@@ -12,6 +13,9 @@ export interface BusinessHooks {
   orderFault(): 'none' | 'silent' | 'ghost';
   payoutFault(): PayoutFault;
   creditWithoutPayout(): boolean;
+  invoiceFault(stage: 'approved' | 'canceled'): InvoiceFault;
+  /** the fault layer's stream for the details of invoice and report faults */
+  readonly invoiceFaultDetails: Prng;
   record(record: FaultRecord): void;
 }
 
@@ -26,6 +30,8 @@ interface Action extends Timed {
  */
 export class Business {
   readonly rng: Prng;
+  /** draws of the invoice-to-cash business (split shipments, payment methods, disputes) */
+  readonly termsRng: Prng;
   /** The API's listing in creation order (the API shows it reversed: newest first). */
   readonly orders: OrderRecord[] = [];
   readonly ordersByUuid = new Map<string, OrderRecord>();
@@ -34,8 +40,10 @@ export class Business {
   readonly invoices: InvoiceRecord[] = [];
   readonly payouts: PayoutRecord[] = [];
   readonly bankLines: BankLine[] = [];
-  /** credit notes not yet netted in a payout */
-  readonly pendingCreditNotes: { invoice: InvoiceRecord; amountCents: bigint }[] = [];
+  /** credit notes, buyers' direct payments and lost disputes not yet deducted from a payout */
+  readonly pendingDeductions: PendingDeduction[] = [];
+  /** every buyer payment the provider learnt of (deducted or not), for the ground truth */
+  readonly buyerPayments: PendingDeduction[] = [];
   readonly merchantIban: string;
   readonly providerIban: string;
   readonly merchantName = 'Muster Versand GmbH';
@@ -50,10 +58,12 @@ export class Business {
     readonly env: Env,
     seed: string,
     readonly options: BusinessOptions,
+    readonly terms: ContractTerms,
     readonly start: number,
     readonly hooks: BusinessHooks,
   ) {
     this.rng = new Prng(`${seed}/${env}/business`);
+    this.termsRng = new Prng(`${seed}/${env}/business/invoice-to-cash`);
     this.merchantIban = germanIban(this.rng);
     this.providerIban = germanIban(this.rng);
   }

@@ -1,5 +1,5 @@
 import type { BusinessHooks } from './business.js';
-import type { EmittedEvent, FaultRecord, PayoutFault } from './model.js';
+import type { EmittedEvent, FaultRecord, InvoiceFault, PayoutFault } from './model.js';
 import type { Env, FaultRates } from './options.js';
 import { Prng } from './prng.js';
 import { eventKey, sign } from './signing.js';
@@ -39,6 +39,8 @@ const REPEATABLE = new Set(['order', 'invoice', 'payout']);
 export class FaultPlanner implements BusinessHooks {
   readonly records: FaultRecord[] = [];
   private readonly rng: Prng;
+  private readonly invoiceRng: Prng;
+  private readonly invoiceDetailRng: Prng;
 
   constructor(
     readonly env: Env,
@@ -47,6 +49,8 @@ export class FaultPlanner implements BusinessHooks {
     private readonly plan: (delivery: Omit<PlannedDelivery, 'seq'>) => void,
   ) {
     this.rng = new Prng(`${seed}/${env}/faults`);
+    this.invoiceRng = new Prng(`${seed}/${env}/faults/invoices`);
+    this.invoiceDetailRng = new Prng(`${seed}/${env}/faults/invoice-details`);
   }
 
   record(record: FaultRecord): void {
@@ -70,12 +74,42 @@ export class FaultPlanner implements BusinessHooks {
       ['payout_unknown_invoice', r.payoutUnknownInvoice],
       ['payout_duplicate_sepa', r.payoutDuplicateSepa],
       ['payout_cancelled_credited', r.payoutCancelledCredited],
+      ['payout_report_mismatch', r.payoutReportMismatch],
     ];
     for (const [fault, rate] of table) {
       if (roll < rate) return fault;
       roll -= rate;
     }
     return 'none';
+  }
+
+  /**
+   * One roll per invoice once its fate is known (factoring approved, or the invoice canceled),
+   * against the cumulative invoice-fault table: a fault that does not apply to that stage leaves
+   * the invoice alone. Drawn from a stream of its own, so the rates of these faults leave every
+   * other fault's draws as they were.
+   */
+  invoiceFault(stage: 'approved' | 'canceled'): InvoiceFault {
+    const r = this.settings.rates;
+    let roll = this.invoiceRng.next();
+    const table: [InvoiceFault, number, boolean][] = [
+      ['invoice_not_paid_out', r.invoiceNotPaidOut, stage === 'approved'],
+      ['invoice_paid_out_twice', r.invoicePaidOutTwice, stage === 'approved'],
+      ['fee_overcharged', r.feeOvercharged, stage === 'approved'],
+      ['fixed_fee_twice', r.fixedFeeTwice, stage === 'approved'],
+      ['canceled_invoice_paid', r.canceledInvoicePaid, stage === 'canceled'],
+      ['buyer_paid_directly', r.buyerPaidDirectly, stage === 'approved'],
+    ];
+    for (const [fault, rate, applies] of table) {
+      if (roll < rate) return applies ? fault : 'none';
+      roll -= rate;
+    }
+    return 'none';
+  }
+
+  /** Draws for the details of invoice faults and report faults (when, how much, which row). */
+  get invoiceFaultDetails(): Prng {
+    return this.invoiceDetailRng;
   }
 
   creditWithoutPayout(): boolean {

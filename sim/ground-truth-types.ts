@@ -9,7 +9,13 @@ export type ExpectedKind =
   | 'statement_credit_without_payout'
   | 'payout_amount_mismatch'
   | 'payout_cancelled_but_credited'
-  | 'payout_unknown_invoice';
+  | 'payout_unknown_invoice'
+  | 'invoice_not_paid_out'
+  | 'invoice_paid_out_twice'
+  | 'payout_pays_canceled_invoice'
+  | 'buyer_paid_merchant_directly'
+  | 'payout_deduction_mismatch'
+  | 'payout_report_mismatch';
 
 /** One expected finding, in the discrepancy report's JSON shape plus the fault that caused it. */
 export interface ExpectedDiscrepancy {
@@ -32,6 +38,11 @@ export interface ExpectedDiscrepancy {
   related_entity_id?: string;
   /** only seen by a reconciliation pass that runs inside a time window (a late delivery) */
   timing_dependent?: boolean;
+  /**
+   * invoice_not_paid_out: when the invoice became payable (factoring approved, ISO seconds); a
+   * reconciler reports it only INVOICE_PAYOUT_DAYS after this
+   */
+  payable_since?: string;
 }
 
 export interface RejectedDelivery {

@@ -1,4 +1,5 @@
-import type { FaultRecord, OrderRecord } from './model.js';
+import type { FaultRecord, InvoiceRecord, OrderRecord, PayoutRecord } from './model.js';
+import type { Env } from './options.js';
 import type { BenignFault, ExpectedDiscrepancy, RejectedDelivery } from './ground-truth-types.js';
 import { ORDER_STATES_WITH_TOPIC } from './topics.js';
 import { isoSeconds } from './time.js';
@@ -24,6 +25,47 @@ export function expectedFindings(records: readonly FaultRecord[]): {
   const rejected: RejectedDelivery[] = [];
   const benign: BenignFault[] = [];
   const none = { external_reference_id: null, sepa_reference: null, expected: null, observed: null };
+  const paidTwiceSeen = new Set<string>();
+  const notPaidOut = (env: Env, invoice: InvoiceRecord, fault: string, why: string) => {
+    if (invoice.completedPayouts.length > 0) {
+      benign.push({ fault, environment: env, entity_type: 'invoice', entity_id: invoice.uuid, topic: '', details: 'a completed payout lists it after all' });
+      return;
+    }
+    discrepancies.push({
+      ...none,
+      kind: 'invoice_not_paid_out',
+      status: 'open',
+      environment: env,
+      entity_type: 'invoice',
+      entity_id: invoice.uuid,
+      subject: '',
+      external_reference_id: invoice.externalReferenceId,
+      expected: invoice.grossCents.toString(),
+      details: `invoice ${invoice.externalReferenceId}, factored at ${isoSeconds(invoice.approvedAt ?? invoice.createdAt)}: ${why}`,
+      fault,
+      payable_since: isoSeconds(invoice.approvedAt ?? invoice.createdAt),
+    });
+  };
+  const paidTwice = (env: Env, invoice: InvoiceRecord, first: PayoutRecord, second: PayoutRecord, fault: string) => {
+    // One finding per invoice, however many payouts list it.
+    if (paidTwiceSeen.has(`${env}|${invoice.uuid}`)) return;
+    paidTwiceSeen.add(`${env}|${invoice.uuid}`);
+    discrepancies.push({
+      ...none,
+      kind: 'invoice_paid_out_twice',
+      status: 'open',
+      environment: env,
+      entity_type: 'invoice',
+      entity_id: invoice.uuid,
+      subject: '',
+      external_reference_id: invoice.externalReferenceId,
+      expected: first.uuid,
+      observed: `${first.uuid},${second.uuid}`,
+      details: `completed payouts ${first.uuid} and ${second.uuid} both list invoice ${invoice.externalReferenceId}`,
+      fault,
+      related_entity_id: first.uuid,
+    });
+  };
   for (const r of records) {
     switch (r.fault) {
       case 'never_delivered':
@@ -198,6 +240,8 @@ export function expectedFindings(records: readonly FaultRecord[]): {
           fault: r.fault,
           related_entity_id: r.original.uuid,
         });
+        // Both payouts completed: each invoice they share is paid out twice.
+        for (const invoice of r.invoices) paidTwice(r.env, invoice, r.original, r.payout, r.fault);
         break;
       case 'payout_cancelled_credited':
         discrepancies.push({
@@ -214,6 +258,96 @@ export function expectedFindings(records: readonly FaultRecord[]): {
           details: `the payout was cancelled but bank credit ${r.line.id} carries its SEPA reference`,
           fault: r.fault,
         });
+        // No completed payout lists its invoices; the provider does not list them again.
+        for (const invoice of r.invoices) if (!invoice.canceled) notPaidOut(r.env, invoice, r.fault, `only the cancelled payout ${r.payout.uuid} lists it`);
+        break;
+      case 'payout_report_mismatch':
+        discrepancies.push({
+          ...none,
+          kind: 'payout_report_mismatch',
+          status: 'open',
+          environment: r.env,
+          entity_type: 'payout',
+          entity_id: r.payout.uuid,
+          subject: '',
+          sepa_reference: r.payout.sepaInstructionId,
+          expected: r.payout.amountCents.toString(),
+          observed: r.reportedCents.toString(),
+          details: `the payout's report leaves out invoice ${r.droppedRow.docNo}: its rows add up to ${r.reportedCents} cents, the payout ${r.payout.amountCents}`,
+          fault: r.fault,
+        });
+        break;
+      case 'invoice_not_paid_out':
+        notPaidOut(r.env, r.invoice, r.fault, 'no payout ever lists it');
+        break;
+      case 'invoice_paid_out_twice': {
+        const [first, second] = r.payouts;
+        paidTwice(r.env, r.invoice, first, second, r.fault);
+        break;
+      }
+      case 'canceled_invoice_paid':
+        discrepancies.push({
+          ...none,
+          kind: 'payout_pays_canceled_invoice',
+          status: 'open',
+          environment: r.env,
+          entity_type: 'invoice',
+          entity_id: r.invoice.uuid,
+          subject: '',
+          external_reference_id: r.invoice.externalReferenceId,
+          sepa_reference: r.payout.sepaInstructionId,
+          expected: 'canceled',
+          observed: r.payout.uuid,
+          details: `payout ${r.payout.uuid} lists invoice ${r.invoice.externalReferenceId}, canceled at ${isoSeconds(r.invoice.canceledAt ?? 0)}`,
+          fault: r.fault,
+          related_entity_id: r.payout.uuid,
+        });
+        break;
+      case 'fee_overcharged':
+      case 'fixed_fee_twice':
+        discrepancies.push({
+          ...none,
+          kind: 'payout_deduction_mismatch',
+          status: 'open',
+          environment: r.env,
+          entity_type: 'invoice',
+          entity_id: r.invoice.uuid,
+          subject: r.payout.uuid,
+          external_reference_id: r.invoice.externalReferenceId,
+          sepa_reference: r.payout.sepaInstructionId,
+          expected: r.expectedCents.toString(),
+          observed: r.observedCents.toString(),
+          details: r.fault === 'fee_overcharged'
+            ? `the report row's discount is ${r.observedCents} cents, the contract's ${r.expectedCents} (MDR 0.5 points over)`
+            : `the report row charges the fixed fee (${r.observedCents} cents) again on the order's second invoice`,
+          fault: r.fault,
+          related_entity_id: r.payout.uuid,
+        });
+        break;
+      case 'buyer_paid_directly': {
+        const line = r.deduction.line;
+        if (!line) break;
+        const deducted = r.deduction.deductedBy;
+        discrepancies.push({
+          ...none,
+          kind: 'buyer_paid_merchant_directly',
+          status: deducted ? 'resolved' : 'open',
+          environment: r.env,
+          entity_type: 'statement_line',
+          entity_id: line.id,
+          subject: '',
+          external_reference_id: r.invoice.externalReferenceId,
+          observed: line.amountCents.toString(),
+          details: deducted
+            ? `the buyer paid invoice ${r.invoice.externalReferenceId} to the merchant; payout ${deducted}'s report deducts it as a buyer payment`
+            : `the buyer paid invoice ${r.invoice.externalReferenceId} to the merchant; no payout report deducts it yet`,
+          fault: r.fault,
+          ...(deducted ? { related_entity_id: deducted } : {}),
+        });
+        break;
+      }
+      case 'invoice_fault_not_applicable':
+        benign.push({ fault: r.intended, environment: r.env, entity_type: 'invoice', entity_id: r.invoice.uuid, topic: '', details: r.details });
         break;
       case 'credit_without_payout':
         discrepancies.push({
@@ -249,6 +383,7 @@ const FIELD_ORDER = [
   'details',
   'fault',
 ] as const;
+
 
 /** The report's field order first, then the simulator's extras; undefined extras dropped. */
 function canonical(d: ExpectedDiscrepancy): ExpectedDiscrepancy {

@@ -7,3 +7,5 @@ export type { GroundTruth, ExpectedDiscrepancy, RejectedDelivery, BenignFault, U
 export type { AttemptRecord, DeliveryStats } from './delivery.js';
 export type { PlannedDelivery } from './faults.js';
 export { DAY_MS, HOUR_MS, MINUTE_MS, SECOND_MS, parseDuration } from './time.js';
+export { DEFAULT_CONTRACT_TERMS } from './contract.js';
+export type { ContractTermsInput } from './contract.js';

@@ -15,9 +15,3 @@ export function mulDivRound(value: bigint, numerator: bigint, denominator: bigin
   return (value * numerator * 2n + denominator) / (denominator * 2n);
 }
 
-/** Fee and VAT on the fee for one invoice, as the provider deducts them from a payout. */
-export function feeWithVat(grossCents: bigint, feeBasisPoints: number, vatPercent: number): { fee: bigint; vat: bigint } {
-  const fee = mulDivRound(grossCents, BigInt(feeBasisPoints), 10_000n);
-  const vat = mulDivRound(fee, BigInt(vatPercent), 100n);
-  return { fee, vat };
-}

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import type { Logger } from '../src/log/logger.js';
+import { contractTermsSchema, type ContractTermsInput } from './contract.js';
 import { parseDuration } from './time.js';
 
 export const ENVIRONMENTS = ['sandbox', 'production'] as const;
@@ -42,13 +43,30 @@ export const faultRatesSchema = z
     payoutCancelledCredited: rate.default(0),
     /** per simulated day: a credit from the provider's account with a SEPA reference no payout has */
     creditWithoutPayout: rate.default(0),
+    /** per payout: its report leaves out one invoice row, so it disagrees with the payout */
+    payoutReportMismatch: rate.default(0),
+    /** per factored invoice: no payout ever lists it */
+    invoiceNotPaidOut: rate.default(0),
+    /** per factored invoice: a second completed payout lists it again */
+    invoicePaidOutTwice: rate.default(0),
+    /** per factored invoice: its report row's MDR is 0.5 percentage points above the contract's */
+    feeOvercharged: rate.default(0),
+    /** per factored invoice after its order's first: its report row carries the fixed fee again */
+    fixedFeeTwice: rate.default(0),
+    /** per canceled invoice: the next payout lists it */
+    canceledInvoicePaid: rate.default(0),
+    /** per factored invoice: the buyer pays the merchant directly (a bank credit naming the invoice), deducted from a later payout */
+    buyerPaidDirectly: rate.default(0),
   })
   .strict()
   .refine((r) => r.neverDelivered + r.delayedPastGrace + r.reordered + r.secondEvent + r.wrongSecret + r.repeated <= 1, {
     message: 'the per-event order fault rates must sum to at most 1',
   })
-  .refine((r) => r.payoutAmountMismatch + r.payoutNoCredit + r.payoutUnknownInvoice + r.payoutDuplicateSepa + r.payoutCancelledCredited <= 1, {
+  .refine((r) => r.payoutAmountMismatch + r.payoutNoCredit + r.payoutUnknownInvoice + r.payoutDuplicateSepa + r.payoutCancelledCredited + r.payoutReportMismatch <= 1, {
     message: 'the per-payout fault rates must sum to at most 1',
+  })
+  .refine((r) => r.invoiceNotPaidOut + r.invoicePaidOutTwice + r.feeOvercharged + r.fixedFeeTwice + r.canceledInvoicePaid + r.buyerPaidDirectly <= 1, {
+    message: 'the per-invoice fault rates must sum to at most 1',
   });
 export type FaultRates = z.infer<typeof faultRatesSchema>;
 
@@ -70,6 +88,13 @@ export const DEFAULT_FAULT_RATES: FaultRates = faultRatesSchema.parse({
   payoutDuplicateSepa: 0.1,
   payoutCancelledCredited: 0.1,
   creditWithoutPayout: 0.3,
+  payoutReportMismatch: 0.1,
+  invoiceNotPaidOut: 0.02,
+  invoicePaidOutTwice: 0.02,
+  feeOvercharged: 0.03,
+  fixedFeeTwice: 0.3,
+  canceledInvoicePaid: 0.3,
+  buyerPaidDirectly: 0.02,
 });
 
 /**
@@ -101,10 +126,12 @@ export const businessSchema = z
     ordersPerDay: z.number().positive().max(100_000).default(48),
     initialBuyers: z.number().int().min(1).max(10_000).default(6),
     newBuyersPerDay: z.number().min(0).max(10_000).default(2),
-    /** provider fee per invoice, basis points of the gross amount */
-    feeBasisPoints: z.number().int().min(0).max(10_000).default(250),
-    /** VAT on the fee, percent */
-    vatPercent: z.number().int().min(0).max(100).default(19),
+    /** share of shipped orders shipped in two parts, each with its invoice (the fixed fee is charged on the first) */
+    splitShipmentRate: z.number().min(0).max(1).default(0.15),
+    /** share of factored invoices paid by direct debit (the rest by bank transfer): the MDR may differ */
+    directDebitRate: z.number().min(0).max(1).default(0.25),
+    /** share of factored invoices a buyer disputes and the merchant loses: deducted 21 days later */
+    disputeRate: z.number().min(0).max(1).default(0.03),
     /** UTC hour of the daily payout run */
     payoutHourUtc: z.number().int().min(0).max(23).default(6),
     /** unrelated bank lines per day (credits and debits) */
@@ -127,6 +154,8 @@ export interface SimulatorOptions {
   /** Default: payloadVariantsSchema's defaults (on); NO_PAYLOAD_VARIANTS sends only the spec's example forms. */
   payloadVariants?: Partial<PayloadVariantRates>;
   business?: Partial<BusinessOptions>;
+  /** The contract the provider deducts by, in CONTRACT_TERMS' shape; default DEFAULT_CONTRACT_TERMS (contract.ts). */
+  contractTerms?: ContractTermsInput;
   signatureHeader?: string;
   apiKeys?: Partial<Record<Env, string>>;
   secrets?: Partial<Record<Env, string>>;
@@ -164,6 +193,7 @@ export const scenarioSchema = z
     graceSeconds: z.number().positive().optional(),
     faults: z.record(z.string(), z.number()).optional(),
     business: z.record(z.string(), z.number()).optional(),
+    contractTerms: z.record(z.string(), z.unknown()).optional(),
   })
   .strict();
 export type Scenario = z.infer<typeof scenarioSchema> & { durationMs?: number };
@@ -184,6 +214,10 @@ export async function loadScenario(path: string): Promise<Scenario> {
   if (parsed.data.business) {
     const b = businessSchema.partial().safeParse(parsed.data.business);
     if (!b.success) throw new Error(`scenario ${path}: business: ${describeIssues(b.error)}`);
+  }
+  if (parsed.data.contractTerms) {
+    const terms = contractTermsSchema.safeParse(parsed.data.contractTerms);
+    if (!terms.success) throw new Error(`scenario ${path}: contractTerms: ${describeIssues(terms.error)}`);
   }
   if (parsed.data.duration !== undefined) {
     const ms = parseDuration(parsed.data.duration);

@@ -35,6 +35,12 @@ export interface Simulator {
   writeGroundTruth(file: string, options?: { environment?: Env }): Promise<void>;
   /** Writes <env>-statement.{camt053.xml,csv,mt940} per environment; returns the paths. */
   writeStatements(dir: string): Promise<string[]>;
+  /**
+   * Writes the payout report of every completed payout so far, per environment, as
+   * `<env>-payout-<sepa_instruction_id>.{csv,xlsx}` (default both); returns the paths. The files'
+   * form (decimal comma or point, separator, currency marks, optional columns) follows the seed.
+   */
+  writePayoutReports(dir: string, options?: { format?: 'csv' | 'xlsx' | 'both' }): Promise<string[]>;
   stats(): SimulatorStats;
   /** every delivery attempt so far (bounded to the last 100,000) */
   attempts(): readonly AttemptRecord[];

@@ -15,6 +15,8 @@ import { SlidingWindowLimiter } from './rate-limit.js';
 import type { Registration } from './registrations.js';
 import { createApiServer } from './server.js';
 import { writeStatementFiles } from './statements/index.js';
+import { parseContractTerms } from './contract.js';
+import { reportForm, writePayoutReportFiles } from './payout-reports/index.js';
 export type { Simulator, SimulatorStats } from './simulator-api.js';
 import { SimClock, isoSeconds, DAY_MS, HOUR_MS, MINUTE_MS, SECOND_MS } from './time.js';
 
@@ -28,6 +30,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   const rates = faultRatesSchema.parse(options.faults ?? {});
   const variantRates = payloadVariantsSchema.parse(options.payloadVariants ?? {});
   const businessOptions = businessSchema.parse(options.business ?? {});
+  const terms = parseContractTerms(options.contractTerms);
   const start = Date.parse(options.startTime ?? DEFAULT_START);
   if (Number.isNaN(start)) throw new Error(`startTime: not an ISO 8601 time: ${options.startTime}`);
   const timeScale = options.timeScale ?? 1;
@@ -98,9 +101,11 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       orderFault: () => planner.orderFault(),
       payoutFault: () => planner.payoutFault(),
       creditWithoutPayout: () => planner.creditWithoutPayout(),
+      invoiceFault: (stage) => planner.invoiceFault(stage),
+      invoiceFaultDetails: planner.invoiceFaultDetails,
       record: (record) => planner.record(record),
     };
-    const business = new Business(env, seed, businessOptions, start, hooks);
+    const business = new Business(env, seed, businessOptions, terms, start, hooks);
     beginBusiness(business);
     return { env, planner, business };
   });
@@ -261,6 +266,13 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     async writeStatements(dir) {
       const files: string[] = [];
       for (const w of worlds) files.push(...(await writeStatementFiles(dir, w.business, clock.now(), variantRates.remittanceReferences)));
+      return files;
+    },
+    async writePayoutReports(dir, reportOptions = {}) {
+      const files: string[] = [];
+      for (const w of worlds) {
+        files.push(...(await writePayoutReportFiles(dir, w.env, w.business.payouts, terms.currency, reportForm(seed, w.env), reportOptions.format ?? 'both')));
+      }
       return files;
     },
     stats: () => ({

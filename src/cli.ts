@@ -3,7 +3,7 @@ import { realpathSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { ConfigError } from './config/load.js';
 import { UsageError } from './config/usage-error.js';
-import { packageVersion } from './package/version.js';
+import { buildInfo } from './package/version.js';
 
 import type { Command } from './commands/command.js';
 
@@ -14,6 +14,7 @@ const COMMANDS: Record<string, () => Promise<{ command: Command }>> = {
   poll: () => import('./commands/poll.js'),
   reconcile: () => import('./commands/reconcile.js'),
   statement: () => import('./commands/statement.js'),
+  'payout-report': () => import('./commands/payout-report.js'),
   report: () => import('./commands/report.js'),
   discrepancy: () => import('./commands/discrepancy.js'),
   webhooks: () => import('./commands/webhooks.js'),
@@ -30,7 +31,8 @@ Commands:
   poll                       one full poll of the provider's orders, then exit
   reconcile                  one reconciliation pass, then exit
   statement import FILE...   import bank statements (CAMT.053, MT940, CSV)
-  report discrepancies|orders|payouts|deliveries
+  payout-report import FILE...  import the provider's payout reports (CSV, XLSX)
+  report discrepancies|orders|payouts|invoices|deliveries
   ledger reparse             re-classify stored deliveries with this release's parser
   discrepancy ack ID --note TEXT
   webhooks register|keys
@@ -46,7 +48,8 @@ export async function main(argv: string[]): Promise<number> {
     return name === undefined ? 2 : 0;
   }
   if (name === '--version' || name === '-V' || name === 'version') {
-    process.stdout.write(`bnpl-recon ${packageVersion()}\n`);
+    const info = buildInfo();
+    process.stdout.write(`bnpl-recon ${info.version} (commit ${info.commit})\n`);
     return 0;
   }
   const load = COMMANDS[name];

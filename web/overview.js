@@ -10,6 +10,15 @@ const svg = (tag, attrs = {}, ...children) => {
 };
 
 /** A line chart of open discrepancies over time; the same numbers follow as a table for screen readers. */
+/** What the last statement import's balances showed: nothing when every statement balanced. */
+function balancesNote(b) {
+  if (!b) return '';
+  const parts = [];
+  if (b.balances_unchecked) parts.push(`balances not checked in ${b.balances_unchecked} of ${b.statements ?? '?'} statement(s)`);
+  if (b.unbalanced) parts.push(`${b.unbalanced} stored unbalanced (see statement_unbalanced)`);
+  return parts.length ? `; ${parts.join('; ')}` : '';
+}
+
 function lineChart(points) {
   const w = 600, h = 180, pad = 36;
   const max = Math.max(1, ...points.map((p) => p.open));
@@ -71,7 +80,7 @@ export async function showOverview() {
         el('dl', { class: 'fresh' },
           el('dt', { text: 'Last complete poll' }), el('dd', { text: f.last_poll ? `${ago(f.last_poll, now)} (${f.last_poll})` : 'never' }),
           el('dt', { text: 'Last reconciliation pass' }), el('dd', { text: f.last_pass ? `${ago(f.last_pass, now)} (${f.last_pass}, ${f.last_pass_status})` : 'never' }),
-          el('dt', { text: 'Last statement import' }), el('dd', { text: f.last_statement_import ? `${ago(f.last_statement_import, now)} (${f.last_statement_import})` : 'never' })))),
+          el('dt', { text: 'Last statement import' }), el('dd', { text: f.last_statement_import ? `${ago(f.last_statement_import, now)} (${f.last_statement_import})${balancesNote(f.last_statement_balances)}` : 'never' })))),
     el('section', { class: 'card wide', 'aria-labelledby': 'h-time' },
       el('h3', { id: 'h-time', text: 'Open discrepancies over time' }),
       o.open_over_time.length ? lineChart(o.open_over_time) : el('p', { text: 'No history yet.' }),

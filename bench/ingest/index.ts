@@ -8,7 +8,7 @@ import { computeSignature } from '../../src/webhooks/signature.js';
 import { benchDatabase, percentile, postgresCpuSeconds, processCpuSeconds, type BenchDatabase } from '../support.js';
 
 /** The secret every bench delivery is signed with, and every ingest target checks. */
-export const SECRET = 'bench-secret';
+export const SECRET = 'whsec_bench_0113cbfbb1867a2b31609c7ebc9b7f27';
 
 interface Delivery {
   body: Buffer;

@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { createSqlClient } from '../../src/db/database.js';
+import { runFailover, type FailoverFigures } from '../../test/e2e/failover.js';
 import { runKillTrials } from '../../test/e2e/kill-trials.js';
+import { postgresServerBin } from '../../test/e2e/pg-cluster.js';
 import { startReplicas } from '../../test/e2e/replicas.js';
 
 /**
@@ -12,7 +14,51 @@ import { startReplicas } from '../../test/e2e/replicas.js';
  * start, peak RSS, failover times (poll: ms from the kill to another replica leading the poll;
  * reconcile: to another replica closing the killed pass as failed). Exit status 1 if anything was
  * lost or applied twice, or a takeover took 15 s or more. The database is dropped when the run passed and kept otherwise.
+ *
+ * `npm run soak -- --postgres-failover [--trials N]`: instead, N (default 3) Postgres failovers
+ * with synchronous replication and N with asynchronous replication, on private clusters of the
+ * machine's Postgres (test/e2e/failover.ts), 10 s of load before and after each; one JSON line
+ * per failover, then a summary line. Exit status 1 if a synchronous failover lost an acknowledged
+ * delivery, applied one twice, or took more than 15 s from the promotion to the first 2xx.
  */
+async function postgresFailovers(trials: number): Promise<boolean> {
+  if (!postgresServerBin()) {
+    process.stderr.write('soak: no Postgres server binaries under /usr/lib/postgresql/*/bin (or PG_BIN): install postgresql\n');
+    return false;
+  }
+  // The clusters' servers are detached and unreferenced, and the waits' timers too: this keeps the
+  // process alive until the failovers are done.
+  const alive = setInterval(() => undefined, 1000);
+  const all: FailoverFigures[] = [];
+  for (const synchronous of [true, false]) {
+    for (let i = 0; i < trials; i += 1) {
+      const f = await runFailover({ synchronous, loadBeforeMs: 10_000, loadAfterMs: 10_000 });
+      all.push(f);
+      process.stdout.write(`${JSON.stringify(f)}\n`);
+    }
+  }
+  const sync = all.filter((f) => f.replication === 'synchronous');
+  const async = all.filter((f) => f.replication === 'asynchronous');
+  const summary = (fs: FailoverFigures[]) => ({
+    failovers: fs.length,
+    acknowledged: fs.reduce((n, f) => n + f.acknowledged, 0),
+    acknowledgedLost: fs.map((f) => f.acknowledgedLost),
+    appliedTwice: fs.reduce((n, f) => n + f.appliedTwice, 0),
+    promotionToFirstAckMs: fs.map((f) => f.promotionToFirstAckMs),
+    promotionToReadyMs: fs.map((f) => f.promotionToReadyMs),
+    overlappingRuns: fs.reduce((n, f) => n + f.overlappingRuns, 0),
+    unexpected: fs.flatMap((f) => f.unexpected),
+  });
+  process.stdout.write(`${JSON.stringify({ synchronous: summary(sync), asynchronous: summary(async) })}\n`);
+  clearInterval(alive);
+  return sync.every((f) => f.acknowledgedLost === 0 && f.appliedTwice === 0 && f.promotionToFirstAckMs <= 15_000 && f.unexpected.length === 0);
+}
+
+if (process.argv.includes('--postgres-failover')) {
+  const at = process.argv.indexOf('--trials');
+  process.exitCode = (await postgresFailovers(at < 0 ? 3 : Number(process.argv[at + 1]))) ? 0 : 1;
+  process.exit();
+}
 function minutesArg(argv: string[]): number {
   const at = argv.indexOf('--minutes');
   if (at < 0) return 10;

@@ -42,7 +42,9 @@ export function compareTallies(injected: Map<string, number>, found: Map<string,
 }
 
 /** One line of found/injected per kind, then a line for each kind where they differ, saying why it may. */
-export function describeTallies(tallies: KindTally[], graceSeconds: number): string[] {
+/** `dataDir`: the demo's RECON_DATA_DIR, named in the advice so the command works after the demo ended too. */
+export function describeTallies(tallies: KindTally[], graceSeconds: number, dataDir?: string): string[] {
+  const report = `${dataDir === undefined ? '' : `RECON_DATA_DIR=${dataDir} `}npx bnpl-recon report discrepancies`;
   if (tallies.length === 0) return ['  found/injected: nothing injected yet'];
   const lines = [`  found/injected: ${tallies.map((t) => `${t.kind} ${t.found}/${t.injected}`).join(', ')}`];
   for (const t of tallies) {
@@ -52,13 +54,13 @@ export function describeTallies(tallies: KindTally[], graceSeconds: number): str
     } else if (t.found < t.injected) {
       lines.push(`  difference: ${t.kind} ${t.injected - t.found} injected, not found yet (a finding waits the ${graceSeconds} s grace period and the next pass)`);
     } else {
-      lines.push(`  difference: ${t.kind} ${t.found - t.injected} found beyond those injected: check 'report discrepancies --status all --kind ${t.kind}' (a late or reordered delivery is flagged while it is late and resolved when it arrives)`);
+      lines.push(`  difference: ${t.kind} ${t.found - t.injected} found beyond those injected: check with ${report} --status all --kind ${t.kind} (a late or reordered delivery is flagged while it is late and resolved when it arrives)`);
     }
   }
   return lines;
 }
 
-export async function demoSummary(database: Database, sim: Simulator, refusedSignatures: number, graceSeconds: number): Promise<string> {
+export async function demoSummary(database: Database, sim: Simulator, refusedSignatures: number, graceSeconds: number, dataDir?: string): Promise<string> {
   const truth = sim.groundTruth({ environment: 'sandbox' });
   const [deliveries] = await database.sql<{ n: number }[]>`select count(*)::int as n from webhook_deliveries`;
   const [open] = await database.sql<{ n: number }[]>`select count(*)::int as n from discrepancies where status = 'open'`;
@@ -73,5 +75,5 @@ export async function demoSummary(database: Database, sim: Simulator, refusedSig
     `bad signatures refused ${refusedSignatures} times (${injectedBadSignatures} injected copies signed with the other environment's key, each retried; ` +
     `${refusedSignatures === simulatorSaw401 ? 'as expected' : `the simulator counted ${simulatorSaw401} refusals: a difference`})`;
   const tallies = compareTallies(tallyInjected(truth), await tallyFound(database));
-  return [head, ...describeTallies(tallies, graceSeconds)].join('\n');
+  return [head, ...describeTallies(tallies, graceSeconds, dataDir)].join('\n');
 }

@@ -27,7 +27,8 @@ and, every 10 seconds, the open discrepancies by kind. Stops on Ctrl-C, or after
   --duration SECONDS   stop by itself after this long (default: run until interrupted)
   --seed N             the simulator's seed (default 1): the same seed plays the same business
   --time-scale S       simulated milliseconds per real millisecond (default 1440)
-  PORT, METRICS_PORT and LOG_LEVEL (default warn here) apply as for start.`;
+  PORT, METRICS_PORT and LOG_LEVEL (default warn here) apply as for start; HOST defaults to
+  127.0.0.1 here (the demo prints a bearer token), set HOST=0.0.0.0 to listen on every address.`;
 
 
 function formatSimulated(timeScale: number): string {
@@ -78,6 +79,8 @@ export const command: Command = {
         const config = loadConfig({
           ...process.env,
           LOG_LEVEL: base.LOG_LEVEL,
+          // It prints a bearer token: loopback only, unless HOST says otherwise.
+          HOST: process.env.HOST || '127.0.0.1',
           DATABASE_URL: '',
           RECON_DATA_DIR: dataDir,
           PROVIDER_ENV: 'sandbox',
@@ -102,7 +105,7 @@ export const command: Command = {
       sim.play();
 
       const auth = `-H 'Authorization: Bearer ${operatorToken}'`;
-      const summary = () => demoSummary(daemon.ctx.database, sim, refusedSignatures, graceSeconds);
+      const summary = () => demoSummary(daemon.ctx.database, sim, refusedSignatures, graceSeconds, dataDir);
       out.write(`
   bnpl-recon demo is running: a simulated merchant business (seed ${sim.seed}) with faults injected.
   Simulated time runs ${timeScale}x real time (1 real second = ${formatSimulated(timeScale)}); times below are labelled real or simulated.
@@ -119,9 +122,10 @@ export const command: Command = {
     acknowledge one         curl ${auth} -X POST -d '{"note":"checked with the provider"}' ${daemon.url}/api/discrepancies/ID/ack
     provider simulator      curl -H 'Api-Token: ${sim.apiKeys.sandbox}' '${sim.url}/api/v1/orders'
 
-  From another terminal (finds this demo's ledger through RECON_DATA_DIR, no URL needed):
-    npx bnpl-recon report discrepancies --status all
-    npx bnpl-recon report orders
+  From another terminal (finds this demo's ledger through RECON_DATA_DIR, no URL needed; after the
+  demo ended too):
+    RECON_DATA_DIR=${dataDir} npx bnpl-recon report discrepancies --status all
+    RECON_DATA_DIR=${dataDir} npx bnpl-recon report orders
 
   Not for a browser: the webhook receiver, POST ${daemon.url}/webhooks (the simulator delivers there, signed).
 

@@ -6,11 +6,12 @@ import { parseDiscrepancyQuery, streamDiscrepancies } from '../reports/discrepan
 import { REPORT_FORMATS, parseDelimiter, type CsvOptions, type ReportFormat } from '../reports/format.js';
 import { streamOrdersReport } from '../reports/orders.js';
 import { streamPayoutsReport } from '../reports/payouts.js';
+import { streamInvoicesReport } from '../reports/invoices.js';
 import { parseDeliveryStatus, streamDeliveriesReport, type DeliveryStatusFilter } from '../reports/deliveries.js';
 import type { StreamResult } from '../reports/writer.js';
 import type { Database } from '../db/database.js';
 
-const HELP = `Usage: bnpl-recon report discrepancies|orders|payouts|deliveries [options]
+const HELP = `Usage: bnpl-recon report discrepancies|orders|payouts|invoices|deliveries [options]
 
 Writes the report to stdout (logs go to stderr). CSV is RFC 4180 (header row, CRLF, quoted fields);
 JSON is one array of objects with the same fields. Rows are streamed from the database, so reports of
@@ -41,7 +42,20 @@ report orders         one row per order: uuid, external_reference_id, api_state,
 
 report payouts        one row per payout: payout_uuid, sepa_reference, amount_cents, amount, currency,
                       status, matched_bank_line (empty until statements are imported),
-                      invoice_references, credited_cents, credited_amount, difference, received_at
+                      invoice_references, credited_cents, credited_amount, difference, received_at,
+                      and the payout report's composition (empty until it is imported), each as
+                      _cents and decimal: report_gross, report_fee (discount and fixed fees),
+                      report_vat, report_credit_notes, report_buyer_payments,
+                      report_other_deductions (disputes), report_net
+  --format csv|json, --env sandbox|production (default PROVIDER_ENV)
+
+report invoices       one row per invoice: invoice_uuid, reference, order_uuid, invoice_date,
+                      amount_cents, amount, currency, factoring_state, canceled, payout_uuid,
+                      payout_sepa_reference, payout_date, payouts (completed payouts listing it),
+                      deductions_cents, deductions, net_cents, net (from the payout report),
+                      bank_credit_date, days_to_cash, open_findings
+  --ageing              instead, the invoices not yet paid out by days since the invoice date:
+                      bucket (0-7, 8-30, 31-60, over 60), invoices, amount_cents, amount, currency
   --format csv|json, --env sandbox|production (default PROVIDER_ENV)
 
 report deliveries     what is still stored unparsed: one row per status, topic and reason with
@@ -64,12 +78,12 @@ function envOf(value: string | undefined, fallback: ProviderEnvironment): Provid
 }
 
 export const command: Command = {
-  summary: 'write a report (discrepancies, orders, payouts, deliveries) to stdout',
+  summary: 'write a report (discrepancies, orders, payouts, invoices, deliveries) to stdout',
   help: HELP,
   async run(argv) {
     const [which, ...rest] = argv;
-    if (which !== 'discrepancies' && which !== 'orders' && which !== 'payouts' && which !== 'deliveries') {
-      throw new UsageError(`report needs one of discrepancies, orders, payouts, deliveries${which ? `, not '${which}'` : ''}`);
+    if (which !== 'discrepancies' && which !== 'orders' && which !== 'payouts' && which !== 'invoices' && which !== 'deliveries') {
+      throw new UsageError(`report needs one of discrepancies, orders, payouts, invoices, deliveries${which ? `, not '${which}'` : ''}`);
     }
     const { values, positionals } = parseArgs({
       args: rest,
@@ -84,12 +98,14 @@ export const command: Command = {
         search: { type: 'string' },
         bom: { type: 'boolean' },
         delimiter: { type: 'string' },
+        ageing: { type: 'boolean' },
       },
     });
     if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
     if (which !== 'discrepancies' && (values.kind || values.since || values.search)) {
       throw new UsageError(`--kind, --since and --search apply to report discrepancies only`);
     }
+    if (which !== 'invoices' && values.ageing) throw new UsageError(`--ageing applies to report invoices only`);
     if (which !== 'discrepancies' && which !== 'deliveries' && values.status) throw new UsageError(`--status applies to report discrepancies and deliveries only`);
     const deliveryStatus = which === 'deliveries' ? parseDeliveryStatus(values.status) : 'unparsed';
     const delimiter = parseDelimiter(values.delimiter);
@@ -104,7 +120,7 @@ export const command: Command = {
     process.stdout.on('error', ignore);
     try {
       return await withContext('report', { access: 'reader' }, async (ctx) => {
-        const result = await write(ctx.database, which, query, format, envOf(values.env, ctx.config.PROVIDER_ENV), csv, deliveryStatus);
+        const result = await write(ctx.database, which, query, format, envOf(values.env, ctx.config.PROVIDER_ENV), csv, deliveryStatus, values.ageing === true);
         ctx.log.debug({ report: which, rows: result.rows, aborted: result.aborted }, 'report written');
         return 0;
       });
@@ -116,13 +132,15 @@ export const command: Command = {
 
 function write(
   database: Database,
-  which: 'discrepancies' | 'orders' | 'payouts' | 'deliveries',
+  which: 'discrepancies' | 'orders' | 'payouts' | 'invoices' | 'deliveries',
   query: ReturnType<typeof parseDiscrepancyQuery> | undefined,
   format: ReportFormat,
   env: ProviderEnvironment,
   csv: CsvOptions,
   deliveryStatus: DeliveryStatusFilter,
+  ageing: boolean,
 ): Promise<StreamResult> {
+  if (which === 'invoices') return streamInvoicesReport(database, { environment: env, ageing }, format, process.stdout, csv);
   if (which === 'discrepancies') return streamDiscrepancies(database, query!.filters, query!.format, process.stdout, csv);
   if (which === 'deliveries') return streamDeliveriesReport(database, { environment: env, status: deliveryStatus }, format, process.stdout, csv);
   if (which === 'orders') return streamOrdersReport(database, { environment: env }, format, process.stdout, csv);

@@ -1,9 +1,11 @@
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { withProcess, type Command } from './command.js';
 import { UsageError } from '../config/usage-error.js';
 import { DEFAULT_FAULT_RATES, NO_FAULTS, businessSchema, loadScenario, validateFaults, type FaultRates } from '../../sim/options.js';
 import { startSimulator } from '../../sim/simulator.js';
+import { parseContractTerms, type ContractTermsInput } from '../../sim/contract.js';
 import { parseDuration, SECOND_MS } from '../../sim/time.js';
 
 const FAULT_NAMES = Object.keys(NO_FAULTS);
@@ -14,8 +16,8 @@ const HELP = `Usage: bnpl-recon sim [options]
 Runs the provider simulator alone: GET /api/v1/orders, POST /webhooks, GET /webhooks/keys (also under
 /api/v1), signed deliveries with retries, the 500 requests/s limit, and a seeded merchant business
 with injected faults. The business starts when the first webhook registration arrives (or at once
-with --no-wait). Every 30 s and on SIGTERM/SIGINT it writes ground-truth.json and the bank
-statements (CAMT.053, CSV, MT940) to --out.
+with --no-wait). Every 30 s and on SIGTERM/SIGINT it writes ground-truth.json, the bank
+statements (CAMT.053, CSV, MT940) and a payout report per completed payout (CSV and XLSX) to --out.
 
 Options:
   --port N                 listen port (default 8090; 0 picks a free one)
@@ -24,7 +26,10 @@ Options:
   --time-scale X           simulated ms per real ms (default 60: a simulated hour per real minute)
   --start-time ISO         simulated start (default 2026-01-05T00:00:00Z)
   --duration D             stop the business after D of simulated time, e.g. 7d (deliveries go on)
-  --scenario FILE          JSON scenario: {seed, timeScale, startTime, duration, graceSeconds, faults, business}
+  --scenario FILE          JSON scenario: {seed, timeScale, startTime, duration, graceSeconds, faults, business,
+                           contractTerms}
+  --contract-terms T       the contract the provider deducts by, CONTRACT_TERMS' shape: a JSON file or inline
+                           JSON starting with { (default: the simulator README's example)
   --faults default|none    the preset the rates start from (default: none with a scenario's
                            faults, else default)
   --fault NAME=RATE        set one rate, repeatable; names: ${FAULT_NAMES.join(', ')}
@@ -32,7 +37,7 @@ Options:
   --grace-seconds N        the receiver's grace period in simulated seconds (default 3600)
   --retry-base-seconds N   first retry delay in simulated seconds, doubling (default 60)
   --signature-header NAME  default x-service-signature
-  --out DIR                where ground truth and statements go (default ./sim-out)
+  --out DIR                where ground truth, statements and payout reports go (default ./sim-out)
   --no-wait                start the business without waiting for a registration
   --log-level LEVEL        default info (logs go to stderr)`;
 
@@ -51,6 +56,7 @@ export const command: Command = {
         'start-time': { type: 'string' },
         duration: { type: 'string' },
         scenario: { type: 'string' },
+        'contract-terms': { type: 'string' },
         faults: { type: 'string' },
         fault: { type: 'string', multiple: true, default: [] },
         'orders-per-day': { type: 'string' },
@@ -87,6 +93,15 @@ export const command: Command = {
     const parsedBusiness = businessSchema.partial().safeParse(business);
     if (!parsedBusiness.success) throw new UsageError(`business: ${parsedBusiness.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
 
+    const contractTerms = values['contract-terms'] !== undefined ? await readTerms(values['contract-terms']) : (scenario?.contractTerms as ContractTermsInput | undefined);
+    if (contractTerms !== undefined) {
+      try {
+        parseContractTerms(contractTerms);
+      } catch (error) {
+        throw new UsageError((error as Error).message);
+      }
+    }
+
     const durationText = values.duration ?? scenario?.duration;
     const durationMs = durationText === undefined ? undefined : parseDuration(durationText);
     if (durationText !== undefined && durationMs === undefined) throw new UsageError('--duration expects e.g. 90s, 6h, 7d');
@@ -101,6 +116,7 @@ export const command: Command = {
         ...(values['start-time'] ?? scenario?.startTime ? { startTime: values['start-time'] ?? scenario?.startTime } : {}),
         faults,
         business: parsedBusiness.data,
+        ...(contractTerms !== undefined ? { contractTerms } : {}),
         ...(graceSeconds !== undefined ? { graceMs: graceSeconds * SECOND_MS } : {}),
         ...(values['retry-base-seconds'] !== undefined ? { retryBaseMs: number(values['retry-base-seconds'], '--retry-base-seconds') * SECOND_MS } : {}),
         ...(values['signature-header'] ? { signatureHeader: values['signature-header'] } : {}),
@@ -111,6 +127,7 @@ export const command: Command = {
       const writeOut = async () => {
         await sim.writeGroundTruth(truthFile);
         await sim.writeStatements(out);
+        await sim.writePayoutReports(out);
       };
       shutdown.register('simulator', async () => {
         await writeOut().catch((error: unknown) => log.error({ err: error }, 'writing ground truth failed'));
@@ -125,6 +142,7 @@ export const command: Command = {
           `  register:  curl -X POST ${sim.url}/webhooks -H 'Api-Token: ${sim.apiKeys.sandbox}' -H 'Content-Type: application/json' -d '{"topic":"order","address":"http://127.0.0.1:8080/webhooks"}'`,
           `  ground truth: ${truthFile}`,
           `  statements:   ${out}/<env>-statement.{camt053.xml,csv,mt940}`,
+          `  payout reports: ${out}/<env>-payout-<sepa_instruction_id>.{csv,xlsx}`,
           values['no-wait'] ? '  business running' : '  business starts at the first webhook registration',
           '',
         ].join('\n'),
@@ -144,6 +162,16 @@ export const command: Command = {
     });
   },
 };
+
+/** --contract-terms: inline JSON (starting with `{`) or a file holding it. */
+async function readTerms(value: string): Promise<ContractTermsInput> {
+  const text = value.trim().startsWith('{') ? value : await readFile(value, 'utf8').catch((e: Error) => Promise.reject(new UsageError(`--contract-terms: ${e.message}`)));
+  try {
+    return JSON.parse(text) as ContractTermsInput;
+  } catch (error) {
+    throw new UsageError(`--contract-terms: not JSON: ${(error as Error).message}`);
+  }
+}
 
 function number(text: string, flag: string): number {
   const value = Number(text);

@@ -60,3 +60,21 @@ export function addressMatcher(entries: readonly string[]): AddressMatcher {
     },
   };
 }
+
+/**
+ * The address a request came from (a webhook delivery, an operator signing in). X-Forwarded-For is believed only when the peer is a trusted
+ * proxy, and then read from the right, skipping further trusted proxies: the left-most entries are
+ * whatever the client chose to send.
+ */
+export function clientAddress(peer: string | undefined, forwardedFor: string | undefined, trustedProxies: AddressMatcher): string | undefined {
+  if (peer === undefined) return undefined;
+  let address = normaliseAddress(peer);
+  if (!trustedProxies.has(address) || !forwardedFor) return address;
+  const hops = forwardedFor.split(',').map(normaliseAddress).filter((hop) => hop.length > 0);
+  for (let i = hops.length - 1; i >= 0; i -= 1) {
+    const hop = hops[i] as string;
+    address = hop;
+    if (!trustedProxies.has(hop)) break;
+  }
+  return address;
+}

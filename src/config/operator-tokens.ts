@@ -1,5 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
+import { weakSecretReason } from './secret-strength.js';
 
 export interface NamedToken {
   name: string;
@@ -7,7 +8,8 @@ export interface NamedToken {
 }
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
-const MIN_TOKEN = 16;
+/** The shared OPERATOR_TOKEN's name: no named token may take it (both would record 'operator:api'). */
+export const SHARED_TOKEN_NAME = 'api';
 
 /**
  * OPERATOR_TOKENS=name:token,name:token: one token per person, so the acknowledgement history says
@@ -23,8 +25,13 @@ export const operatorTokensSchema = z.string().transform((value, ctx): NamedToke
       ctx.addIssue({ code: 'custom', message: `entry ${i + 1} must be name:token with a name of letters, digits, . _ - (up to 64)` });
       return z.NEVER;
     }
-    if (token.length < MIN_TOKEN) {
-      ctx.addIssue({ code: 'custom', message: `the token of '${name}' must be at least ${MIN_TOKEN} characters` });
+    if (name.toLowerCase() === SHARED_TOKEN_NAME) {
+      ctx.addIssue({ code: 'custom', message: `the name '${name}' is the shared OPERATOR_TOKEN's: choose another` });
+      return z.NEVER;
+    }
+    const weak = weakSecretReason(token);
+    if (weak !== undefined) {
+      ctx.addIssue({ code: 'custom', message: `the token of '${name}' ${weak}` });
       return z.NEVER;
     }
     if (entries.some((e) => e.name === name)) {
@@ -56,7 +63,7 @@ export interface TokenMatcher {
  */
 export function tokenMatcher(shared: string | undefined, named: readonly NamedToken[]): TokenMatcher {
   const known = [
-    ...(shared !== undefined ? [{ name: 'api', shared: true, hash: digest(shared) }] : []),
+    ...(shared !== undefined ? [{ name: SHARED_TOKEN_NAME, shared: true, hash: digest(shared) }] : []),
     ...named.map((n) => ({ name: n.name, shared: false, hash: digest(n.token) })),
   ];
   return {

@@ -1,9 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
+import { databaseUrlProblem } from '../db/database-url.js';
 import cron from 'node-cron';
-import { contractTermsFromSetting, documentedColumn } from '../payout-reports/index.js';
+import { contractTermsFromSetting } from '../payout-reports/contract-terms.js';
+import { documentedColumn } from '../payout-reports/columns.js';
 import { addressListError, splitList } from './addresses.js';
 import { operatorTokensSchema } from './operator-tokens.js';
+import { weakSecretReason } from './secret-strength.js';
 
 /**
  * Every setting bnpl-recon reads, parsed once at boot. Units are in the names. The README's
@@ -15,6 +18,9 @@ import { operatorTokensSchema } from './operator-tokens.js';
 // grace is one hour: no missed-webhook alarm while the provider may still be retrying.
 /** How long a completed payout may wait for its bank credit: a SEPA credit transfer arrives the next business day, and a weekend adds two. */
 export const DEFAULT_PAYOUT_SETTLEMENT_DAYS = 3;
+
+// INVOICE_PAYOUT_DAYS' default: the setting's comment below says why.
+export const DEFAULT_INVOICE_PAYOUT_DAYS = 7;
 
 export const DEFAULT_WEBHOOK_GRACE_SECONDS = 3600;
 
@@ -32,16 +38,31 @@ const csvList = z
 
 const positiveInt = z.coerce.number().int().positive();
 
+/** A shared secret: refused when a placeholder or guessable (secret-strength.ts); the message never quotes it. */
+const strongSecret = z.string().superRefine((value, ctx) => {
+  const weak = weakSecretReason(value);
+  if (weak !== undefined) ctx.addIssue({ code: 'custom', message: weak });
+});
+
+/** Comma-separated secrets (rotation keeps the old one beside the new), each strong. */
+const strongSecretList = csvList.superRefine((entries, ctx) => {
+  for (const [i, entry] of entries.entries()) {
+    const weak = weakSecretReason(entry);
+    if (weak !== undefined) ctx.addIssue({ code: 'custom', message: entries.length > 1 ? `entry ${i + 1} ${weak}` : weak });
+  }
+});
+
 /** Comma-separated IP addresses and CIDR ranges; anything else is refused, naming the entry. */
 const addressList = csvList.superRefine((entries, ctx) => {
   const error = addressListError(entries);
   if (error) ctx.addIssue({ code: 'custom', message: error });
 });
 
-const postgresUrl = z
-  .string()
-  .url()
-  .refine((v) => /^postgres(ql)?:$/.test(new URL(v).protocol), { message: 'not a postgres:// or postgresql:// URL' });
+// One host or several (h1:5432,h2:5432), as libpq and postgres.js read it (db/database-url.ts).
+const postgresUrl = z.string().superRefine((value, ctx) => {
+  const problem = databaseUrlProblem(value);
+  if (problem) ctx.addIssue({ code: 'custom', message: problem });
+});
 
 /** CONTRACT_TERMS: inline JSON or a file's path, read and validated at start (docs/contract-terms.md). */
 const contractTerms = z.string().transform((value, ctx) => {
@@ -85,7 +106,7 @@ export const configShape = {
   PROVIDER_BASE_URL: z.string().url().optional(),
   PROVIDER_API_KEY: z.string().min(1).optional(),
   PROVIDER_WEBHOOK_PATH_PREFIX: z.string().default(''),
-  WEBHOOK_SECRET: csvList.optional(),
+  WEBHOOK_SECRET: strongSecretList.optional(),
   WEBHOOK_SIGNATURE_HEADER: z.string().min(1).default('x-service-signature').transform((v) => v.toLowerCase()),
   // `spec` (the spec's addresses for PROVIDER_ENV), or addresses and CIDR ranges.
   WEBHOOK_ALLOWED_IPS: z
@@ -130,7 +151,14 @@ export const configShape = {
   // The merchant's own accounts that receive payouts: payout_not_on_statement judges a payout only
   // on these accounts' statements (unset: the accounts payout credits were booked to).
   PAYOUT_ACCOUNT_IBANS: csvList.default([]),
-  OPERATOR_TOKEN: z.string().min(16).optional(),
+  // How long a factored (or created) invoice may wait for a completed payout that lists it before it
+  // is invoice_not_paid_out. The provider documents no payout cadence, only that a processed payout
+  // usually reaches the bank within one business day (provider-merchant-docs.md, "Payouts are net
+  // amounts"); the ledger sees about one payout a day, so an invoice is normally listed within a day or two. Seven days
+  // covers a weekend with a public holiday on each side and a payout run missed, without leaving
+  // an unpaid invoice unnoticed for longer than a week.
+  INVOICE_PAYOUT_DAYS: positiveInt.default(DEFAULT_INVOICE_PAYOUT_DAYS),
+  OPERATOR_TOKEN: strongSecret.optional(),
   // Named operator tokens (name:token,…): the acknowledgement history records the name.
   OPERATOR_TOKENS: operatorTokensSchema.default([]),
   MIGRATE_ON_START: booleanString.default(true),
@@ -177,6 +205,9 @@ export const configShape = {
     })
     .default({}),
   STATEMENT_IMPORT_TIMEOUT_SECONDS: positiveInt.default(1800),
+  // The inbox's --accept-unbalanced: a statement whose balances disagree with its bookings is
+  // stored with a statement_unbalanced finding instead of being moved to inbox/failed/.
+  STATEMENT_ACCEPT_UNBALANCED: booleanString.default(false),
   // The delivery ledger's monthly partitions (src/ledger/partitions.ts): how many months after the
   // current one exist ahead, and how many full months before the current one are kept (unset: all,
   // forever); older months are exported to DELIVERY_ARCHIVE_DIR (unset: RECON_DATA_DIR/archive)

@@ -1,7 +1,8 @@
 import type { Registry } from 'prom-client';
+import { describeDatabaseUrl } from '../db/database-url.js';
 import type { Config } from '../config/schema.js';
 import { openDatabase, type Database, type LedgerAccess } from '../db/database.js';
-import { applyMigrations, migrationsAreCurrent } from '../ledger/migrate.js';
+import { applyMigrations, ledgerSchemaStatus } from '../ledger/migrate.js';
 import type { Logger } from '../log/logger.js';
 import { createRegistry } from '../metrics/registry.js';
 import { createMetrics, type Metrics } from './metrics.js';
@@ -46,9 +47,14 @@ export async function openContext(config: Config, log: Logger, options: OpenCont
   if (options.access === 'reader') {
     // Read commands never change the schema (a read-only database role must work): they refuse
     // when it is behind rather than read tables that may not be what this version expects.
-    if (!(await migrationsAreCurrent(database))) {
+    const schema = await ledgerSchemaStatus(database);
+    if (schema.state === 'behind') {
       await shutdown.run('schema behind');
       throw new Error("the ledger's schema is behind this version of bnpl-recon: run 'bnpl-recon migrate' (or start the daemon) first; read commands never apply migrations");
+    }
+    if (schema.state === 'incompatible') {
+      await shutdown.run('schema unknown');
+      throw new Error(schema.reason);
     }
   } else if (options.migrate ?? true) await applyMigrations(database, log);
   const registry = createRegistry({ defaultMetrics: options.defaultMetrics ?? false });
@@ -66,8 +72,7 @@ async function probeDatabase(database: Database, url: string, shutdown: Shutdown
     await database.sql`select 1`;
   } catch (error) {
     await shutdown.run('database unreachable');
-    const where = new URL(url);
     const reason = (error as Error).message ?? String(error);
-    throw new Error(`cannot use the database named by DATABASE_URL (${where.hostname}:${where.port || '5432'}${where.pathname}): ${reason}`, { cause: error });
+    throw new Error(`cannot use the database named by DATABASE_URL (${describeDatabaseUrl(url)}): ${reason}`, { cause: error });
   }
 }

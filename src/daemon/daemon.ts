@@ -16,6 +16,7 @@ import { createProviderClient, type ProviderClient } from '../provider/client.js
 import { startReconcileScheduler } from '../reconcile/scheduler.js';
 import { startReparseJob } from '../reparse/job.js';
 import { startStatementInbox } from '../statements/inbox.js';
+import { startPayoutReportInbox } from '../payout-import/inbox.js';
 import { createWebhookReceiver } from '../webhooks/create-receiver.js';
 
 export interface Daemon {
@@ -37,7 +38,8 @@ export interface Daemon {
  * its cleanup, in an order whose reverse is a safe shutdown: schedulers stop first (aborting a poll
  * and waiting for a pass), then the HTTP servers stop accepting and the receiver finishes committing
  * what it acknowledged, then the provider client, and the database pool (and embedded server) last.
- * The statement inbox (RECON_DATA_DIR/inbox) imports dropped bank statements every minute; the
+ * The statement inbox (RECON_DATA_DIR/inbox) imports dropped bank statements every minute, the
+ * payout report inbox (RECON_DATA_DIR/payout-inbox) payout reports; the
  * partition job keeps the delivery ledger's months ahead and retires old ones (hourly).
  */
 export async function startDaemon(config: Config, log: Logger, commandShutdown?: Shutdown): Promise<Daemon> {
@@ -57,8 +59,9 @@ export async function startDaemon(config: Config, log: Logger, commandShutdown?:
       port: config.PORT,
       log,
       name: 'receiver and operator API',
+      portSetting: 'PORT',
       timeouts: serverTimeouts(config),
-      routes: [receiver.route, ...healthRoutes(database, { isStopping: () => shutdown.isShuttingDown, hasSigningSecret: () => receiver.secrets.current().length > 0, commitStall: () => receiver.commitStall(), leadership: () => leadershipFromGauges(registry, ['poll', 'reconcile']) }), ...operatorRoutes({ config, database, log }), ...pageRoutes()],
+      routes: [receiver.route, ...healthRoutes(database, { isStopping: () => shutdown.isShuttingDown, hasSigningSecret: () => receiver.secrets.current().length > 0, commitStall: () => receiver.commitStall(), leadership: () => leadershipFromGauges(registry, ['poll', 'reconcile']), log }), ...operatorRoutes({ config, database, log, metrics: ctx.metrics.operator }), ...pageRoutes()],
     });
     shutdown.register('receiver', async () => {
       await Promise.all([http.close(), receiver.drain()]);
@@ -72,6 +75,8 @@ export async function startDaemon(config: Config, log: Logger, commandShutdown?:
 
     const inbox = startStatementInbox(ctx);
     shutdown.register('statement inbox', () => inbox.stop());
+    const payoutInbox = startPayoutReportInbox(ctx);
+    shutdown.register('payout report inbox', () => payoutInbox.stop());
 
     const reconciler = startReconcileScheduler(ctx);
     shutdown.register('reconcile scheduler', () => reconciler.stop());

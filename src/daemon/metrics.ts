@@ -3,12 +3,14 @@ import type { ProviderEnvironment } from '../config/schema.js';
 import type { Database } from '../db/database.js';
 import { createPartitionMetrics, type PartitionMetrics } from '../ledger/metrics.js';
 import { createLedgerHealthMetrics, createLedgerReads } from '../metrics/ledger-health.js';
+import { createInvoiceMetrics, type InvoiceMetrics } from '../payout-import/metrics.js';
 import { createPollerMetrics, type PollerMetrics } from '../poller/metrics.js';
 import { createProviderMetrics, type ProviderMetrics } from '../provider/metrics.js';
 import { createReconcileMetrics, type ReconcileMetrics } from '../reconcile/metrics.js';
 import { createReparseMetrics, type ReparseMetrics } from '../reparse/metrics.js';
 import { createStatementMetrics, type StatementMetrics } from '../statements/metrics.js';
 import { createWebhookMetrics, type WebhookMetrics } from '../webhooks/metrics.js';
+import { createOperatorMetrics, type OperatorMetrics } from '../http/sign-in.js';
 
 /** Every metric of the process, by the folder whose definitions (its metrics.ts) they come from. */
 export interface Metrics {
@@ -19,6 +21,8 @@ export interface Metrics {
   reparse: ReparseMetrics;
   statements: StatementMetrics;
   partitions: PartitionMetrics;
+  invoices: InvoiceMetrics;
+  operator: OperatorMetrics;
 }
 
 /**
@@ -37,5 +41,7 @@ export function createMetrics(registry: Registry, database: Database, environmen
     reparse: createReparseMetrics(registry),
     statements: createStatementMetrics(registry),
     partitions: createPartitionMetrics(registry),
+    invoices: createInvoiceMetrics(registry, reads, database, environment),
+    operator: createOperatorMetrics(registry),
   };
 }

@@ -5,6 +5,8 @@ import type { Logger } from '../log/logger.js';
 import path from 'node:path';
 import { EmbeddedPostgresError, findRunningEmbedded, hasEmbeddedLedger, startEmbeddedPostgres } from './embedded.js';
 import { dedicatedSessions, type DedicatedSessions } from './sessions.js';
+import { parseDatabaseUrl, WRITABLE_SESSION_ATTRS } from './database-url.js';
+import { writableHostClient } from './writable-host.js';
 
 export type LedgerDb = PostgresJsDatabase<typeof schema>;
 
@@ -15,6 +17,11 @@ export interface Database {
   db: LedgerDb;
   /** Sessions of their own beside the pool, for session locks (sessions.ts); ended by close. */
   sessions: DedicatedSessions;
+  /**
+   * Evidence that the server refuses writes (SQLSTATE 25006, a standby): with several hosts in
+   * DATABASE_URL the client moves on to the next (writable-host.ts); otherwise nothing to do.
+   */
+  reportReadOnly(reason: string): void;
   /** True when this process started the server itself (no DATABASE_URL). */
   embedded: boolean;
   /** Where it is; only set for an embedded server, whose address is chosen at start. */
@@ -29,7 +36,7 @@ export interface Database {
  */
 export function databaseOver(
   sql: Sql,
-  options: { embedded?: boolean; embeddedUrl?: string; afterClose?: () => Promise<void>; closeTimeoutSeconds?: number } = {},
+  options: { embedded?: boolean; embeddedUrl?: string; afterClose?: () => Promise<void>; closeTimeoutSeconds?: number; reportReadOnly?: (reason: string) => void } = {},
 ): Database {
   const sessions = dedicatedSessions(sql);
   let closing: Promise<void> | undefined;
@@ -37,6 +44,7 @@ export function databaseOver(
     sql,
     db: drizzle(sql, { schema }),
     sessions,
+    reportReadOnly: options.reportReadOnly ?? (() => undefined),
     embedded: options.embedded ?? false,
     ...(options.embeddedUrl !== undefined ? { embeddedUrl: options.embeddedUrl } : {}),
     close(timeoutSeconds = options.closeTimeoutSeconds ?? 5) {
@@ -69,16 +77,40 @@ export interface DatabaseOptions {
   log: Logger;
 }
 
-export function createSqlClient(url: string, options: { poolMax: number; applicationName?: string }): Sql {
-  return postgres(url, {
+export interface SqlClientOptions {
+  poolMax: number;
+  applicationName?: string;
+  log?: Logger;
+}
+
+/**
+ * The client and its read-only report: with several hosts and target_session_attrs read-write
+ * (or primary) a client that finds the writable one (writable-host.ts), else postgres.js as is.
+ */
+export function createLedgerClient(url: string, options: SqlClientOptions): { sql: Sql; reportReadOnly: (reason: string) => void } {
+  const settings = {
     max: options.poolMax,
     // Short connect timeout: the webhook receiver must answer 503 well inside the provider's 5 s.
     connect_timeout: 2,
     idle_timeout: 60,
     max_lifetime: 60 * 30,
+    // Reconnect attempts at most a second apart (postgres.js backs off up to 20 s), so a promoted
+    // standby is found within about a second.
+    backoff: (retries: number) => Math.min(0.05 * 2 ** retries, 1),
     onnotice: () => {},
     connection: { application_name: options.applicationName ?? 'bnpl-recon' },
-  });
+  };
+  const parsed = parseDatabaseUrl(url);
+  const attrs = parsed?.params.get('target_session_attrs');
+  if (parsed && parsed.hosts.length > 1 && (WRITABLE_SESSION_ATTRS as readonly (string | null | undefined)[]).includes(attrs)) {
+    const client = writableHostClient(parsed, settings, options.log);
+    return { sql: client.sql, reportReadOnly: client.readOnly };
+  }
+  return { sql: postgres(url, settings), reportReadOnly: () => undefined };
+}
+
+export function createSqlClient(url: string, options: SqlClientOptions): Sql {
+  return createLedgerClient(url, options).sql;
 }
 
 /** Opens the ledger: the server at DATABASE_URL, or an embedded one started under the data dir. */
@@ -102,8 +134,9 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
       stopEmbedded = server.stop;
     }
   }
-  const sql = createSqlClient(url, { poolMax: options.poolMax, ...(options.applicationName ? { applicationName: options.applicationName } : {}) });
+  const { sql, reportReadOnly } = createLedgerClient(url, { poolMax: options.poolMax, log: options.log, ...(options.applicationName ? { applicationName: options.applicationName } : {}) });
   return databaseOver(sql, {
+    reportReadOnly,
     embedded: stopEmbedded !== undefined,
     ...(stopEmbedded ? { embeddedUrl: url, afterClose: stopEmbedded } : {}),
   });

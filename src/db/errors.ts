@@ -21,6 +21,8 @@ export const SQLSTATE = {
   CRASH_SHUTDOWN: '57P02',
   CANNOT_CONNECT_NOW: '57P03',
   TOO_MANY_CONNECTIONS: '53300',
+  DISK_FULL: '53100',
+  READ_ONLY_SQL_TRANSACTION: '25006',
   SERIALIZATION_FAILURE: '40001',
   DEADLOCK_DETECTED: '40P01',
   UNIQUE_VIOLATION: '23505',
@@ -32,6 +34,11 @@ const TRANSIENT_SQLSTATES = new Set<string>([
   SQLSTATE.CRASH_SHUTDOWN,
   SQLSTATE.CANNOT_CONNECT_NOW,
   SQLSTATE.TOO_MANY_CONNECTIONS,
+  // A standby, a demoted primary, or a server set read-only (default_transaction_read_only, as
+  // managed services do when the disk fills): no write can succeed there until a writable primary
+  // answers, which a retry may reach.
+  SQLSTATE.READ_ONLY_SQL_TRANSACTION,
+  SQLSTATE.DISK_FULL,
   SQLSTATE.SERIALIZATION_FAILURE,
   SQLSTATE.DEADLOCK_DETECTED,
 ]);
@@ -50,4 +57,33 @@ export function isTransientDatabaseError(error: unknown): boolean {
   if (code === undefined) return false;
   if (TRANSIENT_DRIVER_CODES.has(code) || TRANSIENT_SQLSTATES.has(code)) return true;
   return code.startsWith('08'); // connection exception class
+}
+
+/** The server refuses writes: a standby, or default_transaction_read_only. */
+export function isReadOnlyError(error: unknown): boolean {
+  return errorCode(error) === SQLSTATE.READ_ONLY_SQL_TRANSACTION;
+}
+
+/** Why the ledger is unavailable, in words an operator acts on; for log lines beside the error. */
+export function unavailableCause(error: unknown): string {
+  const code = errorCode(error);
+  switch (code) {
+    case SQLSTATE.READ_ONLY_SQL_TRANSACTION:
+      return 'the database refuses writes (a standby, or default_transaction_read_only is on)';
+    case SQLSTATE.TOO_MANY_CONNECTIONS:
+      return 'no connection slot left on the database (max_connections reached)';
+    case SQLSTATE.DISK_FULL:
+      return 'the database is out of disk space';
+    case SQLSTATE.ADMIN_SHUTDOWN:
+    case SQLSTATE.CRASH_SHUTDOWN:
+      return 'the database server is shutting down or crashed';
+    case SQLSTATE.CANNOT_CONNECT_NOW:
+      return 'the database server is starting up or recovering';
+    case 'CONNECT_TIMEOUT':
+      return 'no connection to the database within the connect timeout';
+    case undefined:
+      return (error as Error | undefined)?.message ?? 'unknown';
+    default:
+      return isTransientDatabaseError(error) ? `the database connection failed (${code})` : `${code}: ${(error as Error).message}`;
+  }
 }

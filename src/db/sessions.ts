@@ -81,7 +81,10 @@ export function dedicatedSessions(sql: Sql, options: DedicatedSessionsOptions = 
   };
 }
 
-/** A one-connection client to the same server and database as `sql`, with the same settings. */
+/**
+ * A one-connection client to the same server and database as `sql`, with the same settings (with
+ * several hosts, in the order `sql` tries them now: db/writable-host.ts).
+ */
 function sessionClient(sql: Sql): Sql {
   const o = sql.options;
   return postgres({
@@ -94,6 +97,7 @@ function sessionClient(sql: Sql): Sql {
     ssl: o.ssl,
     max: 1,
     connect_timeout: o.connect_timeout,
+    backoff: o.backoff,
     // 0 disables both: a session must not be recycled while it holds a lock; idleMs above ends
     // it once it is given back and unused.
     idle_timeout: 0,

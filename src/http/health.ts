@@ -1,5 +1,8 @@
 import type { Database } from '../db/database.js';
-import { migrationsAreCurrent } from '../ledger/migrate.js';
+import { readOnlyReason } from '../db/writable.js';
+import { ledgerSchemaStatus } from '../ledger/migrate.js';
+import type { Logger } from '../log/logger.js';
+import { rateLimitedLog } from '../log/rate-limited.js';
 import { sendJson, type Route } from './server.js';
 
 export interface ReadinessChecks {
@@ -10,10 +13,18 @@ export interface ReadinessChecks {
   commitStall?: () => string | undefined;
   /** Which singleton jobs this replica leads now (holds their advisory lock), shown in every /readyz body. */
   leadership?: () => Promise<Record<string, boolean>>;
+  /** Where the database's own error goes: /readyz is on the public port and says only "database unreachable". */
+  log?: Logger;
 }
 
-/** Liveness says the process answers; readiness says it can do its job (ledger reachable, schema current, a signing secret). */
+/**
+ * Liveness says the process answers; readiness says it can do its job (ledger reachable and
+ * writable, schema current, a signing secret). A ledger that refuses writes (a standby, a
+ * read-only primary) is not ready: no delivery could be acknowledged there.
+ */
 export function healthRoutes(database: Database, checks: ReadinessChecks): Route[] {
+  // A probe every few seconds against a database that is down: one line a minute is enough.
+  const unreachable = checks.log ? rateLimitedLog(checks.log, 'error', 'readiness: database unreachable') : () => undefined;
   return [
     { method: 'GET', path: '/healthz', handler: (_req, res) => sendJson(res, 200, { status: 'ok' }) },
     {
@@ -28,14 +39,21 @@ export function healthRoutes(database: Database, checks: ReadinessChecks): Route
         if (stall) return send(503, { status: stall });
         if (!checks.hasSigningSecret()) return send(503, { status: 'no webhook signing secret (GET /webhooks/keys failed and WEBHOOK_SECRET is unset)' });
         try {
-          const current = await Promise.race([
-            migrationsAreCurrent(database),
+          const [schema, readOnly] = await Promise.race([
+            Promise.all([ledgerSchemaStatus(database), readOnlyReason(database.sql)]),
             new Promise<never>((_, reject) => setTimeout(() => reject(new Error('database check timed out')), 2000).unref()),
           ]);
-          if (!current) return send(503, { status: 'migrations pending' });
-          send(200, { status: 'ready' });
+          if (readOnly) {
+            database.reportReadOnly(readOnly);
+            return send(503, { status: 'database refuses writes', error: readOnly });
+          }
+          if (schema.state === 'behind') return send(503, { status: 'migrations pending', schema: schema.reason });
+          if (schema.state === 'incompatible') return send(503, { status: 'schema unknown to this release', schema: schema.reason });
+          send(200, { status: 'ready', ...(schema.state === 'newer_compatible' ? { schema: schema.reason } : {}) });
         } catch (error) {
-          send(503, { status: 'database unreachable', error: (error as Error).message });
+          // The error text can name roles, hosts and databases: logged, never answered.
+          unreachable({ err: (error as Error).message });
+          send(503, { status: 'database unreachable' });
         }
       },
     },

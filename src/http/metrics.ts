@@ -9,6 +9,7 @@ export async function startMetricsServer(registry: Registry, options: { host: st
     port: options.port,
     log: options.log,
     name: 'metrics',
+    portSetting: 'METRICS_PORT',
     timeouts: options.timeouts,
     routes: [
       {

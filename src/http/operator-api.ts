@@ -2,7 +2,6 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Config } from '../config/schema.js';
 import type { Database } from '../db/database.js';
 import type { Logger } from '../log/logger.js';
-import { acknowledgeDiscrepancy } from '../reconcile/ack.js';
 import { XLSX_MAX_ROWS, renderXlsx } from '../reports/xlsx.js';
 import { contentTypeFor, csvHeader, renderBatch } from '../reports/format.js';
 import { decodeCursor, fetchAll, fetchPage, openBatches, type ReportSource } from '../reports/source.js';
@@ -11,13 +10,17 @@ import { discrepancySource, parseDiscrepancyQuery } from '../reports/discrepanci
 import { ordersSource } from '../reports/orders.js';
 import { payoutsSource } from '../reports/payouts.js';
 import { streamReport } from '../reports/writer.js';
+import { ageingSource, invoicesSource } from '../reports/invoices.js';
 import { readBody, BodyTooLargeError } from './read-body.js';
+import { ackRoutes } from './operator-ack.js';
 import { detailRoutes } from './operator-detail.js';
 import {
   XLSX_TYPE, answerBadRequest, authorise, csvOptions, environmentOf, negotiateFormat, operatorMatcher, pageOf, type Guarded,
 } from './operator-request.js';
 import { overviewRoutes } from './operator-overview.js';
 import { sendJson, type Route } from './server.js';
+import { privateOperatorMetrics, signInGuard, type OperatorMetrics } from './sign-in.js';
+import { addressMatcher } from '../config/addresses.js';
 
 // What a cursor may decode to, per key column: a bigint id or a UUID.
 const KEY_PATTERNS: Record<string, RegExp> = {
@@ -25,6 +28,8 @@ const KEY_PATTERNS: Record<string, RegExp> = {
   uuid: /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i,
   first_delivery_id: /^[0-9]{1,18}$/,
   payout_uuid: /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i,
+  invoice_uuid: /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i,
+  bucket: /^(0-7|8-30|31-60|over 60)$/,
 };
 
 /**
@@ -70,13 +75,22 @@ async function answerReport(req: IncomingMessage, res: ServerResponse, url: URL,
 }
 
 
-export function operatorRoutes(deps: { config: Config; database: Database; log: Logger }): Route[] {
+/** The first query parameter holding a NUL (Postgres text cannot), for a 400 naming it instead of a 500. */
+function nulParameter(url: URL): string | undefined {
+  for (const [name, value] of url.searchParams) if (value.includes('\u0000') || name.includes('\u0000')) return name.replace(/\u0000/g, '\\0');
+  return undefined;
+}
+
+export function operatorRoutes(deps: { config: Config; database: Database; log: Logger; metrics?: OperatorMetrics }): Route[] {
   const { config, database, log } = deps;
   const tokens = operatorMatcher(config);
+  const guard = signInGuard({ trustedProxies: addressMatcher(config.TRUSTED_PROXIES), log, metrics: deps.metrics ?? privateOperatorMetrics() });
   /** Authorised, with 400/403 for bad filters. */
   const guarded = (handler: Guarded): Route['handler'] => async (req, res, url) => {
-    const who = authorise(req, res, tokens);
+    const who = authorise(req, res, tokens, guard);
     if (!who) return;
+    const nul = nulParameter(url);
+    if (nul !== undefined) return sendJson(res, 400, { error: `parameter ${nul} must not contain a NUL character` });
     try {
       await handler(req, res, url, who);
     } catch (error) {
@@ -115,6 +129,17 @@ export function operatorRoutes(deps: { config: Config; database: Database; log: 
       }),
     },
     {
+      // Each invoice's way to cash (reports/invoices.ts); ?ageing=1 for the ageing of those not yet paid out.
+      method: 'GET',
+      path: '/api/invoices',
+      handler: guarded(async (req, res, url) => {
+        const environment = environmentOf(url, config);
+        const ageing = ['1', 'true', 'yes'].includes(url.searchParams.get('ageing') ?? '');
+        const source = ageing ? ageingSource(database, { environment }) : invoicesSource(database, { environment });
+        await answerReport(req, res, url, source, `${ageing ? 'invoice-ageing' : 'invoices'}-${environment}`);
+      }),
+    },
+    {
       // What is still stored unparsed, grouped (reports/deliveries.ts); ?status=unknown_topic|invalid_shape|unparsed.
       method: 'GET',
       path: '/api/deliveries',
@@ -124,32 +149,7 @@ export function operatorRoutes(deps: { config: Config; database: Database; log: 
         await answerReport(req, res, url, deliveriesSource(database, { environment, status }), `deliveries-${environment}`);
       }),
     },
-    {
-      method: 'POST',
-      path: /^\/api\/discrepancies\/[^/]+\/ack$/,
-      handler: guarded(async (req, res, url, who) => {
-        const idText = url.pathname.split('/')[3] ?? '';
-        const id = /^[0-9]{1,15}$/.test(idText) ? Number(idText) : NaN;
-        let parsed: { note?: unknown; actor?: unknown };
-        try {
-          parsed = JSON.parse((await readBody(req, 64 * 1024)).toString('utf8')) as typeof parsed;
-        } catch (error) {
-          return sendJson(res, error instanceof BodyTooLargeError ? 413 : 400, { error: 'body must be JSON: {"note": "..."}' });
-        }
-        const note = parsed?.note;
-        if (typeof note !== 'string' || note.trim() === '') return sendJson(res, 400, { error: 'note is required' });
-        if (note.length > 4000) return sendJson(res, 400, { error: 'note must be at most 4,000 characters' });
-        // A named token is the person; only the shared token (which cannot tell people apart) may
-        // name someone in the body, as it always could.
-        const bodyActor = typeof parsed.actor === 'string' && parsed.actor.trim() ? parsed.actor.trim().slice(0, 64) : undefined;
-        const actor = who.shared ? (bodyActor ?? who.name) : who.name;
-        const result = await acknowledgeDiscrepancy(database, id, note, actor, config.PROVIDER_ENV);
-        if (result.outcome === 'not_found') return sendJson(res, 404, { error: `no discrepancy ${idText} in ${config.PROVIDER_ENV}` });
-        if (result.outcome === 'resolved') return sendJson(res, 409, { error: `discrepancy ${id} is already resolved` });
-        log.info({ id, actor: result.discrepancy.acknowledgedBy }, 'discrepancy acknowledged');
-        sendJson(res, 200, result.discrepancy);
-      }),
-    },
+    ...ackRoutes({ config, database, log, guarded }),
     ...detailRoutes({ config, database, guarded }),
     ...overviewRoutes({ config, database, guarded }),
   ];

@@ -81,6 +81,8 @@ async function overview(database: Database, env: Config['PROVIDER_ENV']): Promis
       (select to_char(finished_at at time zone 'UTC', ${REPORT_TIME_FORMAT}) || ' ' || status from reconcile_runs
         where environment = ${env} and finished_at is not null order by finished_at desc limit 1) as last_pass,
       (select to_char(max(imported_at) at time zone 'UTC', ${REPORT_TIME_FORMAT}) from bank_statements where environment = ${env}) as last_statement_import,
+      (select jsonb_build_object('statements', statement_count, 'balances_unchecked', balances_unchecked, 'unbalanced', statements_unbalanced)
+        from bank_statements where environment = ${env} order by imported_at desc, id desc limit 1) as last_statement_balances,
       to_char(now() at time zone 'UTC', ${REPORT_TIME_FORMAT}) as now`;
   const lastPass = typeof fresh?.last_pass === 'string' ? (fresh.last_pass as string).split(' ') : [];
   return {
@@ -95,6 +97,8 @@ async function overview(database: Database, env: Config['PROVIDER_ENV']): Promis
       last_pass: lastPass[0] ?? null,
       last_pass_status: lastPass[1] ?? null,
       last_statement_import: fresh?.last_statement_import ?? null,
+      // of the last imported file: its statements, how many had balances not checked (a balance missing, or CSV), how many were stored unbalanced
+      last_statement_balances: fresh?.last_statement_balances ?? null,
     },
   };
 }

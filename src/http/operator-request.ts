@@ -3,6 +3,7 @@ import { UsageError } from '../config/usage-error.js';
 import type { Config } from '../config/schema.js';
 import { parseDelimiter, type CsvOptions } from '../reports/format.js';
 import { tokenMatcher, type TokenMatcher } from '../config/operator-tokens.js';
+import type { SignInGuard } from './sign-in.js';
 import { sendJson } from './server.js';
 
 /** A handler that runs only for an authorised operator, who is named. */
@@ -20,18 +21,33 @@ export function operatorMatcher(config: Config): TokenMatcher {
 
 /**
  * Bearer token (OPERATOR_TOKEN or one of OPERATOR_TOKENS). With none configured the operator
- * endpoints are refused outright (403): reports hold business data. Answers the refusal itself and
- * returns undefined, or returns who is calling.
+ * endpoints are refused outright (403): reports hold business data. Every refusal is counted and
+ * logged (rate-limited), and an address that sent too many wrong tokens is refused (429) for the
+ * rest of its window (sign-in.ts). Answers the refusal itself and returns undefined, or returns
+ * who is calling.
  */
-export function authorise(req: IncomingMessage, res: ServerResponse, tokens: TokenMatcher): Operator | undefined {
+export function authorise(req: IncomingMessage, res: ServerResponse, tokens: TokenMatcher, guard: SignInGuard): Operator | undefined {
   if (tokens.disabled) {
     sendJson(res, 403, { error: 'operator API disabled: set OPERATOR_TOKEN or OPERATOR_TOKENS' });
+    return undefined;
+  }
+  const source = guard.sourceOf(req);
+  const wait = guard.throttle.retryAfterSeconds(source);
+  if (wait !== undefined) {
+    guard.refused('throttled', source);
+    res.setHeader('retry-after', String(wait));
+    sendJson(res, 429, { error: `too many wrong tokens from this address: retry in ${wait} s` });
     return undefined;
   }
   const header = req.headers.authorization ?? '';
   const given = /^Bearer /i.test(header) ? header.slice(7).trim() : '';
   const who = given === '' ? undefined : tokens.identify(given);
   if (!who) {
+    if (given === '') guard.refused('missing_token', source);
+    else {
+      guard.refused('wrong_token', source);
+      guard.throttle.failed(source);
+    }
     res.setHeader('www-authenticate', 'Bearer');
     sendJson(res, 401, { error: 'missing or wrong bearer token' });
     return undefined;

@@ -64,10 +64,37 @@ function checkingIntervalMs(timeouts: ServerTimeouts): number {
 }
 
 /**
+ * The request target as a URL, or why it is refused. Only a path is taken ("origin-form"): an
+ * absolute URL, or a path beginning `//` (which URL parsing reads as a host), was routed by the
+ * path it carried, so `//evil.example/api/session` reached /api/session while a proxy rule on
+ * `/api/` saw another path. Dot segments, plain or percent-encoded, are refused for the same
+ * reason: `/healthz/../api/orders` would be /api/orders here and something else to a proxy; so is
+ * a backslash, which URL parsing reads as a slash.
+ */
+export function requestUrl(target: string | undefined): URL | string {
+  const raw = target ?? '/';
+  if (!raw.startsWith('/') || raw.startsWith('//')) return 'request target must be a path beginning with a single /';
+  const path = raw.split(/[?#]/, 1)[0]!;
+  // URL parsing reads a backslash as a slash: refused with the dot segments it could spell.
+  if (/\\|%5c/i.test(path)) return 'request target must not contain a backslash';
+  if (path.split('/').some((segment) => /^(\.|%2e){1,2}$/i.test(segment))) return 'request target must not contain . or .. segments';
+  return new URL(`http://localhost${raw}`);
+}
+
+/**
  * A small router over node:http. Timeouts bound what a slow client can hold (SERVER_HEADERS_TIMEOUT_MS,
  * SERVER_REQUEST_TIMEOUT_MS: 5 s and 10 s by default; the provider itself gives up after 5 s).
  */
-export async function startHttpServer(options: { host: string; port: number; routes: Route[]; log: Logger; name: string; timeouts?: ServerTimeouts }): Promise<HttpServer> {
+export async function startHttpServer(options: {
+  host: string;
+  port: number;
+  routes: Route[];
+  log: Logger;
+  name: string;
+  timeouts?: ServerTimeouts;
+  /** The setting the port comes from (PORT, METRICS_PORT), named when the port cannot be had. */
+  portSetting?: string;
+}): Promise<HttpServer> {
   const { log, routes } = options;
   const timeouts = options.timeouts ?? DEFAULT_SERVER_TIMEOUTS;
   const serverOptions = {
@@ -77,12 +104,23 @@ export async function startHttpServer(options: { host: string; port: number; rou
     connectionsCheckingInterval: checkingIntervalMs(timeouts),
   };
   const server = createServer(serverOptions, (req, res) => {
-    const url = new URL(req.url ?? '/', 'http://localhost');
-    const route = routes.find((r) => (typeof r.path === 'string' ? r.path === url.pathname : r.path.test(url.pathname)) && r.method === req.method);
-    if (!route) {
-      const pathKnown = routes.some((r) => (typeof r.path === 'string' ? r.path === url.pathname : r.path.test(url.pathname)));
+    // Answers here carry financial data: never cached by a browser or a proxy on the way, never
+    // sniffed into another type. A route may say otherwise (the page's static files).
+    res.setHeader('cache-control', 'no-store');
+    res.setHeader('x-content-type-options', 'nosniff');
+    const url = requestUrl(req.url);
+    if (typeof url === 'string') {
       req.resume();
-      return sendJson(res, pathKnown ? 405 : 404, { error: pathKnown ? 'method not allowed' : 'not found' });
+      return sendJson(res, 400, { error: url }, true);
+    }
+    const matches = (r: Route) => (typeof r.path === 'string' ? r.path === url.pathname : r.path.test(url.pathname));
+    const route = routes.find((r) => matches(r) && r.method === req.method);
+    if (!route) {
+      const allowed = [...new Set(routes.filter(matches).map((r) => r.method))];
+      req.resume();
+      if (allowed.length === 0) return sendJson(res, 404, { error: 'not found' });
+      res.setHeader('allow', allowed.join(', '));
+      return sendJson(res, 405, { error: 'method not allowed' });
     }
     Promise.resolve()
       .then(() => route.handler(req, res, url))
@@ -103,7 +141,14 @@ export async function startHttpServer(options: { host: string; port: number; rou
     if (socket.writable) socket.end(timedOut ? 'HTTP/1.1 408 Request Timeout\r\nconnection: close\r\n\r\n' : 'HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n');
   });
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (error: NodeJS.ErrnoException) => {
+      const setting = options.portSetting ?? 'the port setting';
+      if (error.code === 'EADDRINUSE') {
+        reject(new Error(`${options.name}: port ${options.port} on ${options.host} is already in use (EADDRINUSE): set ${setting} to a free port, or stop what listens there`));
+      } else if (error.code === 'EACCES' || error.code === 'EADDRNOTAVAIL') {
+        reject(new Error(`${options.name}: cannot listen on ${options.host}:${options.port} (${error.code}): check ${setting} and HOST`));
+      } else reject(error);
+    });
     server.listen(options.port, options.host, () => resolve());
   });
   const { port } = server.address() as AddressInfo;

@@ -18,6 +18,8 @@ const KEYS = {
   partitions: { sandbox: 0x626e706c_0700n, production: 0x626e706c_0700n },
   /** statement imports of one environment take turns, so the overlap rule sees every booking stored before (statements/overlap.ts) */
   statementImport: { sandbox: 0x626e706c_0800n, production: 0x626e706c_0801n },
+  /** payout report imports of one environment take turns, so two racing imports of one file store it once (payout-reports/import.ts) */
+  payoutReportImport: { sandbox: 0x626e706c_0900n, production: 0x626e706c_0901n },
 } as const satisfies Record<string, Record<ProviderEnvironment, bigint>>;
 
 export type LockName = keyof typeof KEYS;

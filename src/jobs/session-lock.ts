@@ -46,12 +46,14 @@ const HELD = (key: bigint, pid: number | null) => `
 
 /** Returns the lock, or undefined when another session holds it (unless `wait`). */
 export async function tryAcquireSessionLock(database: Database, key: bigint, options: SessionLockOptions): Promise<SessionLock | undefined> {
+  // The server's writability in the same round trip: a standby or a read-only server grants
+  // advisory locks too, and a job holding one there could write nothing.
   const lockOn = (session: Sql) =>
     options.wait
-      ? session<{ ok: boolean; pid: number }[]>`select pg_advisory_lock(${key.toString()}::bigint) is not null as ok, pg_backend_pid() as pid`
-      : session<{ ok: boolean; pid: number }[]>`select pg_try_advisory_lock(${key.toString()}::bigint) as ok, pg_backend_pid() as pid`;
+      ? session<{ ok: boolean; pid: number; read_only: boolean }[]>`select pg_advisory_lock(${key.toString()}::bigint) is not null as ok, pg_backend_pid() as pid, pg_is_in_recovery() or current_setting('transaction_read_only') = 'on' as read_only`
+      : session<{ ok: boolean; pid: number; read_only: boolean }[]>`select pg_try_advisory_lock(${key.toString()}::bigint) as ok, pg_backend_pid() as pid, pg_is_in_recovery() or current_setting('transaction_read_only') = 'on' as read_only`;
   let { session: connection, reused } = database.sessions.take();
-  let rows: { ok: boolean; pid: number }[];
+  let rows: { ok: boolean; pid: number; read_only: boolean }[];
   for (;;) {
     try {
       rows = await lockOn(connection);
@@ -66,6 +68,12 @@ export async function tryAcquireSessionLock(database: Database, key: bigint, opt
       options.log.debug({ err: error }, `${options.name} lock: its kept session failed; trying a new one`);
       ({ session: connection, reused } = database.sessions.take({ fresh: true }));
     }
+  }
+  if (rows[0]?.read_only === true) {
+    // Unlocked by ending the session: its server is not the one to keep sessions on.
+    await database.sessions.discard(connection);
+    database.reportReadOnly(`the ${options.name} lock's session is on a read-only server`);
+    throw new LedgerReadOnlyError(`${options.name}: the database refuses writes (a standby, or default_transaction_read_only is on)`);
   }
   if (rows[0]?.ok !== true) {
     database.sessions.give(connection);
@@ -135,6 +143,11 @@ export async function tryAcquireSessionLock(database: Database, key: bigint, opt
 export async function assertStillHeld(tx: TransactionSql | Sql, lock: Pick<SessionLock, 'key' | 'pid'>): Promise<void> {
   const [row] = await tx.unsafe<{ held: boolean }[]>(HELD(lock.key, lock.pid));
   if (row?.held !== true) throw new LockLostError(`the lock ${lock.key} is no longer held by backend ${lock.pid}: this run must not write`);
+}
+
+/** The lock was granted on a server that refuses writes: the job cannot run there. */
+export class LedgerReadOnlyError extends Error {
+  override readonly name = 'LedgerReadOnlyError';
 }
 
 export class LockLostError extends Error {

@@ -3,7 +3,7 @@ import type { Database } from '../db/database.js';
 import type { Logger } from '../log/logger.js';
 import { lockKey, type LockName } from './lock-keys.js';
 import { abandonStaleRuns, type RunTable } from './runs.js';
-import { tryAcquireSessionLock, type SessionLock } from './session-lock.js';
+import { LedgerReadOnlyError, tryAcquireSessionLock, type SessionLock } from './session-lock.js';
 
 export interface SingletonOptions {
   lock: LockName;
@@ -17,7 +17,8 @@ export interface SingletonOptions {
   onLeader?: (held: boolean) => void;
 }
 
-export type SingletonResult<T> = { skipped: true } | { skipped: false; value: T };
+/** `unavailable`: the ledger refuses writes now (a standby, read-only); the reason says why. */
+export type SingletonResult<T> = { skipped: true; unavailable?: string } | { skipped: false; value: T };
 
 /**
  * The lock-and-run steps of a singleton job (the poll, a reconciliation pass), the same for the
@@ -30,11 +31,20 @@ export async function runSingleton<T>(
   options: SingletonOptions,
   body: (signal: AbortSignal, lock: SessionLock) => Promise<T>,
 ): Promise<SingletonResult<T>> {
-  const lock = await tryAcquireSessionLock(ctx.database, lockKey(options.lock, options.environment), {
-    name: options.lock,
-    log: ctx.log,
-    heartbeatMs: options.heartbeatMs,
-  });
+  let lock: SessionLock | undefined;
+  try {
+    lock = await tryAcquireSessionLock(ctx.database, lockKey(options.lock, options.environment), {
+      name: options.lock,
+      log: ctx.log,
+      heartbeatMs: options.heartbeatMs,
+    });
+  } catch (error) {
+    // A read-only ledger (a standby before its promotion) is not a failure of the job: it runs
+    // again at its next tick, wherever the writable primary is then.
+    if (!(error instanceof LedgerReadOnlyError)) throw error;
+    ctx.log.warn({ job: options.lock, cause: error.message }, `${options.lock} skipped: the ledger refuses writes`);
+    return { skipped: true, unavailable: error.message };
+  }
   if (!lock) return { skipped: true };
   options.onLeader?.(true);
   lock.lost.addEventListener('abort', () => options.onLeader?.(false), { once: true });

@@ -1,4 +1,3 @@
-import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { packageFile } from '../package/package-root.js';
 import { migrate } from 'drizzle-orm/postgres-js/migrator';
@@ -6,34 +5,54 @@ import type { Database } from '../db/database.js';
 import type { Logger } from '../log/logger.js';
 import { lockKey } from '../jobs/lock-keys.js';
 import { tryAcquireSessionLock } from '../jobs/session-lock.js';
+import { readJournal, recordSchemaRelease, schemaStatus, type JournalEntry, type SchemaStatus } from './schema-compat.js';
 
 export const MIGRATIONS_FOLDER = fileURLToPath(packageFile('migrations'));
 
+let journal: JournalEntry[] | undefined;
+/** This release's migrations, in order (read once). */
+export function releaseJournal(): JournalEntry[] {
+  journal ??= readJournal(MIGRATIONS_FOLDER);
+  return journal;
+}
+
+async function appliedWhens(database: Database): Promise<Set<number>> {
+  const [exists] = await database.sql<{ t: boolean }[]>`select to_regclass('drizzle.__drizzle_migrations') is not null as t`;
+  if (!exists?.t) return new Set();
+  const rows = await database.sql<{ when: string }[]>`select created_at::text as when from drizzle.__drizzle_migrations`;
+  return new Set(rows.map((r) => Number(r.when)));
+}
+
 // drizzle's migrator takes no lock: two replicas booting together could both apply a migration.
 // The migrations' session lock (jobs/lock-keys.ts), waited for, serialises them.
-export async function applyMigrations(database: Database, log: Logger): Promise<void> {
+/** Applies what is pending and returns the tags it applied, in order (empty when none was). */
+export async function applyMigrations(database: Database, log: Logger): Promise<string[]> {
   const lock = await tryAcquireSessionLock(database, lockKey('migrations'), { name: 'migrations', log, heartbeatMs: 0, wait: true });
   if (!lock) throw new Error('could not take the migrations lock');
   try {
+    const before = await appliedWhens(database);
     await migrate(database.db, { migrationsFolder: MIGRATIONS_FOLDER });
-    log.info('migrations applied');
+    const after = await appliedWhens(database);
+    const applied = releaseJournal().filter((e) => after.has(e.when) && !before.has(e.when)).map((e) => e.tag);
+    await recordSchemaRelease(database, releaseJournal());
+    const status = await schemaStatus(database, releaseJournal());
+    if (applied.length > 0) log.info({ applied }, `migrations applied: ${applied.join(', ')}`);
+    else log.info({ schema: releaseJournal().at(-1)?.tag }, 'no migrations to apply');
+    if (status.state === 'incompatible') log.error({ schema: status.reason }, status.reason);
+    else if (status.state === 'newer_compatible') log.warn({ schema: status.reason }, status.reason);
+    return applied;
   } finally {
     await lock.release();
   }
 }
 
-interface Journal {
-  entries: { tag: string }[];
+/** Where the ledger's schema stands for this release (ledger/schema-compat.ts). */
+export function ledgerSchemaStatus(database: Database): Promise<SchemaStatus> {
+  return schemaStatus(database, releaseJournal());
 }
 
-/** True when every migration in the folder is recorded as applied: readiness needs it. */
+/** True when this release can work on the ledger's schema: every migration it has is applied, and any it does not know require nothing it lacks. */
 export async function migrationsAreCurrent(database: Database): Promise<boolean> {
-  const journal = JSON.parse(await readFile(`${MIGRATIONS_FOLDER}/meta/_journal.json`, 'utf8')) as Journal;
-  const rows = await database.sql<{ applied: string }[]>`
-    select count(*)::text as applied
-    from information_schema.tables t
-    where t.table_schema = 'drizzle' and t.table_name = '__drizzle_migrations'`;
-  if (rows[0]?.applied !== '1') return journal.entries.length === 0;
-  const applied = await database.sql<{ n: string }[]>`select count(*)::text as n from drizzle.__drizzle_migrations`;
-  return Number(applied[0]?.n ?? 0) >= journal.entries.length;
+  const status = await ledgerSchemaStatus(database);
+  return status.state === 'current' || status.state === 'newer_compatible';
 }

@@ -4,7 +4,7 @@ import type { ProviderEnvironment } from '../config/schema.js';
 import type { Database } from '../db/database.js';
 import { METRIC_PREFIX } from './registry.js';
 
-export const READ_SOURCES = ['freshness', 'discrepancies'] as const;
+export const READ_SOURCES = ['freshness', 'discrepancies', 'invoices'] as const;
 export type ReadSource = (typeof READ_SOURCES)[number];
 
 /**
@@ -47,7 +47,8 @@ export function createLedgerReads(registry: Registry): LedgerReads {
  * What an SRE asks first, answered at scrape time from the ledger itself, so every replica reports
  * the same truth and a restart does not reset it:
  * - bnpl_recon_build_info{version,node,commit,environment} 1 (environment: PROVIDER_ENV; dashboards pick replicas by it)
- * - bnpl_recon_database_up: 1 when this scrape's ledger read succeeded within `timeoutMs`, else 0;
+ * - bnpl_recon_database_up: 1 when this scrape's ledger read succeeded within `timeoutMs` on a
+ *   server that accepts writes, else 0 (a standby or a read-only server acknowledges nothing);
  *   bnpl_recon_database_last_error_timestamp_seconds: when one last failed (absent until then)
  * - bnpl_recon_{poll,reconcile}_last_complete_timestamp_seconds: finished_at of the newest complete
  *   poll run / reconciliation pass of this environment in poll_runs / reconcile_runs, whichever
@@ -66,8 +67,9 @@ export function createLedgerHealthMetrics(registry: Registry, reads: LedgerReads
   const read = async (): Promise<void> => {
     try {
       // Newest first by primary key: a backward index scan that stops at the first complete row.
-      const query = database.sql<{ poll: number | null; reconcile: number | null }[]>`
+      const query = database.sql<{ poll: number | null; reconcile: number | null; read_only: boolean }[]>`
         select
+          pg_is_in_recovery() or current_setting('transaction_read_only') = 'on' as read_only,
           (select extract(epoch from finished_at)::float8 from poll_runs
             where environment = ${environment} and status = 'complete' order by id desc limit 1) as poll,
           (select extract(epoch from finished_at)::float8 from reconcile_runs
@@ -77,7 +79,8 @@ export function createLedgerHealthMetrics(registry: Registry, reads: LedgerReads
         timer = setTimeout(() => reject(new Error(`ledger read took over ${timeoutMs} ms`)), timeoutMs);
       });
       const [row] = await Promise.race([query, timeout]).finally(() => clearTimeout(timer));
-      up.set(1);
+      up.set(row?.read_only ? 0 : 1);
+      if (row?.read_only) lastError.set(Date.now() / 1000);
       if (row?.poll != null) pollDone.set({ environment }, row.poll);
       if (row?.reconcile != null) passDone.set({ environment }, row.reconcile);
     } catch {
@@ -94,7 +97,7 @@ export function createLedgerHealthMetrics(registry: Registry, reads: LedgerReads
     return pending;
   };
   // prom-client collects every metric of a scrape at once (Promise.all): the four gauges share one read.
-  const up = new Gauge({ name: `${p}database_up`, help: "1 when this scrape's read of the ledger succeeded, 0 when it failed or timed out", registers: [registry], collect: collectOnce });
+  const up = new Gauge({ name: `${p}database_up`, help: "1 when this scrape's read of the ledger succeeded on a server that accepts writes, 0 when it failed, timed out or found the server read-only", registers: [registry], collect: collectOnce });
   const lastError = new Gauge({ name: `${p}database_last_error_timestamp_seconds`, help: "Unix time of the last failed read of the ledger at scrape time", registers: [registry], collect: collectOnce });
   const pollDone = new Gauge({ name: `${p}poll_last_complete_timestamp_seconds`, help: 'Unix time the newest complete poll run of this environment finished (from poll_runs, any replica)', labelNames: ['environment'] as const, registers: [registry], collect: collectOnce });
   const passDone = new Gauge({ name: `${p}reconcile_last_complete_timestamp_seconds`, help: 'Unix time the newest complete reconciliation pass of this environment finished (from reconcile_runs, any replica)', labelNames: ['environment'] as const, registers: [registry], collect: collectOnce });

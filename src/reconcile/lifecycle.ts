@@ -1,13 +1,15 @@
 import type { TransactionSql } from 'postgres';
-import type { RuleParams } from './types.js';
+import { ORDER_STATES_WITH_TOPIC, type RuleParams } from './types.js';
 
 /**
  * The lifecycle of a discrepancy, as two set-based statements over the pass's `found` table:
  *
  *  - upsert: a finding not yet in `discrepancies` is created `open`; one that exists has its
  *    last_checked_at (and current evidence) moved on; a `resolved` one whose evidence is back is
- *    reopened; an `acknowledged` one is reopened only when its evidence_hash differs from the hash a
- *    person acknowledged (so the machine never overrides a person about the same facts).
+ *    reopened, as `acknowledged` again when a person had acknowledged exactly this evidence (same
+ *    hash: a resolve and reopen in between changed no fact); an `acknowledged` one is reopened only
+ *    when its evidence_hash differs from the hash a person acknowledged (so the machine never
+ *    overrides a person about the same facts).
  *  - resolve: an `open` or `acknowledged` discrepancy of a kind this pass decided, absent from
  *    `found`, has lost its evidence: it becomes `resolved`, with what cleared it recorded.
  *
@@ -40,6 +42,9 @@ export async function upsertFindings(tx: TransactionSql, p: RuleParams): Promise
       on conflict (environment, kind, entity_type, entity_id, subject) do update set
         last_checked_at = excluded.last_checked_at,
         status = case
+          when d.status = 'resolved' and d.acknowledged_at is not null
+               and d.acknowledged_evidence_hash is not distinct from excluded.evidence_hash
+            then 'acknowledged'::discrepancy_status
           when d.status = 'resolved' then 'open'::discrepancy_status
           when d.status = 'acknowledged' and d.acknowledged_evidence_hash is distinct from excluded.evidence_hash
             then 'open'::discrepancy_status
@@ -58,11 +63,13 @@ export async function upsertFindings(tx: TransactionSql, p: RuleParams): Promise
       insert into discrepancy_history (discrepancy_id, at, from_status, to_status, actor, reason, evidence)
       select up.id, ${now}::timestamptz, prev.status, up.status, 'reconciler',
              case when prev.status is null then 'detected'
+                  when prev.status = 'resolved' and up.status = 'acknowledged'
+                    then 'evidence present again, unchanged since it was acknowledged: the acknowledgement stands'
                   when prev.status = 'resolved' then 'evidence present again'
                   else 'evidence changed since it was acknowledged' end,
              up.evidence
       from up left join prev on prev.id = up.id
-      where up.status = 'open' and prev.status is distinct from 'open'
+      where prev.status is distinct from up.status
       returning from_status
     )
     select (count(*) filter (where from_status is null))::int as opened,
@@ -100,11 +107,22 @@ export async function resolveCleared(tx: TransactionSql, p: RuleParams, kinds: r
     insert into discrepancy_history (discrepancy_id, at, from_status, to_status, actor, reason, evidence)
     select upd.id, ${now}::timestamptz, upd.from_status, 'resolved', 'reconciler',
            case upd.kind
-             when 'missed_webhook' then case when w.event_key is not null then 'the webhook arrived' else 'the poller no longer shows the state' end
-             when 'state_mismatch' then 'webhook and API states agree again'
-             when 'orphan_webhook' then 'a complete poll listed the order'
+             when 'missed_webhook' then case
+               when w.event_key is not null then 'the webhook arrived'
+               when seen.since is null then 'the poller no longer shows the state'
+               else format('the poller first saw %s at %s, less than the grace period (%s s) before this pass',
+                           upd.subject, to_char(seen.since at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'), ${p.graceSeconds}::int) end
+             when 'state_mismatch' then case
+               when s.state is not distinct from latest.order_state then 'webhook and API states agree again'
+               when s.state is not null and s.state not in ${tx(ORDER_STATES_WITH_TOPIC)} then format('the API state %s has no webhook topic', s.state)
+               else format('not proven with the grace period of %s s (API state %s, latest webhook state %s)',
+                           ${p.graceSeconds}::int, coalesce(s.state, 'none'), coalesce(latest.order_state, 'none')) end
+             when 'orphan_webhook' then case
+               when s.last_seen_run_id is not null then 'a complete poll listed the order'
+               else format('not proven with the grace period of %s s', ${p.graceSeconds}::int) end
              else 'evidence no longer present' end,
            jsonb_build_object('previous', upd.evidence, 'api_state', s.state, 'api_last_seen_run_id', s.last_seen_run_id,
+                              'grace_seconds', ${p.graceSeconds}::int,
                               'webhook', case when w.event_key is null then null
                                               else jsonb_build_object('event_key', w.event_key, 'event_time', w.event_time) end)
     from upd
@@ -115,6 +133,19 @@ export async function resolveCleared(tx: TransactionSql, p: RuleParams, kinds: r
       where upd.kind = 'missed_webhook' and e.environment = ${p.environment}
         and e.order_uuid = (case when upd.entity_type = 'order' then upd.entity_id::uuid end) and e.order_state = upd.subject
       order by e.event_time_sortable limit 1
-    ) w on true`;
+    ) w on true
+    left join lateral (
+      select least(case when s.state = upd.subject then s.state_since end,
+                   (select min(o.observed_at) from order_state_observations o
+                    where o.environment = ${p.environment} and o.order_uuid = (case when upd.entity_type = 'order' then upd.entity_id::uuid end)
+                      and o.state = upd.subject)) as since
+      where upd.kind = 'missed_webhook'
+    ) seen on true
+    left join lateral (
+      select e.order_state from order_events e
+      where upd.kind = 'state_mismatch' and e.environment = ${p.environment}
+        and e.order_uuid = (case when upd.entity_type = 'order' then upd.entity_id::uuid end)
+      order by e.event_time_sortable desc, e.event_key desc limit 1
+    ) latest on true`;
   return result.count;
 }

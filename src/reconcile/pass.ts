@@ -12,11 +12,15 @@ import type { ReconcileMetrics } from './metrics.js';
 import { recordDuplicateDeliveries } from './rules/duplicate-delivery.js';
 import { DEFAULT_PAYOUT_SETTINGS } from './rules/payout-common.js';
 import { ORDER_RULE_KINDS, RULES, RULE_KINDS } from './rules/registry.js';
-import type { PassSummary, RuleParams } from './types.js';
+import type { DeductionTerms, PassSummary, RuleParams } from './types.js';
+import { judgingSettings } from './settings.js';
+import { DEFAULT_INVOICE_SETTINGS } from './rules/invoice-common.js';
 
 export interface ReconcileContext {
   config: Pick<Config, 'PROVIDER_ENV' | 'WEBHOOK_GRACE_SECONDS'> &
-    Partial<Pick<Config, 'PAYOUT_SETTLEMENT_DAYS' | 'PAYOUT_SOURCE_IBANS' | 'PAYOUT_ACCOUNT_IBANS' | 'PAYOUT_REFERENCE_PATTERN'>>;
+    Partial<Pick<Config, 'PAYOUT_SETTLEMENT_DAYS' | 'PAYOUT_SOURCE_IBANS' | 'PAYOUT_ACCOUNT_IBANS' | 'PAYOUT_REFERENCE_PATTERN' | 'INVOICE_PAYOUT_DAYS' | 'CONTRACT_TERMS'>>;
+  /** overrides CONTRACT_TERMS (tests); absent: the setting's; neither: deductions are reported, not judged */
+  deductionTerms?: DeductionTerms | null;
   log: Logger;
   database: Database;
   metrics: { reconcile: ReconcileMetrics };
@@ -32,7 +36,12 @@ export interface ReconcileContext {
 export async function runReconcilePass(
   ctx: ReconcileContext,
   now: Date = new Date(),
-  options: { full?: boolean; onStep?: (stepsDone: number) => void } = {},
+  options: {
+    full?: boolean;
+    onStep?: (stepsDone: number) => void;
+    /** Recorded with the run: the daemon's passes are the ones a one-off `reconcile` judges like. */
+    origin?: 'daemon' | 'command';
+  } = {},
 ): Promise<PassSummary> {
   const environment = ctx.config.PROVIDER_ENV;
   const started = performance.now();
@@ -48,7 +57,10 @@ export async function runReconcilePass(
       { lock: 'reconcile', environment, heartbeatMs: 0, runs: 'reconcile_runs', onLeader: (held) => metrics.lockHeld.set(held ? 1 : 0) },
       async (_signal, lock) => {
         // started_at is the pass's clock: the next incremental pass looks at what changed since it.
-        summary.runId = await startRun(ctx.database.sql, 'reconcile_runs', environment, { started_at: now.toISOString() });
+        const settings = judgingSettings(ctx.config);
+        summary.runId = await startRun(ctx.database.sql, 'reconcile_runs', environment, {
+          started_at: now.toISOString(), origin: options.origin ?? 'command', settings: JSON.stringify(settings),
+        });
         try {
           const payout = {
             settlementDays: ctx.config.PAYOUT_SETTLEMENT_DAYS ?? DEFAULT_PAYOUT_SETTINGS.settlementDays,
@@ -56,7 +68,8 @@ export async function runReconcilePass(
             accountIbans: ctx.config.PAYOUT_ACCOUNT_IBANS ?? [],
             referencePattern: ctx.config.PAYOUT_REFERENCE_PATTERN ?? null,
           };
-          await runRules(ctx, { environment, now, graceSeconds: ctx.config.WEBHOOK_GRACE_SECONDS, scoped: false, payout }, summary, options.full ?? false, lock, options.onStep);
+          const invoice = { payoutDays: ctx.config.INVOICE_PAYOUT_DAYS ?? DEFAULT_INVOICE_SETTINGS.payoutDays, terms: ctx.deductionTerms ?? ctx.config.CONTRACT_TERMS ?? null };
+          await runRules(ctx, { environment, now, graceSeconds: ctx.config.WEBHOOK_GRACE_SECONDS, scoped: false, payout, invoice }, summary, options.full ?? false, lock, options.onStep);
         } catch (error) {
           await finishRun(ctx.database.sql, 'reconcile_runs', summary.runId, 'failed', String((error as Error).message ?? error)).catch(() => undefined);
           throw error;

@@ -23,7 +23,8 @@ import type { RuleParams } from './types.js';
  *  5. it has an open or acknowledged order discrepancy: it may resolve, and its last_checked_at moves.
  * Anything else has the same evidence it had at the previous pass, so its findings cannot differ.
  *
- * A full pass runs when there is no previous complete pass, when asked, when deliveries were
+ * A full pass runs when there is no previous complete pass, when asked, when the previous pass
+ * judged with another grace period, when deliveries were
  * reparsed since W, and at least every FULL_PASS_INTERVAL_HOURS as a safety net against a gap in
  * this reasoning.
  */
@@ -40,12 +41,16 @@ export interface Scope {
 /** `orderKinds`: the kinds whose findings name orders (rules/registry.ts), kept in scope while open. */
 export async function buildScope(tx: TransactionSql, p: RuleParams, forceFull: boolean, orderKinds: readonly string[]): Promise<Scope> {
   const now = p.now.toISOString();
-  const [last] = await tx<{ w: string | null; last_full: string | null }[]>`
+  const [last] = await tx<{ w: string | null; last_full: string | null; last_grace: number | null }[]>`
     select to_char(max(started_at) at time zone 'UTC', ${ISO_FORMAT}) as w,
-           to_char(max(started_at) filter (where mode = 'full') at time zone 'UTC', ${ISO_FORMAT}) as last_full
+           to_char(max(started_at) filter (where mode = 'full') at time zone 'UTC', ${ISO_FORMAT}) as last_full,
+           (array_agg((settings->>'WEBHOOK_GRACE_SECONDS')::int order by started_at desc, id desc))[1] as last_grace
     from reconcile_runs where environment = ${p.environment} and status = 'complete' and started_at <= ${now}::timestamptz`;
   if (forceFull) return { mode: 'full', reason: 'requested' };
   if (!last?.w) return { mode: 'full', reason: 'no previous complete pass' };
+  // Clauses 1 and 2 count grace crossings with this pass's G: after a pass that judged with another
+  // grace period (or did not record it), the states it judged differently are not in that window.
+  if (last.last_grace !== p.graceSeconds) return { mode: 'full', reason: 'the previous pass judged with another grace period' };
   if (!last.last_full || Date.parse(last.last_full) < p.now.getTime() - FULL_PASS_INTERVAL_HOURS * 3600_000) {
     return { mode: 'full', reason: `no full pass in the last ${FULL_PASS_INTERVAL_HOURS} h` };
   }

@@ -20,6 +20,28 @@ export interface PayoutRuleSettings {
   referencePattern: string | null;
 }
 
+/**
+ * The contract's deduction terms as the payout_deduction_mismatch rule reads them (the integer form
+ * of CONTRACT_TERMS: payout-reports/contract-terms.ts parses the setting; a rate in micros is a
+ * percent x 10,000, 2.9 % -> 29000).
+ */
+export interface DeductionTerms {
+  /** the contract's currency: rows in another currency are not judged; null: any */
+  currency: string | null;
+  /** MDR entries; the most specific one that fits a row wins (method and terms, then method, then neither) */
+  mdr: readonly { paymentMethod: string | null; paymentTermsDays: number | null; rateMicros: number }[];
+  fixedFeeCents: bigint;
+  vatRateMicros: number;
+}
+
+/** The invoice rules' settings. */
+export interface InvoiceRuleSettings {
+  /** INVOICE_PAYOUT_DAYS */
+  payoutDays: number;
+  /** CONTRACT_TERMS; null: deductions are reported, not judged */
+  terms: DeductionTerms | null;
+}
+
 /** What every rule needs: one environment, one instant, one grace period. */
 export interface RuleParams {
   environment: ProviderEnvironment;
@@ -30,6 +52,8 @@ export interface RuleParams {
   scoped: boolean;
   /** The payout rules' settings (rules/payout-common.ts); their defaults when absent. */
   payout?: PayoutRuleSettings;
+  /** The invoice rules' settings (rules/invoice-common.ts); their defaults when absent. */
+  invoice?: InvoiceRuleSettings;
 }
 
 /**

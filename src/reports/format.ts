@@ -41,10 +41,14 @@ export function parseDelimiter(value: string | undefined): CsvDelimiter | undefi
 // OWASP "CSV Injection": a cell starting with one of these is read as a formula by spreadsheets
 // (https://owasp.org/www-community/attacks/CSV_Injection). References come from webhooks and bank
 // statements, so a text cell starting with one is prefixed with a single quote and shown as text.
-const FORMULA_START = /^[=+\-@\t\r]/;
+// Spreadsheets also trim what comes before the sign: spaces, line feeds, a no-break or other
+// Unicode space, a byte-order mark, a quote (`'=` and `"=` in a cell); and LibreOffice reads the
+// full-width signs (＝ ＋ － ＠, as an IME types them) as the ASCII ones. Any run of those before a
+// sign is skipped when looking for it.
+const FORMULA_START = /^[\t\r\n]|^[\s\u00a0\u2000-\u200b\u3000\ufeff'"]*[=+\-@\uff1d\uff0b\uff0d\uff20]/u;
 const NUMBER_TEXT = /^-?\d+(\.\d+)?$/;
 
-/** The OWASP rule for a text cell: a leading ' when it starts with = + - @ tab or CR. */
+/** The OWASP rule for a text cell: a leading ' when it starts with = + - @ (after blanks or quotes, or full-width), tab, CR or LF. */
 export function neutralise(text: string): string {
   return FORMULA_START.test(text) ? `'${text}` : text;
 }

@@ -6,6 +6,9 @@ import type { CsvOptions, ReportFormat, ReportShape } from './format.js';
 import { REPORT_TIME_FORMAT, streamSource, type ReportSource } from './source.js';
 import type { StreamResult } from './writer.js';
 
+/** The payout's composition from its payout report, each as cents and decimal (payoutsSource says how). */
+const COMPOSITION = ['gross', 'fee', 'vat', 'credit_notes', 'buyer_payments', 'other_deductions', 'net'] as const;
+
 /**
  * CONTRACT.md, `report payouts`: payout, SEPA reference, amount, status, matched bank line, invoices;
  * the decimal amount and its currency stand next to the cents, and what the bank credited (and the
@@ -14,11 +17,12 @@ import type { StreamResult } from './writer.js';
 export const PAYOUT_COLUMNS = [
   'payout_uuid', 'sepa_reference', 'amount_cents', 'amount', 'currency', 'status', 'matched_bank_line', 'invoice_references',
   'credited_cents', 'credited_amount', 'difference', 'received_at',
+  ...COMPOSITION.flatMap((c) => [`report_${c}_cents`, `report_${c}`] as const),
 ] as const;
 
 export const PAYOUT_SHAPE: ReportShape = {
   columns: PAYOUT_COLUMNS,
-  numeric: new Set(['amount_cents', 'amount', 'credited_cents', 'credited_amount', 'difference']),
+  numeric: new Set(['amount_cents', 'amount', 'credited_cents', 'credited_amount', 'difference', ...COMPOSITION.flatMap((c) => [`report_${c}_cents`, `report_${c}`])]),
   timestamps: new Set(['received_at']),
 };
 
@@ -29,6 +33,13 @@ export const PAYOUT_SHAPE: ReportShape = {
  * joined with ';'. credited_cents sums those credits; difference = credited − payout (decimal), empty
  * when nothing was credited. Currency: the credits' when there are any, else EUR (SEPA transfers are
  * euro-only; payout events name no currency). Cents leave Postgres as text (bigint), never a float.
+ *
+ * The composition, from the payout's report rows (payout_report_rows; empty until a report is
+ * imported): gross = the invoice rows' Gross Purchase Price; fee = their Discount plus Transaction
+ * Fee; vat = VAT on Discount; credit_notes, buyer_payments and other_deductions (disputes) = what
+ * those rows take off (positive); net = the sum of every row's Transfer Amount, which
+ * payout_report_mismatch compares with amount_cents. gross - fee - vat - credit_notes -
+ * buyer_payments - other_deductions = net when the report's rows add up.
  */
 export function payoutsSource(database: Database, filters: { environment: ProviderEnvironment }): ReportSource {
   const { sql } = database;
@@ -53,7 +64,20 @@ export function payoutsSource(database: Database, filters: { environment: Provid
       where environment = ${filters.environment} and ${after === undefined ? sql`true` : sql`payout_uuid > ${after}::uuid`}
       order by payout_uuid, event_time_sortable desc nulls last, received_at desc, event_key desc
     ),
-    page as (select * from latest order by payout_uuid ${limit === undefined ? sql`` : sql`limit ${limit}`})
+    page as (select * from latest order by payout_uuid ${limit === undefined ? sql`` : sql`limit ${limit}`}),
+    composed as (
+      select w.payout_uuid,
+             sum(w.gross_purchase_price_cents) filter (where w.doc_type = 'invoice') as gross,
+             sum(w.discount_cents + w.transaction_fee_cents) filter (where w.doc_type = 'invoice') as fee,
+             sum(w.vat_on_discount_cents) as vat,
+             -sum(w.transfer_amount_cents) filter (where w.doc_type = 'credit_note') as credit_notes,
+             -sum(w.transfer_amount_cents) filter (where w.doc_type = 'buyer_payment') as buyer_payments,
+             -sum(w.transfer_amount_cents) filter (where w.doc_type = 'dispute') as other_deductions,
+             sum(w.transfer_amount_cents) as net
+      from payout_report_rows w
+      where w.environment = ${filters.environment} and w.payout_uuid in (select payout_uuid from page)
+      group by w.payout_uuid
+    )
     select e.payout_uuid::text as payout_uuid, e.sepa_instruction_id as sepa_reference, e.amount_cents::text as amount_cents,
            round(e.amount_cents::numeric / 100, 2)::text as amount,
            case when e.amount_cents is not null then coalesce(c.currency, 'EUR') end as currency,
@@ -61,9 +85,12 @@ export function payoutsSource(database: Database, filters: { environment: Provid
            array_to_string(e.external_reference_ids, ';') as invoice_references,
            c.cents::text as credited_cents, round(c.cents::numeric / 100, 2)::text as credited_amount,
            round((c.cents - e.amount_cents)::numeric / 100, 2)::text as difference,
-           to_char(e.received_at at time zone 'UTC', ${REPORT_TIME_FORMAT}) as received_at
+           to_char(e.received_at at time zone 'UTC', ${REPORT_TIME_FORMAT}) as received_at,
+           ${sql.unsafe(COMPOSITION.map((c) => `case when r.payout_uuid is not null then coalesce(r.${c}, 0)::text end as report_${c}_cents, ` +
+                                                `case when r.payout_uuid is not null then round(coalesce(r.${c}, 0)::numeric / 100, 2)::text end as report_${c}`).join(', '))}
     from page e
     left join credits c on c.payout_reference = upper(e.sepa_instruction_id)
+    left join composed r on r.payout_uuid = e.payout_uuid
     order by e.payout_uuid`,
   };
 }

@@ -12,13 +12,20 @@ export const DISCREPANCY_KINDS = [
   'payout_amount_mismatch',
   'payout_cancelled_but_credited',
   'payout_unknown_invoice',
+  'statement_unbalanced',
+  'invoice_not_paid_out',
+  'invoice_paid_out_twice',
+  'payout_pays_canceled_invoice',
+  'buyer_paid_merchant_directly',
+  'payout_deduction_mismatch',
+  'payout_report_mismatch',
 ] as const;
 export type DiscrepancyKind = (typeof DISCREPANCY_KINDS)[number];
 
 export const DISCREPANCY_STATUSES = ['open', 'resolved', 'acknowledged'] as const;
 export type DiscrepancyStatus = (typeof DISCREPANCY_STATUSES)[number];
 
-export const ENTITY_TYPES = ['order', 'invoice', 'payout', 'statement_line', 'webhook_delivery'] as const;
+export const ENTITY_TYPES = ['order', 'invoice', 'payout', 'statement_line', 'webhook_delivery', 'statement'] as const;
 
 export const discrepancyKind = pgEnum('discrepancy_kind', DISCREPANCY_KINDS);
 export const discrepancyStatus = pgEnum('discrepancy_status', DISCREPANCY_STATUSES);
@@ -93,4 +100,11 @@ export const reconcileRuns = pgTable('reconcile_runs', {
   error: text('error'),
   /** 'full' (every order) or 'incremental' (orders whose evidence may have changed since the last pass). */
   mode: text('mode').notNull().default('full'),
+  /**
+   * The settings the pass judged with (grace period, payout settings; reconcile/settings.ts), so a
+   * one-off pass can judge as the daemon does. Null on passes of releases before it was recorded.
+   */
+  settings: jsonb('settings'),
+  /** 'daemon' (the scheduler of `start`) or 'command' (a one-off `reconcile`); null before it was recorded. */
+  origin: text('origin'),
 });

@@ -34,6 +34,13 @@ export const bankStatements = pgTable(
     linesNew: integer('lines_new'),
     linesKnown: integer('lines_known'),
     linesOverlap: integer('lines_overlap'),
+    /**
+     * Statements of the file whose balances could not be checked (a balance missing, or a format
+     * without balances: CSV), and those stored unbalanced by `--accept-unbalanced` (each with a
+     * statement_unbalanced finding); null for files imported before they were recorded.
+     */
+    balancesUnchecked: integer('balances_unchecked'),
+    statementsUnbalanced: integer('statements_unbalanced'),
   },
   (t) => [uniqueIndex('bank_statements_file_uq').on(t.environment, t.fileSha256)],
 );

@@ -4,3 +4,5 @@ export * from './events.js';
 export * from './poller.js';
 export * from './discrepancies.js';
 export * from './statements.js';
+export * from './releases.js';
+export * from './payout-reports.js';

@@ -4,13 +4,14 @@ import { bankDate } from './dates.js';
 import { amountOf, at, dateOf, instantOf, list, node, partyName, text, type Node } from './camt-xml.js';
 import { collect } from './collect.js';
 import { normalizeIban, present, sepaReferenceOf } from './reference.js';
-import { addTotal, checkBalances, type Balance } from './totals.js';
+import { addTotal, balanceCheck, type Balance } from './totals.js';
 import {
   excerpt,
   quoted,
   StatementFormatError,
   type Direction,
   type ParsedStatement,
+  type ReaderOptions,
   type SectionSink,
   type StatementLine,
   type StatementReader,
@@ -40,10 +41,12 @@ interface Open {
  * lose the rest. Otherwise the entry stays one line, with the one transaction's references if it
  * has exactly one.
  */
-export function camt053Reader(emit: SectionSink): StatementReader {
+export function camt053Reader(emit: SectionSink, options: ReaderOptions = {}): StatementReader {
   let sections = 0;
   let open: Open | null = null;
   let sawStatementRoot = false;
+  // GrpHdr/CreDtTm: the message's creation, which precedes its statements; the date of last resort.
+  let created: string | null = null;
   const xml = xmlTreeReader({
     open(name, path) {
       if (path.length === 1 && path[0] === 'Document') {
@@ -54,15 +57,16 @@ export function camt053Reader(emit: SectionSink): StatementReader {
       if (name === 'Stmt' && path.at(-1) === 'BkToCstmrStmt') open = { lines: [], booked: new Map(), entries: 0, firstDay: null, lastDay: null };
     },
     close(name, value, path, parent) {
+      if (name === 'CreDtTm' && path.at(-1) === 'GrpHdr' && path.at(-2) === 'BkToCstmrStmt') created = text(value);
       if (name === 'Ntry' && path.at(-1) === 'Stmt' && open && parent) {
         // The statement's own elements (Id, FrToDt, Acct, Bal) precede its entries in the schema.
-        addEntry(open, parent, node(value), sections);
+        addEntry(open, parent, node(value), sections, created);
         return true;
       }
       if (name === 'Stmt' && path.at(-1) === 'BkToCstmrStmt' && open) {
         const done = open;
         open = null;
-        emit(finishStatement(node(value), done, sections), done.lines);
+        emit(finishStatement(node(value), done, sections, options), done.lines);
         sections += 1;
         return true;
       }
@@ -82,23 +86,49 @@ export function camt053Reader(emit: SectionSink): StatementReader {
   };
 }
 /** The whole document at once: the reader over one string. */
-export function parseCamt053(xml: string): ParsedStatement {
-  return collect(camt053Reader, xml);
+export function parseCamt053(xml: string, options: ReaderOptions = {}): ParsedStatement {
+  return collect((emit) => camt053Reader(emit, options), xml);
 }
 
-function context(stmt: Node, index: number) {
+/**
+ * The statement's account, Acct/Id/IBAN or Acct/Id/Othr/Id: mandatory in the schema, and without
+ * it the bookings belong to no account the overlap rule and the payout rules could tell apart.
+ */
+function accountOf(stmt: Node, where: string): string {
+  if (stmt['Acct'] === undefined) throw new StatementFormatError(`${where}: no Acct: the statement names no account (Acct/Id/IBAN or Acct/Id/Othr/Id)`);
+  const account = accountId(text(at(stmt, 'Acct', 'Id', 'IBAN')) ?? text(at(stmt, 'Acct', 'Id', 'Othr', 'Id')));
+  if (account === null) throw new StatementFormatError(`${where}: Acct without Id/IBAN or Id/Othr/Id: the statement names no account`);
+  return account;
+}
+
+/**
+ * The day an entry without BookgDt and ValDt is dated by: the last day of the statement's FrToDt
+ * (a ToDtTm at midnight ends the day before), else the statement's CreDtTm, else the message's
+ * (GrpHdr/CreDtTm), each as the bank wrote its date.
+ */
+function statementDateOf(stmt: Node, created: string | null): string | null {
+  const toDateTime = text(at(stmt, 'FrToDt', 'ToDtTm'));
+  if (toDateTime) {
+    const end = /T00:00:00(\.0+)?(Z|[+-]\d{2}:?\d{2})?$/.test(toDateTime) ? instantOf(toDateTime.slice(0, 10), false) : null;
+    return end ? new Date(Date.parse(end) - 86_400_000).toISOString().slice(0, 10) : toDateTime.slice(0, 10);
+  }
+  return text(at(stmt, 'FrToDt', 'ToDt'))?.slice(0, 10) ?? text(stmt['CreDtTm'])?.slice(0, 10) ?? created?.slice(0, 10) ?? null;
+}
+
+function context(stmt: Node, index: number, created: string | null) {
   const id = text(stmt['Id']) ?? '';
+  const where = `camt.053 statement ${excerpt(id) || index + 1}`;
   return {
     id,
-    account: accountId(text(at(stmt, 'Acct', 'Id', 'IBAN')) ?? text(at(stmt, 'Acct', 'Id', 'Othr', 'Id'))),
+    account: accountOf(stmt, where),
     accountCurrency: text(at(stmt, 'Acct', 'Ccy')),
-    where: `camt.053 statement ${excerpt(id) || index + 1}`,
-    statementDate: text(at(stmt, 'FrToDt', 'ToDtTm'))?.slice(0, 10) ?? text(at(stmt, 'FrToDt', 'ToDt')) ?? text(stmt['CreDtTm'])?.slice(0, 10) ?? null,
+    where,
+    statementDate: statementDateOf(stmt, created),
   };
 }
 
-function addEntry(open: Open, stmt: Node, entry: Node, section: number): void {
-  const c = context(stmt, section);
+function addEntry(open: Open, stmt: Node, entry: Node, section: number, created: string | null): void {
+  const c = context(stmt, section, created);
   const entryIndex = open.entries++;
   const where = `${c.where} entry ${entryIndex + 1}`;
   for (const line of entryLines(entry, c.account, c.accountCurrency, c.statementDate, c.where, where)) {
@@ -110,8 +140,8 @@ function addEntry(open: Open, stmt: Node, entry: Node, section: number): void {
   if (booked) addTotal(open.booked, booked.currency, booked.direction, booked.cents);
 }
 
-function finishStatement(stmt: Node, open: Open, index: number): StatementSection {
-  const c = context(stmt, index);
+function finishStatement(stmt: Node, open: Open, index: number, options: ReaderOptions): StatementSection {
+  const c = context(stmt, index, null);
   const period = periodOf(at(stmt, 'FrToDt'), c.where);
   const section: StatementSection = {
     identity: '',
@@ -126,7 +156,9 @@ function finishStatement(stmt: Node, open: Open, index: number): StatementSectio
   section.periodTo ??= instantOf(open.lastDay, true);
   const opening = balance(stmt, ['OPBD', 'PRCD'], c.where);
   const closing = balance(stmt, ['CLBD'], c.where);
-  checkBalances(c.where, opening, closing, section.booked);
+  section.balances = balanceCheck(c.where, opening, closing, section.booked, {
+    acceptUnbalanced: options.acceptUnbalanced, openingName: 'opening balance (OPBD/PRCD)', closingName: 'closing balance (CLBD)',
+  });
   const page = text(at(stmt, 'StmtPgntn', 'PgNb')) ?? '';
   const sequence = text(stmt['ElctrncSeqNb']) ?? text(stmt['LglSeqNb']) ?? '';
   section.identity = ['camt053', c.account ?? '', c.id, sequence, page, section.periodFrom ?? '', section.periodTo ?? '', opening?.cents ?? '', closing?.cents ?? ''].join('|');
@@ -211,9 +243,9 @@ function entryLines(entry: Node, account: string | null, accountCurrency: string
   const direction = directionOf(text(entry['CdtDbtInd']), where);
   const date = (value: string | null, what: string) => (value === null ? null : bankDate(value, `${entryWhere}: ${what}`));
   const valueDate = date(dateOf(entry['ValDt']), 'ValDt');
-  // BookgDt is optional in the schema: an entry without it is dated by its value date, else by the statement.
+  // BookgDt is optional in the schema: an entry without it is dated by its value date, else by the statement (statementDateOf).
   const bookingDate = date(dateOf(entry['BookgDt']), 'BookgDt') ?? valueDate ?? (statementDate === null ? null : bankDate(statementDate, `${where}: statement date`));
-  if (!bookingDate) throw new StatementFormatError(`${where}: entry without BookgDt or ValDt in a statement without a date`);
+  if (!bookingDate) throw new StatementFormatError(`${entryWhere}: entry without BookgDt or ValDt in a statement without FrToDt or CreDtTm`);
   const entryRef = text(entry['AcctSvcrRef']) ?? text(entry['NtryRef']);
   const txs = list(entry['NtryDtls']).flatMap((d) => list(d['TxDtls']));
   const base = { accountIban: account, bookingDate, valueDate } as const;

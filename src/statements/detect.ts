@@ -3,7 +3,7 @@ import { collect } from './collect.js';
 import { csvReader, looksLikeCsv, type CsvOptions } from './csv.js';
 import { decodeStatement } from './decode.js';
 import { mt940Reader } from './mt940.js';
-import { StatementFormatError, type ParsedStatement, type SectionSink, type StatementFormat, type StatementReader } from './types.js';
+import { StatementFormatError, type ParsedStatement, type ReaderOptions, type SectionSink, type StatementFormat, type StatementReader } from './types.js';
 
 /**
  * The format from the content, never the file name (inbox files arrive as "export(3).txt"):
@@ -33,7 +33,7 @@ const BINARY = 'binary content: not a bank statement';
  * (invalid byte sequence for encoding "UTF8": 0x00), and a field holding it would fail the import
  * with a database error instead of the file's.
  */
-export function statementReader(head: string, emit: SectionSink, options: ReaderOptions = {}): StatementReader {
+export function statementReader(head: string, emit: SectionSink, options: DetectOptions = {}): StatementReader {
   if (head.includes('\u0000')) throw new StatementFormatError(BINARY);
   const reader = formatReader(head, emit, options);
   return {
@@ -46,18 +46,21 @@ export function statementReader(head: string, emit: SectionSink, options: Reader
   };
 }
 
-/** What a reader needs besides the text: the CSV profiles and account currencies (csv.ts); `whole`: `head` is the whole file. */
-export interface ReaderOptions {
+/**
+ * What a reader needs besides the text: the balance rule (types.ts ReaderOptions), the CSV profiles
+ * and account currencies (csv.ts); `whole`: `head` is the whole file.
+ */
+export interface DetectOptions extends ReaderOptions {
   csv?: CsvOptions;
   whole?: boolean;
 }
 
-function formatReader(head: string, emit: SectionSink, options: ReaderOptions): StatementReader {
+function formatReader(head: string, emit: SectionSink, options: DetectOptions): StatementReader {
   // Any XML goes to the camt.053 reader, which says why a document is not a statement it can import.
-  if (head.replace(/^\uFEFF/, '').trimStart().startsWith('<')) return camt053Reader(emit);
+  if (head.replace(/^\uFEFF/, '').trimStart().startsWith('<')) return camt053Reader(emit, options);
   switch (detectFormat(head)) {
     case 'mt940':
-      return mt940Reader(emit);
+      return mt940Reader(emit, options);
     case 'csv':
       return csvReader(emit, head, options.whole ?? false, options.csv);
     default:
@@ -66,7 +69,7 @@ function formatReader(head: string, emit: SectionSink, options: ReaderOptions): 
 }
 
 /** Decodes (decode.ts), detects and parses one whole file. */
-export function parseStatement(bytes: Buffer | string, csv?: CsvOptions): ParsedStatement {
+export function parseStatement(bytes: Buffer | string, options: Omit<DetectOptions, 'whole'> = {}): ParsedStatement {
   const text = decodeStatement(bytes);
-  return collect((emit) => statementReader(text.slice(0, HEAD_CHARS), emit, { csv, whole: text.length <= HEAD_CHARS }), text);
+  return collect((emit) => statementReader(text.slice(0, HEAD_CHARS), emit, { ...options, whole: text.length <= HEAD_CHARS }), text);
 }

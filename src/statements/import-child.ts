@@ -17,10 +17,11 @@ process.once('message', (message: ChildRequest) => {
 async function run(request: ChildRequest): Promise<ChildReply> {
   const database = databaseOver(createSqlClient(request.databaseUrl, { poolMax: 1, applicationName: 'bnpl-recon statement import' }));
   try {
-    const result = await importStatementSource(database, request.environment, fileSource(request.file), request.name, {
+    const result = await importStatementSource(database, request.environment, fileSource(request.file, { noFollow: true }), request.name, {
       maxFileBytes: request.maxFileBytes,
       maxAmountCents: BigInt(request.maxAmountCents),
       csv: request.csv,
+      acceptUnbalanced: request.acceptUnbalanced,
     });
     return { ok: true, result };
   } catch (error) {

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
+import { constants, createReadStream } from 'node:fs';
+import { open } from 'node:fs/promises';
 import path from 'node:path';
 import type { TransactionSql } from 'postgres';
 import type { ProviderEnvironment } from '../config/schema.js';
@@ -11,9 +12,11 @@ import { beginSection, createStaging, finishSection, stageLines } from './overla
 import type { CsvOptions } from './csv.js';
 import { lockKey } from '../jobs/lock-keys.js';
 import { transactionLock } from '../jobs/session-lock.js';
+import { recordFinding } from '../reconcile/recorded.js';
 import {
   excerpt,
   StatementFormatError,
+  type BalanceCheck,
   type ParsedStatement,
   type StatementFormat,
   type StatementLine,
@@ -39,6 +42,12 @@ export interface ImportResult {
   linesOverlap: number;
   /** the import process's peak resident memory, when it ran in one (isolated-import.ts) */
   peakRssMb?: number;
+  /** statements whose balances could not be checked (one missing; a CSV has none); null for a file imported before this was recorded */
+  balancesUnchecked: number | null;
+  /** statements stored although their balances disagree (acceptUnbalanced); null likewise */
+  statementsUnbalanced: number | null;
+  /** the statement_unbalanced findings this import opened, one per such statement (none for a file imported before) */
+  unbalancedFindings: number[];
 }
 
 export interface ImportOptions {
@@ -50,11 +59,25 @@ export interface ImportOptions {
   maxAmountCents?: bigint;
   /** the user's CSV profiles and the accounts' currencies (csv.ts) */
   csv?: CsvOptions;
+  /**
+   * `--accept-unbalanced`, STATEMENT_ACCEPT_UNBALANCED: a statement whose balances disagree with
+   * its bookings is stored, with a statement_unbalanced finding naming the difference, instead of
+   * refusing the file.
+   */
+  acceptUnbalanced?: boolean;
 }
 
 /** The import limits the settings give. */
 export function importLimits(config: { STATEMENT_MAX_FILE_BYTES: number; STATEMENT_MAX_AMOUNT_CENTS: number }): Pick<ImportOptions, 'maxFileBytes' | 'maxAmountCents'> {
   return { maxFileBytes: config.STATEMENT_MAX_FILE_BYTES, maxAmountCents: BigInt(config.STATEMENT_MAX_AMOUNT_CENTS) };
+}
+
+/** A result's note on balances for its result line: '' when every statement balanced. */
+export function balancesNote(r: Pick<ImportResult, 'balancesUnchecked' | 'statementsUnbalanced' | 'unbalancedFindings'>): string {
+  const parts: string[] = [];
+  if (r.balancesUnchecked) parts.push(`balances not checked ${r.balancesUnchecked}`);
+  if (r.statementsUnbalanced) parts.push(`unbalanced, stored with findings ${r.unbalancedFindings.join(', ') || '?'}: ${r.statementsUnbalanced}`);
+  return parts.map((p) => `, ${p}`).join('');
 }
 
 /** The file's bytes differed between the two reads (still being written): nothing was imported; try again later. */
@@ -103,8 +126,9 @@ export async function importStatementSource(
   const sha256 = hash.digest('hex');
   const encoding = encodingOf(head ?? new Uint8Array(0), validator.valid());
   // A file in no format we read is refused before the database is asked (an outage then does not keep it in the inbox).
+  const readerOptions = { acceptUnbalanced: options.acceptUnbalanced === true, csv: options.csv };
   const { format } = statementReader(streamDecoder(encoding).write(head ?? new Uint8Array(0)).slice(0, HEAD_CHARS), () => undefined, {
-    csv: options.csv,
+    ...readerOptions,
     whole: bytes <= (head?.length ?? 0),
   });
   return importSections(database, environment, sha256, fileName, format, options, async (stage) => {
@@ -117,7 +141,7 @@ export async function importStatementSource(
       if (!reader) {
         start += text;
         if (start.length < HEAD_CHARS && !last) return;
-        reader = statementReader(start.slice(0, HEAD_CHARS), sink, { csv: options.csv, whole: last });
+        reader = statementReader(start.slice(0, HEAD_CHARS), sink, { ...readerOptions, whole: last });
         text = start;
       }
       reader.write(text);
@@ -139,11 +163,32 @@ export function importStatement(database: Database, environment: ProviderEnviron
   return importStatementSource(database, environment, () => chunksOf(bytes), fileName, options);
 }
 
-/** A file read in 1 MiB chunks. */
+/**
+ * A file read in 1 MiB chunks. With `noFollow` (the inbox, whose files anyone with write access to
+ * the inbox places) a symlink is refused instead of read, so a link cannot make the import read a
+ * file outside the inbox, and neither can a pipe or device swapped in after the scan listed the
+ * name (opened non-blocking, refused unless it is a regular file).
+ */
 export const fileSource =
-  (file: string): ChunkSource =>
+  (file: string, options: { noFollow?: boolean } = {}): ChunkSource =>
   () =>
-    createReadStream(file, { highWaterMark: READ_CHUNK });
+    options.noFollow ? readRegularFile(file) : createReadStream(file, { highWaterMark: READ_CHUNK });
+
+async function* readRegularFile(file: string): AsyncGenerator<Uint8Array> {
+  let handle;
+  try {
+    handle = await open(file, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ELOOP') throw new StatementFormatError(`${path.basename(file)}: a symlink, not followed`);
+    throw error;
+  }
+  try {
+    if (!(await handle.stat()).isFile()) throw new StatementFormatError(`${path.basename(file)}: not a regular file`);
+    yield* handle.createReadStream({ highWaterMark: READ_CHUNK, autoClose: false });
+  } finally {
+    await handle.close();
+  }
+}
 
 /** importStatementSource over a file. */
 export function importStatementFile(database: Database, environment: ProviderEnvironment, file: string, options: ImportOptions = {}): Promise<ImportResult> {
@@ -201,6 +246,8 @@ async function importSections(
     const sections: StatementSection[] = [];
     const counts = { new: 0, known: 0, overlap: 0 };
     let linesRead = 0;
+    let balancesUnchecked = 0;
+    const unbalancedFindings: number[] = [];
     // The lines of the statement being staged (a statement handed over in parts is staged part by part).
     let open: { lines: number; provisional: boolean } | null = null;
     await read(async (section, lines, more) => {
@@ -214,6 +261,13 @@ async function importSections(
       open.provisional ||= more === true;
       if (more) return options.onProgress?.(linesRead + open.lines);
       const c = await finishSection(tx, environment, statementId, sections.length, section, open.provisional);
+      // A CSV carries no balances (section.balances absent): counted as not checked, like a statement missing one.
+      const balances = section.balances;
+      if (!balances || balances.state === 'unchecked') balancesUnchecked += 1;
+      else if (balances.state === 'unbalanced') {
+        // Only an import told to accept it gets here (the readers refuse otherwise): stored, with its finding.
+        unbalancedFindings.push(await recordUnbalanced(tx, environment, statementId, sections.length, fileName, section, balances));
+      }
       sections.push(section);
       counts.new += c.new;
       counts.known += c.known;
@@ -227,18 +281,60 @@ async function importSections(
       update bank_statements
       set account_iban = ${file.accountIban}, period_from = ${file.periodFrom}::timestamptz, period_to = ${file.periodTo}::timestamptz,
           line_count = ${linesRead}, statement_count = ${sections.length},
-          lines_new = ${counts.new}, lines_known = ${counts.known}, lines_overlap = ${counts.overlap}
+          lines_new = ${counts.new}, lines_known = ${counts.known}, lines_overlap = ${counts.overlap},
+          balances_unchecked = ${balancesUnchecked}, statements_unbalanced = ${unbalancedFindings.length}
       where id = ${statementId}`;
-    return { ...base, format, statementId, alreadyImported: false, statements: sections.length, linesRead, linesNew: counts.new, linesKnown: counts.known, linesOverlap: counts.overlap };
+    return {
+      ...base, format, statementId, alreadyImported: false, statements: sections.length, linesRead, linesNew: counts.new, linesKnown: counts.known,
+      linesOverlap: counts.overlap, balancesUnchecked, statementsUnbalanced: unbalancedFindings.length, unbalancedFindings,
+    };
   });
 }
 
 async function alreadyImported(tx: TransactionSql, environment: ProviderEnvironment, sha256: string) {
-  const [row] = await tx<{ id: string; format: StatementFormat; line_count: number; statement_count: number | null }[]>`
-    select id, format, line_count, statement_count from bank_statements where environment = ${environment} and file_sha256 = ${sha256}`;
+  const [row] = await tx<
+    { id: string; format: StatementFormat; line_count: number; statement_count: number | null; balances_unchecked: number | null; statements_unbalanced: number | null }[]
+  >`
+    select id, format, line_count, statement_count, balances_unchecked, statements_unbalanced
+    from bank_statements where environment = ${environment} and file_sha256 = ${sha256}`;
   if (!row) return null;
   return {
     format: row.format, statementId: Number(row.id), alreadyImported: true, statements: row.statement_count, linesRead: row.line_count,
-    linesNew: 0, linesKnown: row.line_count, linesOverlap: 0,
+    linesNew: 0, linesKnown: row.line_count, linesOverlap: 0, balancesUnchecked: row.balances_unchecked, statementsUnbalanced: row.statements_unbalanced,
+    unbalancedFindings: [],
   };
+}
+
+/**
+ * statement_unbalanced: a statement stored although opening balance + its bookings differ from its
+ * closing balance (the user's `--accept-unbalanced`). Evidence: the balances and the booked totals
+ * as the file states them, read at import (the difference is closing minus computed). Entity the
+ * statement file (bank_statements.id), subject its position in the file (statement_periods
+ * section_index); expected the closing balance, observed the computed one, in cents. Never
+ * resolved by a pass: the file stays what it is; an accountant acknowledges it.
+ */
+function recordUnbalanced(
+  tx: TransactionSql,
+  environment: ProviderEnvironment,
+  statementId: number,
+  sectionIndex: number,
+  fileName: string,
+  section: StatementSection,
+  b: Extract<BalanceCheck, { state: 'unbalanced' }>,
+): Promise<number> {
+  const computed = b.openingCents + b.creditCents - b.debitCents;
+  return recordFinding(
+    tx,
+    {
+      environment, kind: 'statement_unbalanced', entityType: 'statement', entityId: String(statementId), subject: String(sectionIndex),
+      expected: b.closingCents.toString(), observed: computed.toString(),
+      details: `${path.basename(fileName)}: ${b.message}; stored as told (--accept-unbalanced): a booking may be missing or invented`,
+      evidence: {
+        statement_id: statementId, section_index: sectionIndex, file_name: path.basename(fileName), statement: section.identity, account_iban: section.accountIban,
+        currency: b.currency, opening_cents: b.openingCents.toString(), credit_cents: b.creditCents.toString(), debit_cents: b.debitCents.toString(),
+        closing_cents: b.closingCents.toString(), difference_cents: b.differenceCents.toString(),
+      },
+    },
+    'importer',
+  );
 }

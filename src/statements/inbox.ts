@@ -1,4 +1,5 @@
-import { mkdir, readdir, rename, stat, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, readdir, rename, unlink, writeFile } from 'node:fs/promises';
+import type { Dirent } from 'node:fs';
 import path from 'node:path';
 import type { Config } from '../config/schema.js';
 import type { Database } from '../db/database.js';
@@ -12,17 +13,17 @@ import type { CsvOptions } from './csv.js';
 import type { StatementMetrics } from './metrics.js';
 import { startJob } from '../jobs/job.js';
 
-export interface InboxRunResult {
-  imported: ImportResult[];
+export interface InboxRunResult<R = ImportResult> {
+  imported: R[];
   failed: { file: string; error: string }[];
   /** left for a later tick: still being written, or the database failed */
   deferred: string[];
 }
 
-export interface StatementInbox {
+export interface StatementInbox<R = ImportResult> {
   dir: string;
   /** One scan now, after any scan in flight. */
-  runNow(): Promise<InboxRunResult>;
+  runNow(): Promise<InboxRunResult<R>>;
   /** Stops the loop and waits for a scan in flight. Idempotent. */
   stop(): Promise<void>;
 }
@@ -36,10 +37,28 @@ export interface InboxOptions {
 
 const IGNORED = /^\.|\.(tmp|part|partial|crdownload|swp)$|\.error$/i;
 
+/** What an inbox of files does with each one (startFileInbox): statements here, payout reports in payout-reports/. */
+export interface FileInboxKind<R> {
+  /** the job's name and the log component */
+  name: string;
+  /** RECON_DATA_DIR/<folder> */
+  folder: string;
+  /**
+   * Before each scan: false leaves every file in place for the next scan (a setting the imports
+   * need is broken, not the files); it logs why.
+   */
+  beginScan?(log: Logger): Promise<boolean>;
+  importOne(file: string, name: string): Promise<R>;
+  /** a reason to leave the file in place for the next scan (besides an unreachable database), else undefined */
+  deferReason?(error: unknown): string | undefined;
+  /** after a file was imported and moved to imported/ */
+  imported?(result: R, name: string): void;
+}
+
 /**
  * The statement inbox: every minute, each file in RECON_DATA_DIR/inbox is imported and moved to
  * inbox/imported/, or to inbox/failed/ with a <name>.error beside it holding the reason when it
- * failed (not a statement, unbalanced, refused by the stored-totals check, or anything else): such
+ * failed (not a statement, unbalanced unless STATEMENT_ACCEPT_UNBALANCED, refused by the stored-totals check, or anything else): such
  * a file would fail the same way every minute. Only a failure to reach the database
  * (db/errors.ts isTransientDatabaseError), or a file that changed while it was read, leaves the
  * file where it is for the next scan; a file that cannot even be moved aside is remembered (by
@@ -47,6 +66,13 @@ const IGNORED = /^\.|\.(tmp|part|partial|crdownload|swp)$|\.error$/i;
  * alone (a copy in progress), as are dot files and .tmp/.part names (write there, then rename).
  * Scans never overlap; two replicas sharing the directory may both import one file
  * (the import is idempotent) and one of them finds it gone when moving it, which is fine.
+ *
+ * Whoever can write the inbox (often a file-transfer account) must not reach outside it: only
+ * regular files are imported, opened without following a symlink (import.ts fileSource); symlinks,
+ * pipes, sockets, devices and folders are skipped with a warning (once per name, while it stays);
+ * imported/ and failed/ are checked to be real directories before each move (a symlink in their
+ * place is removed and the directory re-created), and a .error file is only ever created new,
+ * never written through an existing name.
  */
 /** What the inbox needs from the composition root. */
 export interface InboxContext {
@@ -59,15 +85,65 @@ export interface InboxContext {
 
 export function startStatementInbox(ctx: InboxContext, options: InboxOptions = {}): StatementInbox {
   const metrics = ctx.metrics.statements;
-  const dir = path.resolve(ctx.config.RECON_DATA_DIR, 'inbox');
+  let csv: CsvOptions = {};
+  const inbox = startFileInbox(ctx, {
+    name: 'statement-inbox',
+    folder: 'inbox',
+    // Read at each scan, so a corrected profile file is taken without a restart; while it is broken,
+    // files wait in the inbox (they are not at fault).
+    beginScan: async (log) => {
+      try {
+        csv = await csvSettings(ctx.config);
+        return true;
+      } catch (error) {
+        log.error({ err: error }, 'STATEMENT_CSV_PROFILE cannot be used: statements wait in the inbox until it is corrected');
+        return false;
+      }
+    },
+    importOne: (file, name) => importOne(ctx, file, name, csv),
+    deferReason: (error) => {
+      if (error instanceof FileChangedError) return 'statement changed while it was read; retried at the next scan';
+      if (error instanceof ImportStoppedError) return 'statement import stopped by shutdown; retried at the next start';
+      return undefined;
+    },
+    imported: (imported, name) =>
+      ctx.log.child({ component: 'statement-inbox' }).info(
+        { file: name, format: imported.format, statements: imported.statements, linesRead: imported.linesRead, linesNew: imported.linesNew,
+          linesKnown: imported.linesKnown, linesOverlap: imported.linesOverlap, balancesUnchecked: imported.balancesUnchecked,
+          statementsUnbalanced: imported.statementsUnbalanced, unbalancedFindings: imported.unbalancedFindings, peakRssMb: imported.peakRssMb },
+        'statement imported',
+      ),
+  }, options, (result) => {
+    for (const r of result.imported) {
+      metrics.inboxFiles.inc({ outcome: r.alreadyImported ? 'already_imported' : 'imported' });
+      metrics.linesImported.inc(r.linesNew);
+    }
+    metrics.inboxFiles.inc({ outcome: 'failed' }, result.failed.length);
+    metrics.inboxFiles.inc({ outcome: 'deferred' }, result.deferred.length);
+  });
+  return inbox;
+}
+
+/**
+ * An inbox folder under RECON_DATA_DIR scanned on an interval, as startStatementInbox describes:
+ * each settled file imported by `kind` and moved to imported/, or to failed/ with its reason.
+ */
+export function startFileInbox<R>(
+  ctx: { config: Pick<Config, 'RECON_DATA_DIR'>; log: Logger; shutdown: Pick<Shutdown, 'signal'> },
+  kind: FileInboxKind<R>,
+  options: InboxOptions = {},
+  afterScan?: (result: InboxRunResult<R>) => void,
+): StatementInbox<R> {
+  const dir = path.resolve(ctx.config.RECON_DATA_DIR, kind.folder);
   const intervalMs = options.intervalMs ?? 60_000;
   const settleMs = options.settleMs ?? 5_000;
-  const log = ctx.log.child({ component: 'statement-inbox' });
+  const log = ctx.log.child({ component: kind.name });
   const stuck = new Set<string>();
-  const ready = mkdir(path.join(dir, 'imported'), { recursive: true }).then(() => mkdir(path.join(dir, 'failed'), { recursive: true }));
+  const skipped = new Map<string, string>();
+  const ready = mkdir(dir, { recursive: true });
 
   const job = startJob({
-    name: 'statement-inbox',
+    name: kind.name,
     schedule: { everyMs: intervalMs },
     // The first scan right away, so files dropped while the daemon was down are not left a minute.
     runAtStart: true,
@@ -75,85 +151,82 @@ export function startStatementInbox(ctx: InboxContext, options: InboxOptions = {
     stopOn: ctx.shutdown.signal,
     run: async () => {
       await ready;
-      const result = await scan(ctx, dir, settleMs, log, stuck);
-      for (const r of result.imported) {
-        metrics.inboxFiles.inc({ outcome: r.alreadyImported ? 'already_imported' : 'imported' });
-        metrics.linesImported.inc(r.linesNew);
-      }
-      metrics.inboxFiles.inc({ outcome: 'failed' }, result.failed.length);
-      metrics.inboxFiles.inc({ outcome: 'deferred' }, result.deferred.length);
+      for (const folder of SUBFOLDERS) await ensureFolder(path.join(dir, folder), log);
+      const result = await scan(kind, dir, settleMs, log, stuck, skipped);
+      afterScan?.(result);
       return result;
     },
   });
-  log.info({ dir, intervalMs }, 'statement inbox watching');
+  log.info({ dir, intervalMs }, `${kind.name} watching`);
   return { dir, runNow: () => job.runNow(), stop: () => job.stop() };
 }
 
-async function scan(
-  ctx: Omit<InboxContext, 'log' | 'metrics'>,
+async function scan<R>(
+  kind: FileInboxKind<R>,
   dir: string,
   settleMs: number,
   log: Logger,
   stuck: Set<string>,
-): Promise<InboxRunResult> {
-  const result: InboxRunResult = { imported: [], failed: [], deferred: [] };
+  skipped: Map<string, string>,
+): Promise<InboxRunResult<R>> {
+  const result: InboxRunResult<R> = { imported: [], failed: [], deferred: [] };
   const entries = await readdir(dir, { withFileTypes: true });
-  // Read at each scan, so a corrected profile file is taken without a restart; while it is broken,
-  // files wait in the inbox (they are not at fault).
-  let csv: CsvOptions;
-  try {
-    csv = await csvSettings(ctx.config);
-  } catch (error) {
-    log.error({ err: error }, 'STATEMENT_CSV_PROFILE cannot be used: statements wait in the inbox until it is corrected');
+  if (kind.beginScan && !(await kind.beginScan(log))) {
     result.deferred.push(...entries.filter((e) => e.isFile() && !IGNORED.test(e.name)).map((e) => e.name));
     return result;
   }
+  const present = new Set(entries.map((e) => e.name));
+  for (const name of skipped.keys()) if (!present.has(name)) skipped.delete(name);
   for (const entry of entries.sort((a, b) => (a.name < b.name ? -1 : 1))) {
-    if (!entry.isFile() || IGNORED.test(entry.name)) continue;
+    if (IGNORED.test(entry.name)) continue;
+    if (!entry.isFile()) {
+      const what = kindOf(entry);
+      if (what !== undefined && skipped.get(entry.name) !== what) {
+        skipped.set(entry.name, what);
+        log.warn({ file: entry.name, kind: what }, `inbox: skipped ${what}: only regular files are imported`);
+      }
+      continue;
+    }
+    skipped.delete(entry.name);
     const file = path.join(dir, entry.name);
     let seen = '';
     try {
-      const info = await stat(file);
+      const info = await lstat(file);
+      // Replaced by something else since the listing: looked at again at the next scan.
+      if (!info.isFile()) continue;
       seen = `${entry.name}\n${info.size}\n${info.mtimeMs}`;
       if (stuck.has(seen)) continue;
       if (Date.now() - info.mtimeMs < settleMs) {
         result.deferred.push(entry.name);
         continue;
       }
-      const imported = await importOne(ctx, file, entry.name, csv);
-      await moveAside(file, path.join(dir, 'imported'));
+      const imported = await kind.importOne(file, entry.name);
+      await moveAside(file, path.join(dir, 'imported'), log);
       result.imported.push(imported);
-      log.info(
-        { file: entry.name, format: imported.format, statements: imported.statements, linesRead: imported.linesRead, linesNew: imported.linesNew,
-          linesKnown: imported.linesKnown, linesOverlap: imported.linesOverlap, peakRssMb: imported.peakRssMb },
-        'statement imported',
-      );
+      kind.imported?.(imported, entry.name);
     } catch (error) {
       if (isGone(error)) continue;
-      if (error instanceof FileChangedError) {
+      const deferred = kind.deferReason?.(error);
+      if (deferred !== undefined) {
         result.deferred.push(entry.name);
-        log.warn({ file: entry.name }, 'statement changed while it was read; retried at the next scan');
-        continue;
-      }
-      if (error instanceof ImportStoppedError) {
-        result.deferred.push(entry.name);
-        log.info({ file: entry.name }, 'statement import stopped by shutdown; retried at the next start');
+        log.warn({ file: entry.name }, deferred);
         continue;
       }
       if (isTransientDatabaseError(error)) {
         result.deferred.push(entry.name);
-        log.error({ err: error, file: entry.name }, 'statement import failed: database unavailable; retried at the next scan');
+        log.error({ err: error, file: entry.name }, 'import failed: database unavailable; retried at the next scan');
         continue;
       }
       const reason = error instanceof Error ? error.message : String(error);
       result.failed.push({ file: entry.name, error: reason });
       try {
-        const target = await moveAside(file, path.join(dir, 'failed'));
-        if (target) await writeFile(`${target}.error`, `${reason}\n`, 'utf8');
-        log.warn({ file: entry.name, reason }, 'statement not imported: moved to failed/');
+        const target = await moveAside(file, path.join(dir, 'failed'), log);
+        // 'wx': created new or not at all, so a name placed there beforehand (a symlink) is never written through.
+        if (target) await writeFile(`${target}.error`, `${reason}\n`, { encoding: 'utf8', flag: 'wx' });
+        log.warn({ file: entry.name, reason }, 'not imported: moved to failed/');
       } catch (moveError) {
         if (seen) stuck.add(seen);
-        log.error({ err: moveError, file: entry.name, reason }, 'statement not imported and not movable to failed/: left in place, not retried until it changes');
+        log.error({ err: moveError, file: entry.name, reason }, 'not imported and not movable to failed/: left in place, not retried until it changes');
       }
     }
   }
@@ -167,29 +240,77 @@ async function scan(
  */
 function importOne(ctx: Omit<InboxContext, 'log' | 'metrics'>, file: string, name: string, csv: CsvOptions): Promise<ImportResult> {
   const limits = importLimits(ctx.config);
+  const acceptUnbalanced = ctx.config.STATEMENT_ACCEPT_UNBALANCED;
   const databaseUrl = ctx.config.DATABASE_URL ?? ctx.database.embeddedUrl;
-  if (databaseUrl === undefined) return importStatementSource(ctx.database, ctx.config.PROVIDER_ENV, fileSource(file), name, { ...limits, csv });
+  if (databaseUrl === undefined) return importStatementSource(ctx.database, ctx.config.PROVIDER_ENV, fileSource(file, { noFollow: true }), name, { ...limits, csv, acceptUnbalanced });
   return importInChildProcess(
-    { databaseUrl, environment: ctx.config.PROVIDER_ENV, file, name, maxFileBytes: ctx.config.STATEMENT_MAX_FILE_BYTES, maxAmountCents: String(limits.maxAmountCents), csv },
+    {
+      databaseUrl, environment: ctx.config.PROVIDER_ENV, file, name, maxFileBytes: ctx.config.STATEMENT_MAX_FILE_BYTES, maxAmountCents: String(limits.maxAmountCents),
+      acceptUnbalanced, csv,
+    },
     { maxMemoryMb: ctx.config.STATEMENT_IMPORT_MAX_MEMORY_MB, timeoutMs: ctx.config.STATEMENT_IMPORT_TIMEOUT_SECONDS * 1000, signal: ctx.shutdown.signal },
   );
 }
 
-/** Moves the file into `targetDir`, never overwriting: a second file of the same name gets a time suffix. */
-async function moveAside(file: string, targetDir: string): Promise<string | null> {
+const SUBFOLDERS = ['imported', 'failed'] as const;
+
+/** What a skipped inbox entry is, for its log line; undefined for the inbox's own subfolders. */
+function kindOf(entry: Dirent): string | undefined {
+  if (entry.isSymbolicLink()) return 'symlink';
+  if (entry.isFIFO()) return 'pipe';
+  if (entry.isSocket()) return 'socket';
+  if (entry.isBlockDevice() || entry.isCharacterDevice()) return 'device';
+  if (entry.isDirectory()) return (SUBFOLDERS as readonly string[]).includes(entry.name) ? undefined : 'folder';
+  return 'unknown entry';
+}
+
+/**
+ * Makes `folder` a real directory: a symlink in its place (which would carry the inbox's files,
+ * and its .error files, wherever it points) is removed and the directory re-created; anything
+ * else that is not a directory is refused.
+ */
+async function ensureFolder(folder: string, log: Logger): Promise<void> {
+  let info;
+  try {
+    info = await lstat(folder);
+  } catch (error) {
+    if (!isGone(error)) throw error;
+    await mkdir(folder);
+    return;
+  }
+  if (info.isDirectory()) return;
+  if (!info.isSymbolicLink()) throw new Error(`statement inbox: ${folder} is not a directory; move it away`);
+  await unlink(folder);
+  await mkdir(folder);
+  log.warn({ folder }, 'statement inbox: subfolder was a symlink: removed and re-created as a directory');
+}
+
+/**
+ * Moves the file into `targetDir` (checked to be a real directory first), never overwriting: a
+ * name taken there, or whose .error is taken, gets a time suffix.
+ */
+async function moveAside(file: string, targetDir: string, log: Logger): Promise<string | null> {
+  await ensureFolder(targetDir, log);
   const name = path.basename(file);
   let target = path.join(targetDir, name);
-  try {
-    await stat(target);
+  if ((await exists(target)) || (await exists(`${target}.error`))) {
     target = path.join(targetDir, `${name}.${new Date().toISOString().replace(/[:.]/g, '-')}`);
-  } catch {
-    // free
   }
   try {
     await rename(file, target);
     return target;
   } catch (error) {
     if (isGone(error)) return null;
+    throw error;
+  }
+}
+
+async function exists(file: string): Promise<boolean> {
+  try {
+    await lstat(file);
+    return true;
+  } catch (error) {
+    if (isGone(error)) return false;
     throw error;
   }
 }

@@ -13,6 +13,7 @@ export interface ChildRequest {
   maxAmountCents: string;
   /** the user's CSV profile and the accounts' currencies (plain data: it crosses the IPC channel) */
   csv?: CsvOptions;
+  acceptUnbalanced: boolean;
 }
 
 /** `peakRssMb`: the import process's peak resident memory (process.resourceUsage().maxRSS), for the log and tests. */
@@ -40,6 +41,24 @@ const CHILD = new URL(import.meta.url.endsWith('.ts') ? './import-child.ts' : '.
 const LOADER = import.meta.url.endsWith('.ts') ? ['--import', 'tsx'] : [];
 
 /**
+ * What of the daemon's environment the import process gets: the database address travels on the
+ * IPC channel, so nothing of bnpl-recon's settings (the API key, tokens, the signing secret) is
+ * passed; only what a Postgres connection and Node itself may read: libpq's PG* defaults (a
+ * DATABASE_URL without a password takes PGPASSWORD), the CA settings for TLS, time zone,
+ * locale, temporary directory and PATH. NODE_OPTIONS is left out too: the child's heap limit is its
+ * own (--max-old-space-size), not the daemon's.
+ */
+export function importChildEnvironment(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const kept: NodeJS.ProcessEnv = {};
+  for (const [name, value] of Object.entries(env)) {
+    if (value !== undefined && CHILD_ENVIRONMENT.test(name)) kept[name] = value;
+  }
+  return kept;
+}
+
+const CHILD_ENVIRONMENT = /^(PG[A-Z_]+|NODE_EXTRA_CA_CERTS|SSL_CERT_FILE|SSL_CERT_DIR|TZ|LANG|LC_[A-Z_]+|TMPDIR|PATH|HOME)$/;
+
+/**
  * Imports one statement file in a child process with its own heap limit: a 500,000-entry CAMT
  * parsed in the daemon's process took it to 4.2 GB and blocked webhook answers for 70 s; one of
  * 1,000,000 entries killed it, and again at each restart. In a child the parse neither shares the
@@ -53,6 +72,7 @@ export function importInChildProcess(request: ChildRequest, options: IsolatedImp
   return new Promise((resolve, reject) => {
     const child = fork(CHILD, [], {
       execArgv: [...LOADER, `--max-old-space-size=${options.maxMemoryMb}`],
+      env: importChildEnvironment(process.env),
       stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
       serialization: 'advanced',
     });

@@ -17,6 +17,10 @@ const SENDER = /^(?:\d{4} \d{2})?([A-Z]{4}NL[A-Z0-9]{2})(?:[A-Z0-9]{3,4})?(?:\d{
 // :86:. Every other field is one line, so a stray line after it (a bank's header line for the next
 // message, a trailer) is not glued onto it.
 const MULTI_LINE = new Set(['61', '86']);
+// A statement number cut after its fifth character by a Dutch bank's export (':28C:0000' then '0'):
+// a line of digits (and the '/' before a page number) after :28C: continues it.
+const NUMBER_TAGS = new Set(['28C', '28']);
+const NUMBER_CONTINUED = /^[0-9/]{1,10}$/;
 const TAG = /^:(\d{2}[A-Z]?):(.*)$/;
 // {1:F01BANKDEFFAXXX0000000000}, {2:O940...}, {3:{108:REF}}, {5:{CHK:...}}, {S:...}: blocks around the text block.
 const BLOCK = /^\{[1235S]:(?:[^{}]|\{[^{}]*\})*\}/;
@@ -30,6 +34,7 @@ const BLOCK = /^\{[1235S]:(?:[^{}]|\{[^{}]*\})*\}/;
  *    '0000 01INGBNL2AXXXX00001', Rabobank ':940:' (three digits: not a field tag);
  *  - a line '-' ending a message (also at the very start of some exports);
  *  - SOH (0x01), ETX (0x03) and the DOS end-of-file byte (0x1A) between messages.
+ *  - a :28C: statement number continued on the next line;
  * A message starts with :20: (or with the first field after a separator, for exports without :20:);
  * a line outside a message, or after a one-line field, is not a field and is skipped.
  */
@@ -76,6 +81,7 @@ export function mt940MessageReader(onMessage: (message: Message) => void): { wri
     }
     const last = current?.[current.length - 1];
     if (last && MULTI_LINE.has(last.tag.slice(0, 2))) last.value += `\n${line}`;
+    else if (last && NUMBER_TAGS.has(last.tag) && NUMBER_CONTINUED.test(line.trim())) last.value = last.value.trim() + line.trim();
     else if (!current) bic = SENDER.exec(line.trim())?.[1] ?? bic;
   };
   return {

@@ -30,7 +30,7 @@ export function mt940Details(value: string | undefined): Details {
   const joined = lines.join('');
   const german = /^(\d{3})([^A-Za-z0-9 \n])\d{2}/.exec(joined);
   if (german) return germanDetails(joined.slice(3), german[2]!);
-  if (/^\s*\/(EREF|CNTP|REMI|TRTP|IBAN|NAME|MARF|ORDP|BENM|RTRN|PREF|PURP|CSID|ULTD|ULTC)\//.test(joined)) return dutchDetails(joined.trim());
+  if (DUTCH_START.test(joined)) return dutchDetails(joined.trim());
   return { ...NONE, remittance: present(joinCut(lines, 65).replace(/\s+/g, ' ')) };
 }
 
@@ -118,13 +118,18 @@ function germanDetails(body: string, separator: string): Details {
 }
 
 // The field codes of the Dutch structured :86: (ING, ABN AMRO SEPA, Rabobank, SNS/ASN, Triodos, Knab, bunq).
-const DUTCH_CODES = /\/(TRTP|IBAN|BIC|NAME|ADDR|EREF|REMI|MARF|CSID|CNTP|ORDP|BENM|RTRN|PREF|PURP|ULTC|ULTD|ULTB|ISDT|CREF|IREF|SVCL|CHGS|EXCH|FX|ID)\//g;
+const CODES = 'TRTP|IBAN|BIC|NAME|ADDR|EREF|REMI|MARF|CSID|CNTP|ORDP|BENM|RTRN|PREF|PURP|BUSP|ULTC|ULTD|ULTB|ISDT|CREF|IREF|SVCL|CHGS|EXCH|FX|ID';
+const DUTCH_CODES = new RegExp(`/(${CODES})/`, 'g');
+const DUTCH_START = new RegExp(`^\\s*/(${CODES})/`);
 
 /**
  * Dutch structured :86: ('/CODE/value/CODE/value/'): EREF the end-to-end reference; CNTP the
  * counterparty as IBAN/BIC/name/city (ING, Rabobank), or IBAN, BIC and NAME as fields of their own
  * (ABN AMRO); REMI the remittance, 'USTD//text' unstructured or 'STRD/CUR/ref' a structured
- * creditor reference, or the text directly. A value runs until the next known code.
+ * creditor reference, or the text directly. A value runs until the next known code, '/' included
+ * ('/EREF/1755481/5570/20250102/REMI/...': the reference is '1755481/5570/20250102'); the one '/'
+ * before the next code ends it. CNTP's name is everything between its BIC and its city, so a name
+ * with '/' in it stays whole.
  */
 function dutchDetails(text: string): Details {
   const fields = new Map<string, string>();
@@ -132,17 +137,20 @@ function dutchDetails(text: string): Details {
   marks.forEach((m, i) => {
     const from = (m.index ?? 0) + m[0].length;
     const to = marks[i + 1]?.index ?? text.length;
-    if (!fields.has(m[1]!)) fields.set(m[1]!, text.slice(from, to).replace(/\/+$/, '').trim());
+    if (!fields.has(m[1]!)) fields.set(m[1]!, text.slice(from, to).trim().replace(/\/$/, '').trim());
   });
+  // IBAN/BIC/name/city: the name is what lies between the BIC and the city.
   const cntp = fields.get('CNTP')?.split('/') ?? [];
+  const cntpName = cntp.length > 4 ? cntp.slice(2, -1).join('/') : cntp[2];
   const remi = fields.get('REMI') ?? null;
   let remittance = remi;
   if (remi?.startsWith('USTD/')) remittance = remi.replace(/^USTD\/+/, '');
-  else if (remi?.startsWith('STRD/')) remittance = remi.split('/').filter(Boolean).at(-1) ?? null;
+  // STRD/CUR/reference (CUR: a creditor reference, ISO 11649 or a bank's own); the reference whole.
+  else if (remi?.startsWith('STRD/')) remittance = remi.replace(/^STRD\/+(?:[A-Z]{3,4}\/+)?/, '');
   return {
     endToEndId: present(fields.get('EREF')),
     remittance: present(remittance),
     counterpartyIban: normalizeIban(present(cntp[0]) ?? present(fields.get('IBAN'))),
-    counterpartyName: present(cntp[2]) ?? present(fields.get('NAME')),
+    counterpartyName: present(cntpName) ?? present(fields.get('NAME')),
   };
 }

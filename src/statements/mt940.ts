@@ -5,8 +5,8 @@ import { collect } from './collect.js';
 import { mt940MessageReader, type Field } from './mt940-blocks.js';
 import { mt940Details } from './mt940-details.js';
 import { present, sepaReferenceOf } from './reference.js';
-import { addTotal, checkBalances, formatCents, type Balance } from './totals.js';
-import { excerpt, quoted, StatementFormatError, type ParsedStatement, type SectionSink, type StatementLine, type StatementReader, type StatementSection } from './types.js';
+import { addTotal, balanceCheck, combineChecks, formatCents, type Balance } from './totals.js';
+import { excerpt, quoted, StatementFormatError, type ParsedStatement, type ReaderOptions, type SectionSink, type StatementLine, type StatementReader, type StatementSection } from './types.js';
 
 /**
  * A YYMMDD date; SWIFT years have two digits, 80-99 are the 1900s (no bank statement predates 1980).
@@ -55,26 +55,33 @@ const nextDay = (d: string): string => new Date(Date.parse(`${d}T00:00:00Z`) + 8
 
 interface Open {
   section: StatementSection;
-  opening: Balance & { date: string };
+  opening: (Balance & { date: string }) | null;
   /** the closing balance of the statement's last page so far */
-  closing: Balance | null;
+  closing: (Balance & { date: string }) | null;
   number: string;
+  currency: string;
   entries: number;
 }
+
+// Balances that name the currency when the opening and closing ones are missing: closing available, forward available.
+const OTHER_BALANCES = ['64', '65'];
 
 /**
  * SWIFT MT940 (customer statement): one line per :61:, with the :86: that follows it. Each message
  * is one statement (a chain :60M: ... :62M: / :60M: ... :62F: of pages is one statement), checked
- * on its own: opening balance + bookings = closing balance; a page's :60M: must be the :62M: of the
- * page before it, or a page missing or repeated (each balanced on its own) would lose or double its
- * bookings unnoticed. A statement's identity is its account,
- * :28C: number and its balances with their dates (the :20: is often the export's reference, not the
- * statement's, and 'STARTUMS' at many German banks for every statement).
+ * on its own: opening balance + bookings = closing balance (totals.ts balanceCheck); a page's :60M:
+ * must be the :62M: of the page before it, or a page missing or repeated (each balanced on its
+ * own) would lose or double its bookings unnoticed. A message without :60x: or :62x: (some banks
+ * write only a :65F: forward balance, or no balance) is read with its balances recorded as
+ * unchecked; its currency is then the :25: account's ('NL..EUR') or a :64:/:65: balance's, else it
+ * is refused: no currency is assumed. A message with neither balances nor bookings is refused. A
+ * statement's identity is its account, :28C: number and its balances with their dates (the :20:
+ * is often the export's reference, not the statement's, and 'STARTUMS' at many German banks for
+ * every statement), and its first and last booking days when a balance is missing.
  */
-export function mt940Reader(emit: SectionSink): StatementReader {
+export function mt940Reader(emit: SectionSink, options: ReaderOptions = {}): StatementReader {
   let sections = 0;
   let messageIndex = 0;
-  let sawBalances = false;
   let open: (Open & { lines: StatementLine[] }) | null = null;
   const flush = (): void => {
     if (!open) return;
@@ -84,23 +91,25 @@ export function mt940Reader(emit: SectionSink): StatementReader {
   };
   const messages = mt940MessageReader(({ fields, bic }) => {
     const where = `MT940 message ${++messageIndex}`;
-    const account = accountId(fields.find((f) => f.tag === '25')?.value.split('\n')[0], bic);
+    const accountField = fields.find((f) => f.tag === '25')?.value.split('\n')[0];
+    const account = accountId(accountField, bic);
     const number = fields.find((f) => f.tag === '28C' || f.tag === '28')?.value.trim() ?? '';
     const openingField = fields.find((f) => f.tag === '60F' || f.tag === '60M');
     const closingField = fields.find((f) => f.tag === '62F' || f.tag === '62M');
-    if (!openingField || !closingField) throw new StatementFormatError(`${where}: no opening (:60F:/:60M:) or closing (:62F:/:62M:) balance`);
-    sawBalances = true;
-    const opening = balanceOf(openingField, where);
-    const closing = balanceOf(closingField, where);
+    const opening = openingField ? balanceOf(openingField, where) : null;
+    const closing = closingField ? balanceOf(closingField, where) : null;
+    const hasLines = fields.some((f) => f.tag === '61');
+    if (!opening && !closing && !hasLines) throw new StatementFormatError(`${where}: neither balances (:60F:/:60M:, :62F:/:62M:) nor bookings (:61:)`);
+    const currency = opening?.currency ?? closing?.currency ?? currencyOf(fields, accountField, where);
     // A :60M: continues the statement whose page ended with :62M:.
-    if (!(openingField.tag === '60M' && open && open.section.accountIban === account)) {
+    if (!(openingField?.tag === '60M' && open && open.section.accountIban === account)) {
       flush();
-      const section: StatementSection = { identity: '', accountIban: account, firstWholeDay: null, lastWholeDay: null, periodFrom: `${opening.date}T00:00:00.000Z`, periodTo: null, booked: new Map() };
-      open = { section, opening, closing: null, number: number.split('/')[0] ?? '', entries: 0, lines: [] };
+      const section: StatementSection = { identity: '', accountIban: account, firstWholeDay: null, lastWholeDay: null, periodFrom: null, periodTo: null, booked: new Map() };
+      open = { section, opening, closing: null, number: number.split('/')[0] ?? '', currency, entries: 0, lines: [] };
     }
     const current = open!;
     const before = current.closing;
-    if (before && (before.cents !== opening.cents || before.currency !== opening.currency)) {
+    if (before && opening && (before.cents !== opening.cents || before.currency !== opening.currency)) {
       throw new StatementFormatError(
         `${where}: :60M: opening balance ${formatCents(opening.cents)} ${excerpt(opening.currency)} does not continue the previous page's closing balance ` +
           `${formatCents(before.cents)} ${excerpt(before.currency)} (:62M:): a page of the statement is missing or repeated`,
@@ -110,25 +119,45 @@ export function mt940Reader(emit: SectionSink): StatementReader {
     fields.forEach((f, i) => {
       if (f.tag !== '61') return;
       const next = fields[i + 1];
-      const line = statementLine(f.value, opening.currency, account, next?.tag === '86' ? next.value : undefined, where);
+      const line = statementLine(f.value, currency, account, next?.tag === '86' ? next.value : undefined, where);
       const entryIndex = current.entries++;
       current.lines.push({ ...line, section: sections, entryIndex, txIndex: 0, where: `${where} :61: ${entryIndex + 1}` });
       addTotal(current.section.booked, line.currency, line.direction, line.amountCents);
       addTotal(messageBooked, line.currency, line.direction, line.amountCents);
     });
-    checkBalances(`${where} (:28C: ${excerpt(number) || '?'})`, opening, closing, messageBooked);
+    const check = balanceCheck(`${where} (:28C: ${excerpt(number) || '?'})`, opening, closing, messageBooked, {
+      acceptUnbalanced: options.acceptUnbalanced, openingName: 'opening balance (:60F:/:60M:)', closingName: 'closing balance (:62F:/:62M:)',
+    });
+    current.section.balances = combineChecks(current.section.balances, check);
+    // Pages of which one lacks its :62M: still check as a whole: the first page's opening balance and
+    // this page's closing balance bound every booking of the statement.
+    if (current.section.balances.state === 'unchecked' && current.opening && closing) {
+      current.section.balances = balanceCheck(`${where} (:28C: ${excerpt(number) || '?'}, pages from the first)`, current.opening, closing, current.section.booked, {
+        acceptUnbalanced: options.acceptUnbalanced, openingName: 'opening balance (:60F:/:60M:)', closingName: 'closing balance (:62F:/:62M:)',
+      });
+    }
     current.closing = closing;
     // A closing balance is the end-of-day booked balance of its date: the statement covers that whole
     // day. The opening balance's date is, at most banks, the previous statement's closing day, whose
     // bookings are not in this one: the statement covers the days after it. A bank that dates the
     // opening balance with the statement's own first day shows it by booking on that day (or by
-    // closing on it): then the statement covers it too.
-    const opened = current.opening.date;
-    const earliest = current.lines.reduce((d, l) => (l.bookingDate < d ? l.bookingDate : d), closing.date);
-    current.section.periodFrom = earliest <= opened ? `${earliest}T00:00:00.000Z` : nextDay(opened);
-    current.section.periodTo = nextDay(closing.date);
-    current.section.identity = ['mt940', account ?? '', current.number, current.opening.date, current.opening.cents, closing.date, closing.cents, opening.currency].join('|');
-    if (closingField.tag === '62F') flush();
+    // closing on it): then the statement covers it too. Without a balance, the statement covers the
+    // days of its bookings.
+    let first: string | null = null;
+    let last: string | null = null;
+    for (const l of current.lines) {
+      if (first === null || l.bookingDate < first) first = l.bookingDate;
+      if (last === null || l.bookingDate > last) last = l.bookingDate;
+    }
+    const opened = current.opening?.date ?? null;
+    const earliest = first === null || (closing && closing.date < first) ? (closing?.date ?? null) : first;
+    const latest = closing?.date ?? last;
+    current.section.periodFrom = earliest !== null && (opened === null || earliest <= opened) ? `${earliest}T00:00:00.000Z` : opened === null ? null : nextDay(opened);
+    current.section.periodTo = latest === null ? null : nextDay(latest);
+    const identity = ['mt940', account ?? '', current.number, current.opening?.date ?? '', current.opening?.cents ?? '', closing?.date ?? '', closing?.cents ?? '', current.currency];
+    if (!current.opening || !closing) identity.push(first ?? '', last ?? '');
+    current.section.identity = identity.join('|');
+    if (closingField?.tag === '62F') flush();
   });
   return {
     format: 'mt940',
@@ -138,14 +167,26 @@ export function mt940Reader(emit: SectionSink): StatementReader {
     end() {
       messages.end();
       flush();
-      if (!sawBalances) throw new StatementFormatError('MT940 without a message with :60: and :62: balances');
+      if (messageIndex === 0) throw new StatementFormatError('MT940 without a statement message (:20: ... :61: or :60x:/:62x:)');
     },
   };
 }
 
+/**
+ * The currency of a message without an opening or closing balance: the :25: account's suffix
+ * ('NL69INGB0123456789EUR', 'NL44RABO0123456789 EUR'), else a :64:/:65: balance's.
+ */
+function currencyOf(fields: Field[], account: string | undefined, where: string): string {
+  const suffix = /[0-9]\s*([A-Z]{3})$/.exec(account?.trim() ?? '')?.[1];
+  if (suffix) return suffix;
+  const other = fields.find((f) => OTHER_BALANCES.includes(f.tag.slice(0, 2)));
+  if (other) return balanceOf(other, where).currency;
+  throw new StatementFormatError(`${where}: no balance (:60x:, :62x:, :64:, :65:) and no currency after the :25: account: the bookings' currency is unknown`);
+}
+
 /** The whole file at once: the reader over one string. */
-export function parseMt940(text: string): ParsedStatement {
-  return collect(mt940Reader, text);
+export function parseMt940(text: string, options: ReaderOptions = {}): ParsedStatement {
+  return collect((emit) => mt940Reader(emit, options), text);
 }
 
 type Booked = Omit<StatementLine, 'section' | 'entryIndex' | 'txIndex'>;

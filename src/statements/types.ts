@@ -56,6 +56,31 @@ export interface StatementSection {
   lastWholeDay: string | null;
   /** the booked entries as the file states them, before any split into transactions */
   booked: Totals;
+  /**
+   * What its balances say (totals.ts balanceCheck); absent for a format that carries none (CSV):
+   * then, as for 'unchecked', nothing proves that the lines are the whole statement.
+   */
+  balances?: BalanceCheck;
+}
+
+/**
+ * A statement's balance check: opening balance + bookings = closing balance held ('balanced'); a
+ * balance was missing, so it could not be checked ('unchecked', saying which); or it did not hold
+ * and the import was told to store the statement anyway ('unbalanced': closing minus computed).
+ */
+export type BalanceCheck =
+  | { state: 'balanced' }
+  | { state: 'unchecked'; reason: string }
+  | { state: 'unbalanced'; currency: string; openingCents: bigint; creditCents: bigint; debitCents: bigint; closingCents: bigint; differenceCents: bigint; message: string };
+
+/** How a reader treats what it can read but should not import as it is. */
+export interface ReaderOptions {
+  /**
+   * Read a statement whose balances are present and disagree with its bookings, recording the
+   * difference (BalanceCheck 'unbalanced'), instead of refusing it: `statement import
+   * --accept-unbalanced`, STATEMENT_ACCEPT_UNBALANCED.
+   */
+  acceptUnbalanced?: boolean;
 }
 
 export interface ParsedStatement {

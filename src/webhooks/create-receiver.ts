@@ -35,7 +35,7 @@ export interface ReceiverDeps {
 export interface ReceiverContext {
   config: Config;
   log: Logger;
-  database: Pick<Database, 'sql'>;
+  database: Pick<Database, 'sql' | 'reportReadOnly'>;
   metrics: { webhooks: WebhookMetrics };
 }
 
@@ -67,6 +67,7 @@ export async function createWebhookReceiver(ctx: ReceiverContext, deps: Receiver
     maxConcurrentBatches: 1,
     log,
     onBatch: (size) => metrics.batchSize.observe(size),
+    onReadOnly: (reason) => database.reportReadOnly(reason),
     onCommit: (seconds) => {
       metrics.commitSeconds.observe(seconds);
       recent.record(seconds * 1000);

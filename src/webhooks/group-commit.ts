@@ -1,7 +1,7 @@
 import type { Sql } from 'postgres';
 import { AbandonedError, GroupCommit } from '../batch/group-commit.js';
 import { writeHalving } from '../batch/halving.js';
-import { isTransientDatabaseError } from '../db/errors.js';
+import { isReadOnlyError, isTransientDatabaseError } from '../db/errors.js';
 import type { Logger } from '../log/logger.js';
 import { refusedByLedger } from './classify.js';
 import { writeDeliveries, type DeliveryRecord, type WriteResult } from './ledger-write.js';
@@ -30,6 +30,8 @@ export interface GroupCommitWriterOptions {
   onBatch?: (size: number) => void;
   /** Seconds from sending a batch's statement to its commit, for batches that committed. */
   onCommit?: (seconds: number) => void;
+  /** The database refused a batch as read-only (SQLSTATE 25006): a standby, or a read-only primary. */
+  onReadOnly?: (reason: string) => void;
 }
 
 /** One delivery's outcome within a batch: halving can commit some of a batch and not others. */
@@ -106,6 +108,7 @@ export class GroupCommitWriter {
       return results.map((result) => ({ ok: true, result }));
     } catch (error) {
       if (!isTransientDatabaseError(error)) throw error;
+      if (isReadOnlyError(error)) this.options.onReadOnly?.((error as Error).message);
       const unavailable = new LedgerUnavailableError('ledger unavailable', { cause: error });
       return records.map(() => ({ ok: false, error: unavailable }));
     }

@@ -3,6 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ProviderEnvironment } from '../config/schema.js';
 import { sendJson } from '../http/server.js';
 import type { Logger } from '../log/logger.js';
+import { rateLimitedLog } from '../log/rate-limited.js';
 import { classifyDelivery } from './classify.js';
 import { AckDeadlineError, LedgerUnavailableError, type GroupCommitWriter } from './group-commit.js';
 import type { WebhookMetrics, WebhookOutcome } from './metrics.js';
@@ -12,6 +13,7 @@ import { verifySignature } from './signature.js';
 import type { AddressMatcher } from '../config/addresses.js';
 import { clientAddress } from './source-address.js';
 import { familyOf } from '../provider/vocabulary.js';
+import { errorCode, unavailableCause } from '../db/errors.js';
 
 export interface ReceiverOptions {
   environment: ProviderEnvironment;
@@ -65,11 +67,17 @@ export function createWebhookHandler(options: ReceiverOptions): (req: IncomingMe
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     metrics.deliveries.labels(outcome, parseStatus).inc();
     metrics.ackSeconds.labels(outcome).observe(seconds);
-    if (status >= 400) log.info({ delivery: id, outcome, status, ms: Math.round(seconds * 1e4) / 10 }, 'webhook answered');
-    else if (debugOn) log.debug({ delivery: id, outcome, status, ms: Math.round(seconds * 1e4) / 10 }, 'webhook answered');
+    // A bad signature has its own rate-limited line (anyone can send one): none per answer.
+    const logged = outcome !== 'bad_signature';
+    if (logged && status >= 400) log.info({ delivery: id, outcome, status, ms: Math.round(seconds * 1e4) / 10 }, 'webhook answered');
+    else if (logged && debugOn) log.debug({ delivery: id, outcome, status, ms: Math.round(seconds * 1e4) / 10 }, 'webhook answered');
     res.setHeader('x-request-id', id);
     sendJson(res, status, body, close);
   };
+
+  // Anyone who reaches the port can send unsigned bodies: one line a minute (with how many were
+  // held back); bnpl_recon_webhook_deliveries_total{outcome="bad_signature"} counts every one.
+  const badSignature = rateLimitedLog(log, 'warn', 'webhook refused: bad or missing signature');
 
   const verify = async (rawBody: Buffer, header: string | undefined) => {
     let check = verifySignature(rawBody, header, options.secrets.current());
@@ -107,7 +115,7 @@ export function createWebhookHandler(options: ReceiverOptions): (req: IncomingMe
     const header = req.headers[options.signatureHeader];
     const check = await verify(rawBody, Array.isArray(header) ? header[0] : header);
     if (!check.valid) {
-      log.warn({ delivery: id, source, header: options.signatureHeader, present: header !== undefined, bytes: rawBody.length }, 'webhook refused: bad or missing signature');
+      badSignature({ delivery: id, source, header: options.signatureHeader, present: header !== undefined, bytes: rawBody.length });
       return finish(res, started, id, 'bad_signature', 'none', 401, { error: 'bad or missing signature' });
     }
 
@@ -150,7 +158,7 @@ export function createWebhookHandler(options: ReceiverOptions): (req: IncomingMe
         return finish(res, started, id, 'ack_deadline', 'none', 503, { error: 'ledger too slow; retry' });
       }
       if (error instanceof LedgerUnavailableError) {
-        log.error({ delivery: id, err: (error.cause as Error | undefined)?.message }, 'webhook not stored: ledger unavailable');
+        log.error({ delivery: id, cause: unavailableCause(error.cause), code: errorCode(error.cause), err: (error.cause as Error | undefined)?.message }, 'webhook not stored: ledger unavailable');
         return finish(res, started, id, 'ledger_unavailable', 'none', 503, { error: 'ledger unavailable; retry' });
       }
       log.error({ delivery: id, err: error }, 'webhook not stored');

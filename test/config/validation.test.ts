@@ -84,10 +84,11 @@ describe('other settings refused with exit status 2 by the CLI', () => {
     expect(result.stderr).not.toContain('s3cretpw');
   });
 
-  it('--version prints the package version', () => {
+  it('--version prints the package version and the commit', () => {
     const result = cli(['--version'], {});
     expect(result.status).toBe(0);
-    expect(result.stdout.trim()).toMatch(/^bnpl-recon \d+\.\d+\.\d+/);
+    expect(result.stdout.trim()).toMatch(/^bnpl-recon \d+\.\d+\.\d+ \(commit \S+\)$/);
+    expect(cli(['--version'], { BNPL_RECON_REVISION: 'abc1234' }).stdout.trim()).toMatch(/\(commit abc1234\)$/);
   });
 });
 

@@ -20,6 +20,14 @@ export interface LoadReport {
   events: number;
   /** events never answered 2xx by the end of settle() */
   pending: number;
+  /** X-Request-Id of every 2xx: the stored delivery_uuid (ids may be issued again after a failover) */
+  ackedUuids: string[];
+}
+
+/** One answer (status 0: none, the connection failed) at performance.now() `at`. */
+export interface LoadAnswer {
+  at: number;
+  status: number;
 }
 
 export interface Load {
@@ -27,30 +35,35 @@ export interface Load {
   settle(timeoutMs: number): Promise<LoadReport>;
 }
 
-export function startLoad(url: string, secret: string, options: { senders: number; firstEvent?: number; header?: string }): Load {
+export function startLoad(url: string | string[], secret: string, options: { senders: number; firstEvent?: number; header?: string; onAnswer?: (answer: LoadAnswer) => void }): Load {
+  const urls = Array.isArray(url) ? url : [url];
+  let turn = 0;
   const header = options.header ?? 'x-service-signature';
   let next = options.firstEvent ?? 1;
   let fresh = true;
   const retry: number[] = [];
   const done = new Set<number>();
-  const report: LoadReport = { answers: 0, statuses: {}, unexpected: [], longestMs: 0, acked: [], events: 0, pending: 0 };
+  const report: LoadReport = { answers: 0, statuses: {}, unexpected: [], longestMs: 0, acked: [], events: 0, pending: 0, ackedUuids: [] };
   const send = async (n: number) => {
     const body = JSON.stringify(samplePayload('order/confirmed', n));
     const started = performance.now();
     try {
-      const r = await request(url, { method: 'POST', body, headers: { 'content-type': 'application/json', [header]: computeSignature(Buffer.from(body), secret) }, headersTimeout: 15_000 });
+      const r = await request(urls[turn++ % urls.length]!, { method: 'POST', body, headers: { 'content-type': 'application/json', [header]: computeSignature(Buffer.from(body), secret) }, headersTimeout: 15_000 });
       const text = await r.body.text();
       report.longestMs = Math.max(report.longestMs, performance.now() - started);
       report.answers += 1;
       report.statuses[r.statusCode] = (report.statuses[r.statusCode] ?? 0) + 1;
+      options.onAnswer?.({ at: performance.now(), status: r.statusCode });
       if (r.statusCode === 200) {
         report.acked.push(Number((JSON.parse(text) as { delivery_id: number }).delivery_id));
+        report.ackedUuids.push(String(r.headers['x-request-id']));
         done.add(n);
         return;
       }
       if (r.statusCode !== 503) report.unexpected.push(`${r.statusCode} ${text.slice(0, 200)}`);
     } catch {
       // No answer (connection refused or reset): the provider retries.
+      options.onAnswer?.({ at: performance.now(), status: 0 });
     }
     retry.push(n);
     await new Promise((r) => setTimeout(r, 100));

@@ -175,3 +175,107 @@ export function scoreOrderKinds(
   }
   return out;
 }
+
+/**
+ * Issue 24's kinds, scored against the simulator's ground truth by (kind, entity) as the simulator
+ * README says, plus the payout as subject for payout_deduction_mismatch (one invoice may be charged
+ * wrongly in two payouts). Entities: the invoice uuid (payout_deduction_mismatch,
+ * invoice_not_paid_out, invoice_paid_out_twice, payout_pays_canceled_invoice), the payout uuid
+ * (payout_report_mismatch), the bank's entry reference (buyer_paid_merchant_directly).
+ */
+export const INVOICE_KINDS = [
+  'invoice_not_paid_out',
+  'invoice_paid_out_twice',
+  'payout_pays_canceled_invoice',
+  'buyer_paid_merchant_directly',
+  'payout_deduction_mismatch',
+  'payout_report_mismatch',
+] as const;
+export type InvoiceKind = (typeof INVOICE_KINDS)[number];
+
+const INVOICE_KIND_ENTITY: Record<InvoiceKind, string> = {
+  invoice_not_paid_out: 'invoice',
+  invoice_paid_out_twice: 'invoice',
+  payout_pays_canceled_invoice: 'invoice',
+  buyer_paid_merchant_directly: 'statement_line',
+  payout_deduction_mismatch: 'invoice',
+  payout_report_mismatch: 'payout',
+};
+
+export interface InvoiceKindScore extends Omit<KindScore, 'kind'> {
+  kind: InvoiceKind;
+  /** invoice_not_paid_out still inside INVOICE_PAYOUT_DAYS when judged: a report of one is a false positive */
+  notYetDue: number;
+}
+
+export interface InvoiceScoreOptions {
+  /** the daemon's INVOICE_PAYOUT_DAYS */
+  invoicePayoutDays: number;
+  /** when the last reconcile pass ran (the daemon's clock, in the simulator's time when they agree) */
+  judgedAt: Date;
+  /**
+   * invoice_not_paid_out whose due time (payable_since + INVOICE_PAYOUT_DAYS) falls this close to
+   * judgedAt are accepted either way: the daemon learns of the factoring only when it is delivered.
+   * Default one hour.
+   */
+  dueMarginMs?: number;
+  environment?: string;
+}
+
+export function scoreInvoiceKinds(
+  rows: readonly ReportRow[],
+  facts: ReadonlyMap<number, RowLedgerFacts>,
+  truth: GroundTruth,
+  options: InvoiceScoreOptions,
+): Record<InvoiceKind, InvoiceKindScore> {
+  const environment = options.environment ?? 'sandbox';
+  const margin = options.dueMarginMs ?? 3_600_000;
+  const judged = options.judgedAt.getTime();
+  const key = (kind: InvoiceKind, entityId: string, subject: string) => (kind === 'payout_deduction_mismatch' ? `${entityId}|${subject}` : entityId);
+  const out = {} as Record<InvoiceKind, InvoiceKindScore>;
+  for (const kind of INVOICE_KINDS) {
+    const required = new Map<string, ExpectedDiscrepancy>();
+    const optional = new Set<string>();
+    const notYet = new Set<string>();
+    for (const d of truth.discrepancies) {
+      if (d.kind !== kind || d.environment !== environment) continue;
+      const k = key(kind, d.entity_id, d.subject);
+      if (kind === 'invoice_not_paid_out') {
+        const due = Date.parse(d.payable_since ?? '') + options.invoicePayoutDays * 86_400_000;
+        if (Number.isNaN(due)) throw new Error(`invoice_not_paid_out ${d.entity_id} has no payable_since`);
+        if (due > judged + margin) notYet.add(k);
+        else if (due > judged - margin) optional.add(k);
+        else required.set(k, d);
+      } else required.set(k, d);
+    }
+    const byKey = new Map<string, ReportRow[]>();
+    for (const row of rows) {
+      if (row.kind !== kind || row.environment !== environment || row.entity_type !== INVOICE_KIND_ENTITY[kind]) continue;
+      const k = key(kind, row.entity_id, facts.get(row.id)?.subject ?? '');
+      byKey.set(k, [...(byKey.get(k) ?? []), row]);
+    }
+    const score: InvoiceKindScore = {
+      kind, expected: required.size, reported: 0, truePositives: 0, falsePositives: [], falseNegatives: [], wrongDetails: [],
+      accepted: 0, acceptedKeys: [], precision: 1, recall: 1, notYetDue: notYet.size,
+    };
+    for (const [k, group] of byKey) {
+      const d = required.get(k);
+      if (d) {
+        score.reported += 1;
+        score.truePositives += 1;
+        if (!group.some((r) => r.status === d.status)) score.wrongDetails.push(`${kind} ${k}: ground truth ${d.status} (${d.fault}), report ${group.map((r) => r.status).join(', ')}`);
+      } else if (optional.has(k)) {
+        score.accepted += 1;
+        score.acceptedKeys.push(`${k} (due within ${margin} ms of the pass)`);
+      } else {
+        score.reported += 1;
+        score.falsePositives.push(`${k}${notYet.has(k) ? ' (not yet due)' : ''} (${group.map((r) => `#${r.id} ${r.status} expected=${r.expected} observed=${r.observed}`).join('; ')})`);
+      }
+    }
+    for (const [k, d] of required) if (!byKey.has(k)) score.falseNegatives.push(`${k} (${d.fault}: ${d.details})`);
+    score.precision = ratio(score.truePositives, score.truePositives + score.falsePositives.length);
+    score.recall = ratio(score.truePositives, score.expected);
+    out[kind] = score;
+  }
+  return out;
+}

@@ -16,8 +16,8 @@ import { daemonConfig } from './harness.js';
  * errors) of a daemon that polled, reconciled, received deliveries (one carrying credentials of
  * other hops in its headers) and refused forged ones.
  */
-const OPERATOR = 'operator-token-0123456789abcdef';
-const NAMED = 'named-token-fedcba9876543210';
+const OPERATOR = 'operator-417e0dc7b5b971a7a0487529734609bb';
+const NAMED = 'named-7b4d8b8c0e8bf7515c4eba1f62ad78d4';
 const DB_PASSWORD = 'db-password-never-shown-4711';
 
 let db: TestDatabase;

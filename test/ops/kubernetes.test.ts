@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { request } from 'undici';
@@ -11,9 +12,12 @@ import { ConfigMap } from 'kubernetes-models/v1/ConfigMap';
 import { Secret } from 'kubernetes-models/v1/Secret';
 import { Service } from 'kubernetes-models/v1/Service';
 import { ServiceAccount } from 'kubernetes-models/v1/ServiceAccount';
+import { PersistentVolumeClaim } from 'kubernetes-models/v1/PersistentVolumeClaim';
 import type { IContainer } from 'kubernetes-models/v1/Container';
 import type { IPodSpec } from 'kubernetes-models/v1/PodSpec';
+import { addressMatcher } from '../../src/config/addresses.js';
 import { loadConfig } from '../../src/config/load.js';
+import { clientAddress } from '../../src/webhooks/source-address.js';
 import { configSchema } from '../../src/config/schema.js';
 import type { Database } from '../../src/db/database.js';
 import { healthRoutes } from '../../src/http/health.js';
@@ -33,9 +37,12 @@ import { startMetricsServer } from '../../src/http/metrics.js';
  */
 
 const dir = path.resolve('ops/kubernetes');
+/** What an operator fills the Secret template's placeholders with. */
+const STRONG_SECRETS = { OPERATOR_TOKEN: randomBytes(24).toString('hex') };
 type Model = { validate(): void };
 const MODELS: Record<string, new (data: never) => Model> = {
   'v1/ServiceAccount': ServiceAccount,
+  'v1/PersistentVolumeClaim': PersistentVolumeClaim,
   'v1/ConfigMap': ConfigMap,
   'v1/Secret': Secret,
   'v1/Service': Service,
@@ -140,11 +147,51 @@ describe('Kubernetes manifests', () => {
 
   it('every setting it passes is one the config schema reads, and together they validate', () => {
     const env = [...(container.env ?? [])];
-    const names = [...Object.keys(configMap.data), ...Object.keys(secret.stringData), ...env.map((e) => e.name)];
+    // NODE_OPTIONS is Node's own (the daemon's heap limit), not a setting of ours.
+    const names = [...Object.keys(configMap.data), ...Object.keys(secret.stringData), ...env.map((e) => e.name).filter((n) => n !== 'NODE_OPTIONS')];
     for (const name of names) expect(Object.keys(configSchema.shape), name).toContain(name);
     const merged = { ...configMap.data, ...secret.stringData, ...Object.fromEntries(env.map((e) => [e.name, e.value ?? ''])) };
-    expect(() => loadConfig(merged)).not.toThrow();
+    // The template's placeholder token is refused at start; filled in, the whole validates.
+    expect(() => loadConfig(merged)).toThrow(/invalid setting OPERATOR_TOKEN: is a placeholder/);
+    expect(() => loadConfig({ ...merged, ...STRONG_SECRETS })).not.toThrow();
     expect((container.envFrom ?? []).map((e) => e.secretRef?.name ?? e.configMapRef?.name)).toEqual([secret.metadata.name, configMap.metadata.name]);
+  });
+
+  it('the memory limit holds the daemon and a statement import at their heap limits, with room beyond the heap', () => {
+    // What a Node process takes beyond its old-space limit (code, young generation, buffers): the
+    // import child of a 128 MiB file is the one that reaches its heap limit.
+    const NON_HEAP_MIB = 256;
+    const mebibytes = (quantity: string | number | undefined): number => {
+      const m = /^(\d+)(Mi|Gi)$/.exec(String(quantity));
+      if (!m) throw new Error(`memory quantity ${quantity} is not in Mi or Gi`);
+      return Number(m[1]) * (m[2] === 'Gi' ? 1024 : 1);
+    };
+    const limit = mebibytes(container.resources?.limits?.memory);
+    const nodeOptions = container.env?.find((e) => e.name === 'NODE_OPTIONS')?.value ?? '';
+    const daemonHeap = Number(/--max-old-space-size=(\d+)/.exec(nodeOptions)?.[1]);
+    expect(daemonHeap, 'the daemon\'s heap limit in NODE_OPTIONS').toBeGreaterThan(0);
+    const merged = { ...configMap.data, ...secret.stringData, ...Object.fromEntries((container.env ?? []).map((e) => [e.name, e.value ?? ''])) };
+    const importHeap = loadConfig({ ...merged, ...STRONG_SECRETS }).STATEMENT_IMPORT_MAX_MEMORY_MB;
+    expect(importHeap).toBe(configMap.data.STATEMENT_IMPORT_MAX_MEMORY_MB === undefined ? defaults.STATEMENT_IMPORT_MAX_MEMORY_MB : Number(configMap.data.STATEMENT_IMPORT_MAX_MEMORY_MB));
+    expect(limit).toBeGreaterThanOrEqual(importHeap + daemonHeap + 2 * NON_HEAP_MIB);
+    expect(mebibytes(container.resources?.requests?.memory)).toBeLessThanOrEqual(limit);
+  });
+
+  it('trusts X-Forwarded-For from the ingress controller only, not from the pod network', () => {
+    const config = loadConfig({ TRUSTED_PROXIES: configMap.data.TRUSTED_PROXIES ?? '' });
+    for (const entry of config.TRUSTED_PROXIES) {
+      const prefix = Number(entry.split('/')[1] ?? (entry.includes(':') ? 128 : 32));
+      expect(prefix, entry).toBeGreaterThanOrEqual(entry.includes(':') ? 112 : 24);
+    }
+    // Another pod's address (the pod network is 10.244.0.0/16 in the examples): its X-Forwarded-For is ignored.
+    const trusted = addressMatcher(config.TRUSTED_PROXIES);
+    const [proxy] = config.TRUSTED_PROXIES;
+    expect(clientAddress(proxy!.split('/')[0], '203.0.113.9', trusted)).toBe('203.0.113.9');
+    expect(clientAddress('10.244.3.17', '203.0.113.9', trusted)).toBe('10.244.3.17');
+    // And only the controller's pods reach the receiver's port.
+    const policy = one('NetworkPolicy') as Doc & { spec: { ingress: { from: { podSelector?: { matchLabels: Record<string, string> } }[]; ports: { port: number }[] }[] } };
+    const receiver = policy.spec.ingress.find((r) => r.ports.some((p) => p.port === defaults.PORT))!;
+    for (const from of receiver.from) expect(from.podSelector?.matchLabels, 'a pod selector beside the namespace').toBeDefined();
   });
 
   it('RECON_DATA_DIR is on a writable volume under a read-only root', () => {
@@ -155,6 +202,29 @@ describe('Kubernetes manifests', () => {
     expect(mount?.readOnly ?? false).toBe(false);
     expect(pod.volumes?.find((v) => v.name === mount?.name)?.emptyDir).toBeDefined();
     expect(container.volumeMounts?.some((m) => m.mountPath === '/tmp')).toBe(true);
+  });
+
+  it('the statement inbox is on a claim every replica shares and that outlives the pods', () => {
+    const dataDir = container.env?.find((e) => e.name === 'RECON_DATA_DIR')?.value;
+    const mount = container.volumeMounts?.find((m) => m.mountPath === `${dataDir}/inbox`);
+    expect(mount, 'a volume mounted at RECON_DATA_DIR/inbox').toBeDefined();
+    const claimName = pod.volumes?.find((v) => v.name === mount?.name)?.persistentVolumeClaim?.claimName;
+    expect(claimName).toBeDefined();
+    const claim = one('PersistentVolumeClaim') as Doc & { spec: { accessModes: string[] } };
+    expect(claim.metadata.name).toBe(claimName);
+    // Two replicas mount it at once.
+    expect((deployment as unknown as { spec: { replicas: number } }).spec.replicas).toBeGreaterThan(1);
+    expect(claim.spec.accessModes).toEqual(['ReadWriteMany']);
+  });
+
+  it('names the image with a registry, and kustomization.yaml sets it in one place', () => {
+    const image = container.image ?? '';
+    expect(image.split('/')[0]).toMatch(/\./);
+    const kustomization = readManifests('kustomization.yaml')[0] as unknown as { images: { name: string; newTag: string }[] };
+    expect(kustomization.images.map((i) => i.name)).toContain(image.split(':')[0]);
+    const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string };
+    expect(image.split(':')[1]).toBe(pkg.version);
+    expect(kustomization.images[0]!.newTag).toBe(pkg.version);
   });
 
   it('meets Pod Security "restricted" and mounts no service-account token', () => {

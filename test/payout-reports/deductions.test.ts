@@ -1,16 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import {
-  ContractTermsError,
-  expectedDeductions,
-  judgeRow,
-  mdrRateFor,
-  parseContractTerms,
-  roundMicroCents,
-  withinRounding,
-  type ContractTerms,
-  type InvoiceFacts,
-  type PayoutReportRow,
-} from '../../src/payout-reports/index.js';
+import { ContractTermsError, parseContractTerms, type ContractTerms } from '../../src/payout-reports/contract-terms.js';
+import { expectedDeductions, judgeRow, mdrRateFor, roundMicroCents, withinRounding, type InvoiceFacts } from '../../src/payout-reports/deductions.js';
+import { type PayoutReportRow } from '../../src/payout-reports/read.js';
 
 /** The contract of the spec's example: 2.5 % by bank transfer at 30 days, 2.9 % by bank transfer otherwise, 3.0 % else; 0.30 per order; 19 % VAT. */
 const TERMS_JSON = JSON.stringify({

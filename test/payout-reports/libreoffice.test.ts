@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { readSheet } from 'read-excel-file/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readPayoutReport } from '../../src/payout-reports/index.js';
+import { readPayoutReport } from '../../src/payout-reports/read.js';
 import { convertWithCalc } from '../web/libreoffice.js';
 
 /**

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import writeXlsxFile, { type SheetData } from 'write-excel-file/node';
-import { PayoutReportFormatError, readPayoutReport, type PayoutReportRow } from '../../src/payout-reports/index.js';
+import { PayoutReportFormatError, readPayoutReport, type PayoutReportRow } from '../../src/payout-reports/read.js';
 
 /**
  * The payout report reader on files written here from the documented columns

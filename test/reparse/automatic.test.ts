@@ -38,7 +38,7 @@ it('the daemon reparses what an older parser left unparsed by itself after the u
 
   const config = loadConfig({
     DATABASE_URL: db.url, PORT: '0', METRICS_PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', PROVIDER_ENV: 'sandbox',
-    WEBHOOK_SECRET: 'whsec_automatic', POLL_SCHEDULE: RARE_CRON, RECONCILE_SCHEDULE: RARE_CRON, DB_POOL_MAX: '4',
+    WEBHOOK_SECRET: 'whsec_automatic_a19f68ee21fcd01ecdd313c0b4ccdeb4', POLL_SCHEDULE: RARE_CRON, RECONCILE_SCHEDULE: RARE_CRON, DB_POOL_MAX: '4',
   });
   daemon = await startDaemon(config, silentLogger());
   const run = await waitFor('the automatic reparse run', async () => {

@@ -196,7 +196,7 @@ describe('ledger reparse of deliveries an older parser stored', () => {
   });
 
   it('GET /api/deliveries serves the same listing, filtered by status and paged', async () => {
-    const token = 'operator-token-0123456789';
+    const token = 'operator-9d096e45c0e1e3a3a695eaf63a61e569';
     const server = await startHttpServer({
       host: '127.0.0.1', port: 0, log: silentLogger(), name: 'test',
       routes: operatorRoutes({ config: loadConfig({ OPERATOR_TOKEN: token, PROVIDER_ENV: 'sandbox' }), database: old, log: silentLogger() }),

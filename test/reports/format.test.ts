@@ -31,6 +31,11 @@ describe('CSV (RFC 4180)', () => {
   it('neutralises text cells starting with = + - @ tab or CR (OWASP), but not numbers we wrote', () => {
     for (const start of ['=', '+', '-', '@', '\t', '\r']) expect(neutralise(`${start}1+1`)).toBe(`'${start}1+1`);
     expect(neutralise('a=1')).toBe('a=1');
+    // What spreadsheets trim or fold before reading a formula: blanks, quotes, full-width signs.
+    for (const start of [' =', '\n=', '\u00a0=', '\u3000=', '\ufeff=', '＝', '＋', '－', '＠', "'=", '"=', ' \'"=', ' -', '\n']) {
+      expect(neutralise(`${start}1+1`), JSON.stringify(start)).toBe(`'${start}1+1`);
+    }
+    for (const plain of ['a =1', 'x\n=1', 'Müller-4711', 'PO 12', "'quoted'", ' text']) expect(neutralise(plain), plain).toBe(plain);
     expect(csvField('=1+1')).toBe("'=1+1");
     expect(csvField('=HYPERLINK("x")')).toBe(`"'=HYPERLINK(""x"")"`);
     expect(csvField('-12.50', ',', true)).toBe('-12.50');

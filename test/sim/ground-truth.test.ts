@@ -107,7 +107,8 @@ describe('ground truth', () => {
   });
 
   it('uses the discrepancy report field names and the contract kinds', () => {
-    const kinds = new Set(['missed_webhook', 'state_mismatch', 'orphan_webhook', 'duplicate_event', 'duplicate_delivery', 'payout_not_on_statement', 'statement_credit_without_payout', 'payout_amount_mismatch', 'payout_cancelled_but_credited', 'payout_unknown_invoice']);
+    const kinds = new Set(['missed_webhook', 'state_mismatch', 'orphan_webhook', 'duplicate_event', 'duplicate_delivery', 'payout_not_on_statement', 'statement_credit_without_payout', 'payout_amount_mismatch', 'payout_cancelled_but_credited', 'payout_unknown_invoice',
+      'invoice_not_paid_out', 'invoice_paid_out_twice', 'payout_pays_canceled_invoice', 'buyer_paid_merchant_directly', 'payout_deduction_mismatch', 'payout_report_mismatch']);
     for (const d of truth.discrepancies) {
       expect(kinds.has(d.kind)).toBe(true);
       expect(Object.keys(d).slice(0, 11)).toEqual(['kind', 'status', 'environment', 'entity_type', 'entity_id', 'subject', 'external_reference_id', 'sepa_reference', 'expected', 'observed', 'details']);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { formatCents, feeWithVat, mulDivRound } from '../../sim/money.js';
+import { formatCents, mulDivRound } from '../../sim/money.js';
+import { invoiceDeductions, mdrMicros, parseContractTerms } from '../../sim/contract.js';
 import { ibanWithCheck } from '../../sim/parties.js';
 import { Prng } from '../../sim/prng.js';
 import { SlidingWindowLimiter } from '../../sim/rate-limit.js';
@@ -36,10 +37,36 @@ describe('money', () => {
     expect(formatCents(100n, ',')).toBe('1,00');
   });
 
-  it('rounds fees half up and puts VAT on the fee', () => {
+  it('rounds fees half away from zero and puts VAT on the discount and the fixed fee', () => {
     expect(mulDivRound(10n, 1n, 4n)).toBe(3n); // 2.5 -> 3
     expect(mulDivRound(9n, 1n, 4n)).toBe(2n); // 2.25 -> 2
-    expect(feeWithVat(100_00n, 250, 19)).toEqual({ fee: 250n, vat: 48n }); // 2.50 fee, 0.475 VAT -> 0.48
+    // 100.00 at 2.5 %: discount 2.50; VAT 19 % of 2.50 = 0.475 -> 0.48
+    expect(invoiceDeductions(100_00n, 25_000, 0n, 190_000)).toEqual({ rateMicros: 25_000, discountCents: 250n, transactionFeeCents: 0n, vatCents: 48n, totalDeductionsCents: 298n, transferCents: 9702n });
+    // 123.45 at 2.9 %: 3.58005 -> 3.58; with a 0.30 fixed fee VAT 19 % of 3.88 = 0.7372 -> 0.74
+    expect(invoiceDeductions(123_45n, 29_000, 30n, 190_000)).toEqual({ rateMicros: 29_000, discountCents: 358n, transactionFeeCents: 30n, vatCents: 74n, totalDeductionsCents: 462n, transferCents: 11883n });
+    // 50.50 at 3 %: 1.515 -> 1.52 (half away from zero)
+    expect(invoiceDeductions(50_50n, 30_000, 0n, 0).discountCents).toBe(152n);
+  });
+});
+
+describe('contract terms', () => {
+  it('reads the CONTRACT_TERMS shape and picks the most specific MDR entry', () => {
+    const terms = parseContractTerms(undefined);
+    expect(terms).toMatchObject({ currency: 'EUR', fixed_fee_cents: 30, vat_percent: 190_000 });
+    expect(mdrMicros(terms, 'bank_transfer', 30)).toBe(25_000);
+    expect(mdrMicros(terms, 'bank_transfer', 14)).toBe(29_000);
+    expect(mdrMicros(terms, 'direct_debit', 30)).toBe(30_000);
+    const numbers = parseContractTerms({ mdr: [{ payment_method: 'direct_debit', percent: 1.25 }, { percent: '2.1234' }], fixed_fee_cents: 0, vat_percent: 20 });
+    expect(mdrMicros(numbers, 'direct_debit', 7)).toBe(12_500);
+    expect(mdrMicros(numbers, 'bank_transfer', 7)).toBe(21_234);
+    expect(mdrMicros(parseContractTerms({ mdr: [{ payment_method: 'bank_transfer', percent: '2' }], fixed_fee_cents: 0, vat_percent: '0' }), 'direct_debit', 7)).toBe(0);
+  });
+
+  it('refuses terms naming the field at fault', () => {
+    expect(() => parseContractTerms({ mdr: [{ percent: '101' }], fixed_fee_cents: 30, vat_percent: '19' })).toThrow(/mdr\.0\.percent: expected a percent/);
+    expect(() => parseContractTerms({ mdr: [{ percent: '2.12345' }], fixed_fee_cents: 30, vat_percent: '19' })).toThrow(/mdr\.0\.percent/);
+    expect(() => parseContractTerms({ mdr: [], fixed_fee_cents: 30, vat_percent: '19' })).toThrow(/mdr/);
+    expect(() => parseContractTerms({ mdr: [{ percent: 2 }], fixed_fee_cents: -1, vat_percent: '19' })).toThrow(/fixed_fee_cents/);
   });
 });
 

@@ -13,7 +13,7 @@ let files: string[];
 
 beforeAll(async () => {
   sim = await startSimulator({
-    seed: 'bank',
+    seed: 'bank-4',
     faults: { ...NO_FAULTS, payoutAmountMismatch: 0.15, payoutNoCredit: 0.15, payoutUnknownInvoice: 0.1, payoutDuplicateSepa: 0.1, payoutCancelledCredited: 0.1, creditWithoutPayout: 0.5 },
     business: { ordersPerDay: 80 },
   });

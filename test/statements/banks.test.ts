@@ -183,7 +183,7 @@ describe('CSV and encodings', () => {
     expect(() => parseStatement(file('sparkasse.csv'))).toThrow(
       /^CSV row 3: no currency: the file \(.*\) has no currency column, names none in its amounts, header or preamble, and STATEMENT_ACCOUNT_CURRENCIES sets none for account DE44500105175407324931$/,
     );
-    const p = parseStatement(file('sparkasse.csv'), CSV);
+    const p = parseStatement(file('sparkasse.csv'), { csv: CSV });
     expect(detectFormat(file('sparkasse.csv').toString('latin1'))).toBe('csv');
     expectLines(p, [
       ['2026-03-02', '2026-03-02', 1999n, 'debit', 'EUR', null, null, 'Stadtwerke Müller GmbH & Co. KG', 'Abschlag März 2026', null, null],
@@ -244,7 +244,7 @@ describe('streaming', () => {
       }, { csv: CSV, whole: true });
       for (let i = 0; i < text.length; i += 5) reader.write(text.slice(i, i + 5));
       reader.end();
-      const whole = parseStatement(bytes, CSV);
+      const whole = parseStatement(bytes, { csv: CSV });
       expect(lines, name).toEqual(whole.lines);
       expect(sections, name).toEqual(whole.sections);
     }

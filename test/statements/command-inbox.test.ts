@@ -53,12 +53,13 @@ describe('statement import', () => {
       for (const [k, v] of Object.entries(saved)) if (v === undefined) delete process.env[k]; else process.env[k] = v;
     }
     expect(out).toEqual([
-      `${good}: format csv, statements 1, lines read 1, lines new 1, already known 0, known from overlapping statements 0\n`,
-      `${good}: format csv, statements 1, lines read 1, lines new 0, already known 1, known from overlapping statements 0 (file already imported)\n`,
+      // A CSV carries no balances: none could be checked.
+      `${good}: format csv, statements 1, lines read 1, lines new 1, already known 0, known from overlapping statements 0, balances not checked 1\n`,
+      `${good}: format csv, statements 1, lines read 1, lines new 0, already known 1, known from overlapping statements 0, balances not checked 1 (file already imported)\n`,
       'files 2: imported 2, failed 0; lines read 2, lines new 1, already known 1, known from overlapping statements 0\n',
       `${junk}: failed: unknown format: neither CAMT.053 XML, MT940 nor a CSV with booking date and amount columns\n`,
       expect.stringMatching(new RegExp(`^${path.join(dir, 'missing.xml').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: failed: unreadable: ENOENT`)),
-      `${good}: format csv, statements 1, lines read 1, lines new 0, already known 1, known from overlapping statements 0 (file already imported)\n`,
+      `${good}: format csv, statements 1, lines read 1, lines new 0, already known 1, known from overlapping statements 0, balances not checked 1 (file already imported)\n`,
       'files 3: imported 1, failed 2; lines read 1, lines new 0, already known 1, known from overlapping statements 0\n',
     ]);
     expect(err.join('')).toContain(`${junk}: unknown format`);
@@ -92,7 +93,7 @@ describe('statement import --profile', () => {
       for (const [k, v] of Object.entries(saved)) if (v === undefined) delete process.env[k]; else process.env[k] = v;
     }
     expect(out[0]).toMatch(/hausbank\.csv: failed: CSV that no bank profile fits \(the columns found: 'Tag', 'Summe', 'Whg', 'Text'/);
-    expect(out[2]).toBe(`${csv}: format csv, statements 1, lines read 2, lines new 2, already known 0, known from overlapping statements 0\n`);
+    expect(out[2]).toBe(`${csv}: format csv, statements 1, lines read 2, lines new 2, already known 0, known from overlapping statements 0, balances not checked 1\n`);
     expect(err.join('')).toContain(`bnpl-recon statement: CSV profile ${broken}: not a CSV profile: columns: needs an amount column, or a debit and a credit column`);
     const rows = await db.sql<{ amount_cents: string; direction: string; sepa_reference: string | null }[]>`
       select amount_cents::text, direction::text, sepa_reference from statement_lines l join bank_statements b on b.id = l.statement_id
@@ -147,6 +148,24 @@ describe('statement inbox failures', () => {
   };
   // Opening 100.00 + 1.00 credit claims a closing balance of 102.00: one booking is missing.
   const unbalanced = [':20:X', ':25:DE44500105175407324931', ':28C:1/1', ':60F:C260302EUR100,00', ':61:2603020302C1,00NTRFNONREF//U1', ':86:x', ':62F:C260302EUR102,00', '-'].join('\r\n');
+
+  it('with STATEMENT_ACCEPT_UNBALANCED imports it (in its import process) and opens a statement_unbalanced finding', async () => {
+    const config = loadConfig({ RECON_DATA_DIR: path.join(dir, 'data-accept'), PROVIDER_ENV: 'sandbox', DATABASE_URL: db.url, STATEMENT_ACCEPT_UNBALANCED: 'true' });
+    const shutdown = new Shutdown(silentLogger(), 5000);
+    const inbox = startStatementInbox({ config, log: silentLogger(), database: db, shutdown, ...testMetrics(db) }, { intervalMs: 3_600_000, settleMs: 60_000 });
+    try {
+      await inbox.runNow();
+      await drop(inbox.dir, 'accepted.sta', unbalanced.replace(':28C:1/1', ':28C:2/1').replace('//U1', '//U2'));
+      const result = await inbox.runNow();
+      expect(result.failed).toEqual([]);
+      expect(result.imported).toEqual([expect.objectContaining({ file: 'accepted.sta', linesNew: 1, statementsUnbalanced: 1, unbalancedFindings: [expect.any(Number)] })]);
+      const [finding] = await db.sql`select kind::text, status::text, expected, observed from discrepancies where id = ${result.imported[0]!.unbalancedFindings[0]!}`;
+      expect(finding).toEqual({ kind: 'statement_unbalanced', status: 'open', expected: '10200', observed: '10100' });
+      expect(await readdir(path.join(inbox.dir, 'imported'))).toEqual(['accepted.sta']);
+    } finally {
+      await shutdown.run('test');
+    }
+  });
 
   it('moves a refused statement to failed/ with its reason and does not try it again', async () => {
     const config = loadConfig({ RECON_DATA_DIR: path.join(dir, 'data-failed'), PROVIDER_ENV: 'sandbox' });

@@ -22,7 +22,7 @@ describe('bank CSV profiles', () => {
 
   it.each(BANK_FIXTURES.map((f) => [f.profile, f] as const))('reads %s: every line, pending lines and totals left out', (name, f) => {
     expect(csvLayout(f.text, true, { accountCurrencies: f.accountCurrencies }).profile.name).toBe(name);
-    const p = parseStatement(Buffer.from(f.text, 'utf8'), { accountCurrencies: f.accountCurrencies });
+    const p = parseStatement(Buffer.from(f.text, 'utf8'), { csv: { accountCurrencies: f.accountCurrencies } });
     expect(p.format).toBe('csv');
     expect(p.lines.map(tuple)).toEqual(f.lines);
     // The statement's booked totals are its lines' (what the import checks the stored lines against).
@@ -48,8 +48,8 @@ describe('bank CSV profiles', () => {
     const both = `${head}06/03/2026,BGC,'30-00-00,12345678,X,1.00,2.00,0\r\n`;
     const neither = `${head}06/03/2026,BGC,'30-00-00,12345678,X,,,0\r\n`;
     const opts = { accountCurrencies: { '12345678': 'GBP' } };
-    expect(() => parseStatement(both, opts)).toThrow(/^CSV row 2: both a debit \('1\.00'\) and a credit \('2\.00'\) amount$/);
-    expect(() => parseStatement(neither, opts)).toThrow(/^CSV row 2: missing amount$/);
+    expect(() => parseStatement(both, { csv: opts })).toThrow(/^CSV row 2: both a debit \('1\.00'\) and a credit \('2\.00'\) amount$/);
+    expect(() => parseStatement(neither, { csv: opts })).toThrow(/^CSV row 2: missing amount$/);
   });
 
   it('continues the previous line with a row of text only, and refuses a dated row without amount', () => {
@@ -106,7 +106,7 @@ describe('a user-written profile', () => {
 
   it('reads a bank no built-in profile knows', () => {
     expect(() => parseStatement(text)).toThrow(/^CSV that no bank profile fits \(the columns found: 'Tag', 'Summe', 'Richtung', 'Text', 'Whg'; the nearest profile, Raiffeisen Schweiz, misses 'Booked At', 'Credit\/Debit Amount'\); write a profile for it \(statement import --profile FILE, see the README\)$/);
-    const p = parseStatement(text, { profiles: [parseCsvProfile(JSON.stringify(profile), 'hausbank.json')] });
+    const p = parseStatement(text, { csv: { profiles: [parseCsvProfile(JSON.stringify(profile), 'hausbank.json')] } });
     expect(p.lines.map(tuple)).toEqual([
       ['2026-03-02', null, 1000n, 'credit', 'EUR', null, null, null, null, 'Auszahlung PO2026030200009999', null],
       ['2026-03-03', null, 250n, 'debit', 'EUR', null, null, null, null, 'Gebühr', null],

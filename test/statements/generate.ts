@@ -70,7 +70,13 @@ const dec = (cents: bigint, sep: string) => {
 };
 
 /** camt.053.001.02 with one <Stmt> per run of days given, each a whole-day period. */
-export function camt(s: GenStatement, statements: GenDay[][], tag = ''): string {
+/**
+ * Layouts banks write besides the standard one: entries without BookgDt and ValDt (dated by the
+ * statement's FrToDt: give one statement per day), only a CLBD balance, no Acct (refused).
+ */
+export type CamtLayout = 'standard' | 'no-dates' | 'closing-only' | 'no-account';
+
+export function camt(s: GenStatement, statements: GenDay[][], tag = '', layout: CamtLayout = 'standard'): string {
   let balance = s.opening;
   const stmts = statements.map((days, k) => {
     const open = balance;
@@ -84,32 +90,50 @@ export function camt(s: GenStatement, statements: GenDay[][], tag = ''): string 
           : e.e2e
             ? `<NtryDtls><TxDtls><Refs><EndToEndId>${e.e2e}</EndToEndId></Refs></TxDtls></NtryDtls>`
             : '';
-        return `<Ntry><Amt Ccy="EUR">${dec(e.cents, '.')}</Amt><CdtDbtInd>${e.direction === 'credit' ? 'CRDT' : 'DBIT'}</CdtDbtInd><Sts>BOOK</Sts><BookgDt><Dt>${d.date}</Dt></BookgDt>${e.ref ? `<AcctSvcrRef>${e.ref}</AcctSvcrRef>` : ''}${details}</Ntry>`;
+        return `<Ntry><Amt Ccy="EUR">${dec(e.cents, '.')}</Amt><CdtDbtInd>${e.direction === 'credit' ? 'CRDT' : 'DBIT'}</CdtDbtInd><Sts>BOOK</Sts>${layout === 'no-dates' ? '' : `<BookgDt><Dt>${d.date}</Dt></BookgDt>`}${e.ref ? `<AcctSvcrRef>${e.ref}</AcctSvcrRef>` : ''}${details}</Ntry>`;
       }),
     );
     const from = days[0]!.date;
     const to = days.at(-1)!.date;
-    return `<Stmt><Id>S${k}${tag}</Id><FrToDt><FrDtTm>${from}T00:00:00</FrDtTm><ToDtTm>${to}T23:59:59</ToDtTm></FrToDt><Acct><Id><IBAN>${s.account}</IBAN></Id><Ccy>EUR</Ccy></Acct>${bal('OPBD', open)}${bal('CLBD', balance)}\n${entries.join('\n')}</Stmt>`;
+    return `<Stmt><Id>S${k}${tag}</Id><FrToDt><FrDtTm>${from}T00:00:00</FrDtTm><ToDtTm>${to}T23:59:59</ToDtTm></FrToDt>${layout === 'no-account' ? '' : `<Acct><Id><IBAN>${s.account}</IBAN></Id><Ccy>EUR</Ccy></Acct>`}${layout === 'closing-only' ? '' : bal('OPBD', open)}${bal('CLBD', balance)}\n${entries.join('\n')}</Stmt>`;
   });
   return `<?xml version="1.0" encoding="UTF-8"?><Document xmlns="urn:iso:std:iso:20022:tech:xsd:camt.053.001.02"><BkToCstmrStmt><GrpHdr><MsgId>G${tag}</MsgId></GrpHdr>${stmts.join('\n')}</BkToCstmrStmt></Document>\n`;
 }
 
 export type Wrapper = 'plain' | 'swift' | 'abn' | 'ing' | 'eof' | 'rabo';
 
+/**
+ * Layouts banks write besides the standard one: the :28C: number continued on the next line; an
+ * opening balance and only a :65F: forward balance; no balances (the currency after the :25:
+ * IBAN; days without bookings then have no message); the Dutch structured :86: with '/' inside
+ * its values (the end-to-end reference becomes '<e2e>/<day>/<entry>', see dutchReference).
+ */
+export type Mt940Layout = 'standard' | 'continued-28c' | 'opening-only' | 'no-balances' | 'dutch';
+
+/** The end-to-end reference the 'dutch' layout writes for an entry. */
+export const dutchReference = (e2e: string, day: number, entry: number) => `${e2e}/${day}/${entry}`;
+
 /** MT940, one message per day, wrapped and separated as the given bank does. */
-export function mt940(s: GenStatement, wrapper: Wrapper, lineEnd = '\r\n'): string {
+export function mt940(s: GenStatement, wrapper: Wrapper, lineEnd = '\r\n', layout: Mt940Layout = 'standard'): string {
   let balance = s.opening;
   const yymmdd = (d: string) => d.slice(2).replaceAll('-', '');
   const bal = (tag: string, cents: bigint, d: string) => `:${tag}:${cents < 0n ? 'D' : 'C'}${yymmdd(d)}EUR${dec(cents, ',')}`;
-  const messages = s.days.map((d, k) => {
+  const days = layout === 'no-balances' ? s.days.filter((d) => d.entries.length > 0) : s.days;
+  const messages = days.map((d, k) => {
     const open = balance;
     balance = closing(open, [d]);
-    const fields = [`:20:STARTUMS`, `:25:76026000/${s.account.slice(-10)}`, `:28C:${k + 1}/1`, bal('60F', open, d.date)];
-    for (const e of d.entries) {
+    const account = layout === 'no-balances' ? `${s.account}EUR` : `76026000/${s.account.slice(-10)}`;
+    const number = layout === 'continued-28c' ? `${k + 1}${lineEnd}/1` : `${k + 1}/1`;
+    const fields = [`:20:STARTUMS`, `:25:${account}`, `:28C:${number}`, ...(layout === 'no-balances' ? [] : [bal('60F', open, d.date)])];
+    d.entries.forEach((e, i) => {
       fields.push(`:61:${yymmdd(d.date)}${yymmdd(d.date).slice(2)}${e.direction === 'credit' ? 'C' : 'D'}${dec(e.cents, ',')}NTRFNONREF${e.ref ? `//${e.ref}` : ''}`);
-      fields.push(`:86:166?00GUTSCHRIFT?20${e.e2e ? `EREF+${e.e2e}` : 'SVWZ+ohne Referenz'}`);
-    }
-    fields.push(bal('62F', balance, d.date));
+      if (layout === 'dutch') {
+        const eref = e.e2e ? `/EREF/${dutchReference(e.e2e, k, i)}/` : '';
+        fields.push(`:86:/TRTP/SEPA OVERBOEKING/${eref}/REMI/USTD//Rechnung ${k}/${i}/`);
+      } else fields.push(`:86:166?00GUTSCHRIFT?20${e.e2e ? `EREF+${e.e2e}` : 'SVWZ+ohne Referenz'}`);
+    });
+    if (layout === 'opening-only') fields.push(bal('65F', balance, d.date));
+    else if (layout !== 'no-balances') fields.push(bal('62F', balance, d.date));
     return fields.join(lineEnd);
   });
   switch (wrapper) {

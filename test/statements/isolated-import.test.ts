@@ -132,7 +132,7 @@ describe('isolated statement imports', () => {
     };
     const small = await write('small.csv', 13);
     const smallResult = await importInChildProcess(
-      { databaseUrl: db.url, environment: 'sandbox', file: small.file, name: 'small.csv', maxFileBytes: 128 * 1024 * 1024, maxAmountCents: '1000000000000' },
+      { databaseUrl: db.url, environment: 'sandbox', file: small.file, name: 'small.csv', maxFileBytes: 128 * 1024 * 1024, maxAmountCents: '1000000000000', acceptUnbalanced: false },
       { maxMemoryMb: 256, timeoutMs: 1_200_000 },
     );
     expect(smallResult.linesNew).toBe(small.rows);

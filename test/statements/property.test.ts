@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { importStatement } from '../../src/statements/import.js';
 import { useTestDatabase, type TestDatabase } from '../helpers/database.js';
-import { booked, camt, csv, csvBank, mt940, statementArb, type GenStatement, type Wrapper } from './generate.js';
+import { booked, camt, csv, csvBank, dutchReference, mt940, statementArb, type CamtLayout, type GenStatement, type Mt940Layout, type Wrapper } from './generate.js';
 
 let db: TestDatabase;
 useTestDatabase('statements_property', (database) => (db = database));
@@ -14,7 +14,7 @@ useTestDatabase('statements_property', (database) => (db = database));
  * account, and left behind it made the next case's identical empty file "already imported".
  */
 async function clear(_account: string): Promise<void> {
-  await db.sql`truncate statement_lines, statement_entries, statement_periods, bank_statements`;
+  await db.sql`truncate statement_lines, statement_entries, statement_periods, bank_statements, discrepancies cascade`;
 }
 
 async function storedTotals(account: string) {
@@ -110,4 +110,77 @@ describe('generated statements', () => {
       { numRuns: 60 },
     );
   }, 300_000);
+
+  const storedCount = async () => (await db.sql<{ n: number }[]>`select ((select count(*) from bank_statements) + (select count(*) from statement_lines))::int as n`)[0]!.n;
+
+  it('MT940 layouts (a continued :28C:, only a :65F:, no balances, Dutch :86: with / inside values): stored totals equal booked, unchecked statements counted, the standard layout again adds nothing', async () => {
+    const layouts: Mt940Layout[] = ['continued-28c', 'opening-only', 'no-balances', 'dutch'];
+    await fc.assert(
+      fc.asyncProperty(statementArb, fc.constantFrom(...layouts), fc.constantFrom<Wrapper>('plain', 'swift', 'ing', 'eof'), async (s, layout, wrapper) => {
+        await clear(s.account);
+        const entries = s.days.reduce((n, d) => n + d.entries.length, 0);
+        if (layout === 'no-balances' && entries === 0) return;
+        const a = await importStatement(db, 'sandbox', Buffer.from(mt940(s, wrapper, '\r\n', layout)), 'a.sta');
+        expect(a.linesNew).toBe(entries);
+        const messages = layout === 'no-balances' ? s.days.filter((d) => d.entries.length > 0).length : s.days.length;
+        expect(a).toMatchObject({ statements: messages, balancesUnchecked: layout === 'opening-only' || layout === 'no-balances' ? messages : 0, statementsUnbalanced: 0 });
+        expect(await storedTotals(s.account)).toEqual(booked(s.days));
+        if (layout === 'dutch') {
+          const e2e = await db.sql<{ end_to_end_id: string }[]>`select end_to_end_id from statement_lines where end_to_end_id is not null order by id`;
+          expect(e2e.map((r) => r.end_to_end_id)).toEqual(s.days.flatMap((d, k) => d.entries.flatMap((e, i) => (e.e2e ? [dutchReference(e.e2e, k, i)] : []))));
+        }
+        const b = await importStatement(db, 'sandbox', Buffer.from(mt940(s, 'plain')), 'b.sta');
+        expect(b.linesNew).toBe(0);
+        expect(await storedTotals(s.account)).toEqual(booked(s.days));
+      }),
+      { numRuns: 30 },
+    );
+  }, 120_000);
+
+  it('CAMT.053 layouts (entries without BookgDt/ValDt, only CLBD): dated by their statement, stored totals equal booked, the standard statement again adds nothing; without Acct refused and nothing stored', async () => {
+    const layouts: CamtLayout[] = ['no-dates', 'closing-only', 'no-account'];
+    await fc.assert(
+      fc.asyncProperty(statementArb, fc.constantFrom(...layouts), async (s, layout) => {
+        await clear(s.account);
+        const daily = camt(s, s.days.map((d) => [d]), 'd', layout);
+        if (layout === 'no-account') {
+          await expect(importStatement(db, 'sandbox', Buffer.from(daily), 'a.xml')).rejects.toThrow(/: no Acct: the statement names no account/);
+          expect(await storedCount()).toBe(0);
+          return;
+        }
+        const a = await importStatement(db, 'sandbox', Buffer.from(daily), 'a.xml');
+        expect(a).toMatchObject({ linesNew: lineCount(s), balancesUnchecked: layout === 'closing-only' ? s.days.length : 0 });
+        expect(await storedTotals(s.account)).toEqual(booked(s.days));
+        const dates = await db.sql<{ booking_date: string; n: number }[]>`select booking_date, count(distinct entry_key)::int as n from statement_lines group by 1 order by 1`;
+        expect(dates).toEqual(s.days.filter((d) => d.entries.length > 0).map((d) => ({ booking_date: d.date, n: d.entries.length })));
+        const b = await importStatement(db, 'sandbox', Buffer.from(camt(s, [s.days], 'w')), 'b.xml');
+        expect(b.linesNew).toBe(0);
+        expect(await storedTotals(s.account)).toEqual(booked(s.days));
+      }),
+      { numRuns: 30 },
+    );
+  }, 120_000);
+
+  it('a statement whose closing balance is off: refused with nothing stored; accepted, stored with one statement_unbalanced finding naming the difference', async () => {
+    await fc.assert(
+      fc.asyncProperty(statementArb, fc.bigInt({ min: -5000n, max: 5000n }).filter((d) => d !== 0n), async (s, delta) => {
+        await clear(s.account);
+        // The last :62F: claims delta more than the bookings give.
+        const text = mt940(s, 'plain').replace(/:62F:([CD])(\d{6})EUR(\d+),(\d{2})(?![\s\S]*:62F:)/, (_m, mark: string, date: string, units: string, cents: string) => {
+          const v = (mark === 'D' ? -1n : 1n) * (BigInt(units) * 100n + BigInt(cents)) + delta;
+          const a = v < 0n ? -v : v;
+          return `:62F:${v < 0n ? 'D' : 'C'}${date}EUR${a / 100n},${(a % 100n).toString().padStart(2, '0')}`;
+        });
+        await expect(importStatement(db, 'sandbox', Buffer.from(text), 'off.sta')).rejects.toThrow(/does not balance/);
+        expect(await storedCount()).toBe(0);
+        const r = await importStatement(db, 'sandbox', Buffer.from(text), 'off.sta', { acceptUnbalanced: true });
+        expect(r).toMatchObject({ statementsUnbalanced: 1, linesNew: s.days.reduce((n, d) => n + d.entries.length, 0) });
+        const findings = await db.sql<{ entity_id: string; subject: string; difference: string }[]>`
+          select entity_id, subject, evidence->>'difference_cents' as difference from discrepancies where kind = 'statement_unbalanced'`;
+        expect(findings).toEqual([{ entity_id: String(r.statementId), subject: String(s.days.length - 1), difference: String(delta) }]);
+        expect(await storedTotals(s.account)).toEqual(booked(s.days));
+      }),
+      { numRuns: 20 },
+    );
+  }, 120_000);
 });

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { booked, camt, mt940, statementArb, type GenEntry, type GenStatement, type Wrapper } from './generate.js';
+import { booked, camt, mt940, statementArb, type CamtLayout, type GenEntry, type GenStatement, type Mt940Layout, type Wrapper } from './generate.js';
 
 /**
  * Hostile statement files for the statement fuzz test: a valid statement (generate.ts) rendered in
@@ -21,6 +21,8 @@ export interface StatementFuzzCase {
   expected: { lines: number; credit: bigint; debit: bigint } | null;
   /** the file references an entity its DTD declares (XXE, billion laughs): it must be refused */
   entityTrick: boolean;
+  /** set when the unmutated statement must be refused (a CAMT without Acct): the start of the refusal */
+  mustRefuse?: string | null;
 }
 
 interface TextMutation {
@@ -134,22 +136,35 @@ interface Rendered {
   format: FuzzFormat;
   variant: string;
   text: string;
+  /** the statement as rendered must be refused, with a message starting so */
+  mustRefuse?: string;
 }
+
+// The standard layouts most often; the others banks write (generate.ts) in one case of three.
+const CAMT_LAYOUTS: CamtLayout[] = ['standard', 'standard', 'standard', 'standard', 'standard', 'standard', 'no-dates', 'closing-only', 'no-account'];
+const MT940_LAYOUTS: Mt940Layout[] = ['standard', 'standard', 'standard', 'standard', 'standard', 'standard', 'standard', 'standard', 'continued-28c', 'opening-only', 'no-balances', 'dutch'];
 
 const renderArb = (s: GenStatement): fc.Arbitrary<Rendered> =>
   fc.oneof(
-    fc.record({ daily: fc.boolean(), indent: fc.constantFrom('\n', '', '\n    ', '\r\n\t') }).map(({ daily, indent }) => ({
-      format: 'camt053' as const,
-      variant: daily ? 'daily' : 'whole',
-      text: camt(s, daily ? s.days.map((d) => [d]) : [s.days]).replace(/\n/g, indent),
-    })),
+    fc.record({ daily: fc.boolean(), indent: fc.constantFrom('\n', '', '\n    ', '\r\n\t'), layout: fc.constantFrom(...CAMT_LAYOUTS) }).map(({ daily, indent, layout }) => {
+      // Entries without dates are dated by their statement's period: one statement per day.
+      const perDay = daily || layout === 'no-dates';
+      return {
+        format: 'camt053' as const,
+        variant: `${perDay ? 'daily' : 'whole'}${layout === 'standard' ? '' : `-${layout}`}`,
+        text: camt(s, perDay ? s.days.map((d) => [d]) : [s.days], '', layout).replace(/\n/g, indent),
+        ...(layout === 'no-account' ? { mustRefuse: 'camt.053 statement S0: no Acct' } : {}),
+      };
+    }),
     fc
-      .record({ wrapper: fc.constantFrom<Wrapper>('plain', 'swift', 'abn', 'ing', 'eof', 'rabo'), eol: fc.constantFrom('\r\n', '\n'), chain: fc.boolean() })
-      .map(({ wrapper, eol, chain }) => {
-        const text = mt940(s, wrapper, eol);
-        // The Rabobank wrapper has no message separators, so pages would merge into one message.
-        const pages = chain && s.days.length > 1 && wrapper !== 'rabo';
-        return { format: 'mt940' as const, variant: `${wrapper}${pages ? '-pages' : ''}`, text: pages ? chained(text) : text };
+      .record({ wrapper: fc.constantFrom<Wrapper>('plain', 'swift', 'abn', 'ing', 'eof', 'rabo'), eol: fc.constantFrom('\r\n', '\n'), chain: fc.boolean(), layout: fc.constantFrom(...MT940_LAYOUTS) })
+      .map(({ wrapper, eol, chain, layout: wanted }) => {
+        // A statement without bookings written without balances would be no statement at all.
+        const layout = wanted === 'no-balances' && s.days.every((d) => d.entries.length === 0) ? 'standard' : wanted;
+        const text = mt940(s, wrapper, eol, layout);
+        // The Rabobank wrapper has no message separators, so pages would merge into one message; pages need both balances.
+        const pages = chain && s.days.length > 1 && wrapper !== 'rabo' && (layout === 'standard' || layout === 'continued-28c' || layout === 'dutch');
+        return { format: 'mt940' as const, variant: `${wrapper}${pages ? '-pages' : ''}${layout === 'standard' ? '' : `-${layout}`}`, text: pages ? chained(text) : text };
       }),
     fc
       .record({
@@ -614,7 +629,8 @@ function assemble(s: GenStatement, rendered: Rendered, texts: TextMutation[], en
     label: `${rendered.format}/${rendered.variant}:${names.join('+') || 'valid'}`,
     format: rendered.format,
     bytes: out,
-    expected: benign ? truth(s, rendered.format) : null,
+    expected: benign && !rendered.mustRefuse ? truth(s, rendered.format) : null,
+    mustRefuse: benign ? (rendered.mustRefuse ?? null) : null,
     entityTrick: texts.some((m) => m.name.startsWith('entity:')) && ENTITY_REFERENCES.some((r) => out.includes(r)),
   };
 }

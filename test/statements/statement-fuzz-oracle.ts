@@ -102,8 +102,13 @@ function acceptedProblems(c: StatementFuzzCase, p: ParsedStatement): string[] {
     const lines = perSection[i]!;
     if (!equalTotals(lines, s.booked)) problems.push(`statement ${i + 1}: lines add up to ${show(lines)}, booked ${show(s.booked)}`);
     if (!storableInstant(s.periodFrom) || !storableInstant(s.periodTo)) problems.push(`statement ${i + 1}: period ${s.periodFrom} .. ${s.periodTo}`);
+    // A statement read as balanced carries both balances in its identity, which must agree with its
+    // lines; one read as unchecked must really lack one; none is unbalanced without acceptUnbalanced.
     const b = balancesOf(p.format, s.identity);
-    if (b) {
+    if (s.balances?.state === 'unbalanced') problems.push(`statement ${i + 1}: read as unbalanced without acceptUnbalanced`);
+    if (s.balances?.state === 'balanced' && !b) problems.push(`statement ${i + 1}: read as balanced, but its identity ${s.identity.slice(0, 120)} names no two balances`);
+    if (s.balances?.state === 'unchecked' && b && !/\|\|/.test(s.identity)) problems.push(`statement ${i + 1}: read as unchecked, but it has both balances`);
+    if (b && s.balances?.state !== 'unchecked') {
       const moved = b.closing - b.opening;
       const currencies = b.currency ? [b.currency] : [...new Set([...lines.keys(), 'EUR'])];
       const net = (ccy: string) => (lines.get(ccy)?.credit ?? 0n) - (lines.get(ccy)?.debit ?? 0n);
@@ -121,6 +126,7 @@ function acceptedProblems(c: StatementFuzzCase, p: ParsedStatement): string[] {
     }
   }
   if (c.entityTrick) problems.push('an entity reference was accepted');
+  if (c.mustRefuse) problems.push(`accepted a statement that must be refused ('${c.mustRefuse}…')`);
   return problems;
 }
 
@@ -141,6 +147,7 @@ export function judgeParse(c: StatementFuzzCase): Judgement {
     if (message.trim() === '') problems.push('refused without a message');
     if (message.length > MAX_MESSAGE_CHARS) problems.push(`refusal message of ${message.length} characters: ${message.slice(0, 200)}…`);
     if (c.expected) problems.push(`re-dressed statement refused: ${message.slice(0, 300)}`);
+    if (c.mustRefuse && !message.startsWith(c.mustRefuse)) problems.push(`refused, but not as '${c.mustRefuse}…': ${message.slice(0, 300)}`);
     if (ABOUT_A_VALUE.test(message) && !A_PLACE.test(message) && !message.startsWith('unknown format')) problems.push(`refusal without its place: ${message.slice(0, 300)}`);
     return { outcome: 'refused', reason: reasonOf(message), message, problems, parsed: null };
   }

@@ -21,7 +21,7 @@ import { convertToFods, readFods } from './libreoffice.js';
  * reference is a spreadsheet formula, one with an umlaut. Then the downloads opened in LibreOffice.
  * Screenshots and downloads are kept under test-results/page/.
  */
-const TOKEN = 'ada-token-0123456789abcdef';
+const TOKEN = 'ada-8d387627e5dbbb12a65f461eada467bf';
 const HOSTILE = '=HYPERLINK("http://evil.invalid/steal","Open invoice")';
 const UMLAUT = 'Müller-Bürobedarf-4711';
 const ARTEFACTS = path.resolve('test-results/page');

@@ -1,6 +1,7 @@
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { request } from 'undici';
+import type { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import { startHttpServer, type HttpServer } from '../../src/http/server.js';
@@ -18,13 +19,16 @@ import { testMetrics } from '../helpers/metrics.js';
 let db: TestDatabase;
 let http: HttpServer;
 let receiver: WebhookReceiver;
+let registry: Registry;
 const lines: Record<string, unknown>[] = [];
 
 beforeAll(async () => {
   db = await createTestDatabase('correlation');
   const log = pino({ level: 'debug' }, new Writable({ write: (chunk, _e, done) => { lines.push(JSON.parse(chunk.toString()) as Record<string, unknown>); done(); } }));
   const config = loadConfig({ WEBHOOK_SECRET: TEST_SECRET, PORT: '0' });
-  receiver = await createWebhookReceiver({ config, log, database: db, ...testMetrics(db) });
+  const built = testMetrics(db);
+  registry = built.registry;
+  receiver = await createWebhookReceiver({ config, log, database: db, ...built });
   http = await startHttpServer({ host: '127.0.0.1', port: 0, routes: [receiver.route], log, name: 'test' });
 });
 afterAll(async () => {
@@ -52,10 +56,17 @@ describe('delivery correlation ids', () => {
     expect(refused.id).not.toBe(stored.id);
 
     const answered = lines.filter((l) => l.msg === 'webhook answered');
-    expect(answered).toEqual([
-      expect.objectContaining({ level: 20, delivery: stored.id, outcome: 'stored', status: 200, ms: expect.any(Number) }),
-      expect.objectContaining({ level: 30, delivery: refused.id, outcome: 'bad_signature', status: 401, ms: expect.any(Number) }),
-    ]);
-    expect(lines.find((l) => l.msg === 'webhook refused: bad or missing signature')).toMatchObject({ delivery: refused.id });
+    // A bad signature writes its own line only, not a second 'webhook answered'.
+    expect(answered).toEqual([expect.objectContaining({ level: 20, delivery: stored.id, outcome: 'stored', status: 200, ms: expect.any(Number) })]);
+    expect(lines.filter((l) => l.msg === 'webhook refused: bad or missing signature')).toEqual([expect.objectContaining({ delivery: refused.id })]);
+  });
+
+  it('a flood of bad signatures writes one line a minute; the metric counts every one', async () => {
+    const body = JSON.stringify(samplePayload('order/confirmed'));
+    const before = lines.length;
+    for (let i = 0; i < 50; i++) expect((await post(body, `bad${i}`)).status).toBe(401);
+    expect(lines.slice(before)).toEqual([]);
+    const counted = (await registry.getSingleMetric('bnpl_recon_webhook_deliveries_total')!.get()).values.find((v) => v.labels.outcome === 'bad_signature');
+    expect(counted?.value).toBe(51);
   });
 });

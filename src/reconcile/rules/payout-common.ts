@@ -25,7 +25,7 @@ export function payoutSettings(p: RuleParams): PayoutRuleSettings {
 export function latestPayouts(tx: TransactionSql, p: RuleParams) {
   return tx`
     select distinct on (payout_uuid)
-           payout_uuid, status, sepa_instruction_id, upper(sepa_instruction_id) as sepa_key, amount_cents, event_time,
+           payout_uuid, status, sepa_instruction_id, upper(sepa_instruction_id) as sepa_key, amount_cents, event_time, external_reference_ids,
            coalesce(event_time_sortable::timestamptz, received_at) as anchor
     from payout_events
     where environment = ${p.environment}

@@ -1,0 +1,68 @@
+import type { Config } from '../config/schema.js';
+import type { Database } from '../db/database.js';
+import type { Logger } from '../log/logger.js';
+import { acknowledgeDiscrepancy } from '../reconcile/ack.js';
+import { readBody, BodyTooLargeError } from './read-body.js';
+import type { Guarded, Operator } from './operator-request.js';
+import { sendJson, type Route } from './server.js';
+
+const MAX_NOTE = 4000;
+const MAX_ACTOR = 64;
+// Control and invisible formatting characters (bidi overrides, zero-width) and markup: a name
+// that renders differently from what is stored, or that a careless viewer would interpret.
+const UNSAFE_ACTOR = /[\p{Cc}\p{Cf}<>&"'`\\]/u;
+
+/**
+ * Who an acknowledgement is recorded as. A named token is the person (a name in the body is
+ * ignored). The shared token cannot tell people apart, so a name it sends is recorded as claimed,
+ * `api (self-asserted: NAME)`, which no named token's identity can equal (names are letters,
+ * digits, `.`, `_`, `-`, and `api` is reserved): holding the shared token never writes history in
+ * a named operator's name.
+ */
+export function ackActor(who: Operator, claimed: string | undefined): string {
+  if (!who.shared || claimed === undefined) return who.name;
+  return `${who.name} (self-asserted: ${claimed})`;
+}
+
+/** The body's `note` and `actor`, or the 400 message naming the field at fault. */
+export function parseAckBody(parsed: { note?: unknown; actor?: unknown }): { note: string; actor: string | undefined } | { error: string } {
+  const note = parsed?.note;
+  if (typeof note !== 'string' || note.trim() === '') return { error: 'note is required' };
+  if (note.length > MAX_NOTE) return { error: 'note must be at most 4,000 characters' };
+  // Postgres text cannot hold NUL: refused here rather than failing the statement (a 500).
+  if (note.includes('\u0000')) return { error: 'note must not contain a NUL character' };
+  if (parsed.actor === undefined || parsed.actor === null) return { note, actor: undefined };
+  if (typeof parsed.actor !== 'string') return { error: 'actor must be a string' };
+  const actor = parsed.actor.trim();
+  if (actor === '') return { note, actor: undefined };
+  if (actor.length > MAX_ACTOR) return { error: `actor must be at most ${MAX_ACTOR} characters` };
+  if (UNSAFE_ACTOR.test(actor)) return { error: 'actor must not contain control characters, invisible formatting or markup (< > & quotes backslash)' };
+  return { note, actor };
+}
+
+export function ackRoutes(deps: { config: Config; database: Database; log: Logger; guarded: (h: Guarded) => Route['handler'] }): Route[] {
+  const { config, database, log, guarded } = deps;
+  return [
+    {
+      method: 'POST',
+      path: /^\/api\/discrepancies\/[^/]+\/ack$/,
+      handler: guarded(async (req, res, url, who) => {
+        const idText = url.pathname.split('/')[3] ?? '';
+        const id = /^[0-9]{1,15}$/.test(idText) ? Number(idText) : NaN;
+        let parsed: { note?: unknown; actor?: unknown };
+        try {
+          parsed = JSON.parse((await readBody(req, 64 * 1024)).toString('utf8')) as typeof parsed;
+        } catch (error) {
+          return sendJson(res, error instanceof BodyTooLargeError ? 413 : 400, { error: 'body must be JSON: {"note": "..."}' });
+        }
+        const body = parseAckBody(parsed);
+        if ('error' in body) return sendJson(res, 400, { error: body.error });
+        const result = await acknowledgeDiscrepancy(database, id, body.note, ackActor(who, body.actor), config.PROVIDER_ENV);
+        if (result.outcome === 'not_found') return sendJson(res, 404, { error: `no discrepancy ${idText} in ${config.PROVIDER_ENV}` });
+        if (result.outcome === 'resolved') return sendJson(res, 409, { error: `discrepancy ${id} is already resolved` });
+        log.info({ id, actor: result.discrepancy.acknowledgedBy }, 'discrepancy acknowledged');
+        sendJson(res, 200, result.discrepancy);
+      }),
+    },
+  ];
+}

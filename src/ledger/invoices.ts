@@ -1,0 +1,26 @@
+import type { Sql, TransactionSql } from 'postgres';
+import type { ProviderEnvironment } from '../config/schema.js';
+
+/**
+ * Each invoice the ledger has an invoice event of, by invoice uuid, with its reference (the
+ * merchant's external_reference_id, which payouts list), its order, when it was created (the
+ * invoice/created event's own time, else its arrival; else the first event's) and when canceled.
+ * The invoice rules and the invoices report read invoices through this one definition. `page`
+ * limits it to the invoices after a uuid, in uuid order (invoice_events_invoice_idx).
+ */
+export function invoiceFacts(sql: Sql | TransactionSql, environment: ProviderEnvironment, page: { after?: string; limit?: number } = {}) {
+  return sql`
+    select i.invoice_uuid,
+           (array_agg(i.external_reference_id order by i.received_at) filter (where i.external_reference_id is not null))[1] as ref,
+           (array_agg(i.order_uuid order by i.received_at) filter (where i.order_uuid is not null))[1] as order_uuid,
+           coalesce(min(coalesce(i.event_time_sortable::timestamptz, i.received_at)) filter (where i.topic = 'invoice/created'),
+                    min(coalesce(i.event_time_sortable::timestamptz, i.received_at))) as created_at,
+           min(coalesce(i.event_time_sortable::timestamptz, i.received_at)) filter (where i.topic = 'invoice/canceled') as canceled_at,
+           max(i.gross_amount_cents) filter (where i.topic = 'invoice/complete') as gross_amount_cents
+    from invoice_events i
+    where i.environment = ${environment} and ${page.after === undefined ? sql`true` : sql`i.invoice_uuid > ${page.after}::uuid`}
+    group by i.invoice_uuid
+    having count(i.external_reference_id) > 0
+    order by i.invoice_uuid
+    ${page.limit === undefined ? sql`` : sql`limit ${page.limit}`}`;
+}

@@ -1,0 +1,172 @@
+import type { TransactionSql } from 'postgres';
+import type { ProviderEnvironment } from '../config/schema.js';
+import type { Database } from '../db/database.js';
+import { lockKey } from '../jobs/lock-keys.js';
+import { transactionLock } from '../jobs/session-lock.js';
+import type { PayoutReportFile, PayoutReportRow } from '../payout-reports/read.js';
+
+export interface PayoutReportImportResult {
+  file: string | null;
+  format: 'csv' | 'xlsx';
+  sha256: string;
+  reportId: number;
+  /** the same bytes had been imported before: nothing was written */
+  alreadyImported: boolean;
+  /** rows in the file */
+  rows: number;
+  /** rows stored now; the others were already held for their payout (another file about it) */
+  rowsNew: number;
+  /** the payouts (uuid) the file's rows were tied to */
+  payouts: string[];
+}
+
+/** The file is not stored, and the message says why: no payout, or more than one, fits it. */
+export class PayoutReportRefusedError extends Error {
+  override readonly name = 'PayoutReportRefusedError';
+}
+
+/**
+ * Stores one parsed payout report (read.ts) in one transaction, whole or not at all.
+ *
+ * Each row is tied to a payout: by its Payout Reference (a payout's sepa_instruction_id, compared
+ * case-insensitively, or its payout_uuid) when the file has one; the rows without one, taken
+ * together, by the one payout whose latest event lists exactly the file's invoice rows' Doc Nos and
+ * whose amount_cents is the sum of the rows' Transfer Amounts (among completed payouts first, then
+ * cancelled ones). A reference that names no payout or several, or rows that fit no payout or
+ * several, refuse the file, naming the reference or the candidate payouts. So does a document
+ * (doc type and doc no) twice for one payout in the file: it could not be stored twice, and
+ * dropping one would lose it.
+ *
+ * Idempotent: a file with the same sha256 is a no-op; rows whose (payout, doc type, doc no) a
+ * previous file brought are not stored again. Imports of one environment take turns (a transaction
+ * lock), so two importers racing on one file store it once.
+ */
+export async function importPayoutReport(
+  database: Database,
+  environment: ProviderEnvironment,
+  report: PayoutReportFile,
+  options: { fileName?: string } = {},
+): Promise<PayoutReportImportResult> {
+  const file = options.fileName ?? null;
+  const base = { file, format: report.format, sha256: report.sha256, rows: report.rows.length };
+  if (report.rows.length === 0) throw new PayoutReportRefusedError('the file holds no rows');
+  refuseDuplicates(report.rows);
+  return database.sql.begin(async (tx) => {
+    await transactionLock(tx, lockKey('payoutReportImport', environment));
+    const [known] = await tx<{ id: number; payouts: string[] | null }[]>`
+      select r.id, (select array_agg(distinct payout_uuid::text order by payout_uuid::text) from payout_report_rows w where w.report_id = r.id) as payouts
+      from payout_reports r where r.environment = ${environment} and r.sha256 = ${report.sha256}`;
+    if (known) return { ...base, reportId: Number(known.id), alreadyImported: true, rowsNew: 0, payouts: known.payouts ?? [] };
+
+    await stage(tx, report.rows);
+    await tie(tx, environment);
+    const [stored] = await tx<{ id: number }[]>`
+      insert into payout_reports (environment, sha256, file_name, format, row_count)
+      values (${environment}, ${report.sha256}, ${file}, ${report.format}, ${report.rows.length})
+      returning id`;
+    const reportId = Number(stored!.id);
+    const inserted = await tx`
+      insert into payout_report_rows (environment, report_id, line, payout_uuid, order_no, doc_no, doc_type, currency,
+                                      transaction_amount_cents, discount_rate_micros, mdr_rate_micros, transaction_fee_cents,
+                                      gross_purchase_price_cents, discount_cents, vat_on_discount_cents, transfer_amount_cents,
+                                      total_deductions_cents)
+      select ${environment}, ${reportId}, s.line, t.payout_uuid, s.order_no, s.doc_no, s.doc_type, s.currency,
+             s.transaction_amount_cents, s.discount_rate_micros, s.mdr_rate_micros, s.transaction_fee_cents,
+             s.gross_purchase_price_cents, s.discount_cents, s.vat_on_discount_cents, s.transfer_amount_cents,
+             s.total_deductions_cents
+      from staged_payout_rows s
+      join payout_report_tie t on t.payout_reference is not distinct from s.payout_reference
+      order by s.line
+      on conflict (environment, payout_uuid, doc_type, doc_no) do nothing`;
+    const payouts = await tx<{ payout_uuid: string }[]>`select distinct payout_uuid::text from payout_report_tie order by 1`;
+    return { ...base, reportId, alreadyImported: false, rowsNew: inserted.count, payouts: payouts.map((p) => p.payout_uuid) };
+  });
+}
+
+/** A document twice for one payout reference in one file: refused, naming both lines. */
+function refuseDuplicates(rows: readonly PayoutReportRow[]): void {
+  const seen = new Map<string, number>();
+  for (const r of rows) {
+    const key = `${r.payoutReference?.toUpperCase() ?? ''}\n${r.docType}\n${r.docNo}`;
+    const first = seen.get(key);
+    if (first !== undefined) throw new PayoutReportRefusedError(`lines ${first} and ${r.line} both settle ${r.docType.replace('_', ' ')} ${r.docNo}${r.payoutReference ? ` for payout ${r.payoutReference}` : ''}`);
+    seen.set(key, r.line);
+  }
+}
+
+/** The file's rows in a temporary table, in one statement (arrays unnested side by side). */
+async function stage(tx: TransactionSql, rows: readonly PayoutReportRow[]): Promise<void> {
+  await tx`
+    create temporary table staged_payout_rows (
+      line integer not null, payout_reference text, order_no text, doc_no text not null, doc_type payout_doc_type not null,
+      currency text, transaction_amount_cents bigint not null, discount_rate_micros integer, mdr_rate_micros integer,
+      transaction_fee_cents bigint not null, gross_purchase_price_cents bigint not null, discount_cents bigint not null,
+      vat_on_discount_cents bigint not null, transfer_amount_cents bigint not null, total_deductions_cents bigint not null
+    ) on commit drop`;
+  const col = <T>(f: (r: PayoutReportRow) => T) => rows.map(f);
+  const big = (f: (r: PayoutReportRow) => bigint) => rows.map((r) => f(r).toString());
+  await tx`
+    insert into staged_payout_rows (line, payout_reference, order_no, doc_no, doc_type, currency, transaction_amount_cents,
+                                    discount_rate_micros, mdr_rate_micros, transaction_fee_cents, gross_purchase_price_cents,
+                                    discount_cents, vat_on_discount_cents, transfer_amount_cents, total_deductions_cents)
+    select * from unnest(
+      ${col((r) => r.line)}::integer[], ${col((r) => r.payoutReference?.trim() || null)}::text[], ${col((r) => r.orderNo)}::text[],
+      ${col((r) => r.docNo.trim())}::text[], ${col((r) => r.docType)}::payout_doc_type[], ${col((r) => r.currency)}::text[],
+      ${big((r) => r.transactionAmountCents)}::bigint[], ${col((r) => r.discountRateMicros)}::integer[],
+      ${col((r) => r.mdrRateMicros)}::integer[], ${big((r) => r.transactionFeeCents)}::bigint[],
+      ${big((r) => r.grossPurchasePriceCents)}::bigint[], ${big((r) => r.discountCents)}::bigint[],
+      ${big((r) => r.vatOnDiscountCents)}::bigint[], ${big((r) => r.transferAmountCents)}::bigint[],
+      ${big((r) => r.totalDeductionsCents)}::bigint[])`;
+}
+
+/**
+ * payout_report_tie: each payout reference of the file (null for the rows without one) with the
+ * one payout it names, or a PayoutReportRefusedError naming what did not fit.
+ */
+async function tie(tx: TransactionSql, environment: ProviderEnvironment): Promise<void> {
+  await tx`create temporary table payout_report_tie (payout_reference text, payout_uuid uuid not null) on commit drop`;
+  const byReference = await tx<{ ref: string; payouts: string[] }[]>`
+    select s.ref, coalesce(array_agg(distinct p.payout_uuid::text order by p.payout_uuid::text) filter (where p.payout_uuid is not null), '{}') as payouts
+    from (select distinct payout_reference as ref from staged_payout_rows where payout_reference is not null) s
+    left join payout_events p
+      on p.environment = ${environment}
+     and (upper(p.sepa_instruction_id) = upper(s.ref) or p.payout_uuid::text = lower(s.ref))
+    group by s.ref
+    order by s.ref`;
+  for (const r of byReference) {
+    if (r.payouts.length === 0) throw new PayoutReportRefusedError(`payout reference ${r.ref} names no payout in the ledger`);
+    if (r.payouts.length > 1) throw new PayoutReportRefusedError(`payout reference ${r.ref} names several payouts: ${r.payouts.join(', ')}`);
+    await tx`insert into payout_report_tie (payout_reference, payout_uuid) values (${r.ref}, ${r.payouts[0]!}::uuid)`;
+  }
+  const [unreferenced] = await tx<{ n: number; docs: string[]; total: string }[]>`
+    select count(*)::int as n,
+           coalesce(array_agg(distinct doc_no order by doc_no) filter (where doc_type = 'invoice'), '{}') as docs,
+           coalesce(sum(transfer_amount_cents), 0)::text as total
+    from staged_payout_rows where payout_reference is null`;
+  if (!unreferenced || unreferenced.n === 0) return;
+  const candidates = await tx<{ payout_uuid: string; sepa: string | null; status: string; exact: boolean }[]>`
+    with latest as (
+      select distinct on (payout_uuid) payout_uuid, status, sepa_instruction_id, amount_cents,
+             array(select distinct trim(x) from unnest(external_reference_ids) x where trim(x) <> '' order by 1) as listed
+      from payout_events
+      where environment = ${environment}
+      order by payout_uuid, event_time_sortable desc nulls last, received_at desc, event_key desc
+    )
+    select payout_uuid::text, sepa_instruction_id as sepa, status,
+           listed = ${unreferenced.docs}::text[] and amount_cents = ${unreferenced.total}::bigint as exact
+    from latest
+    where listed && ${unreferenced.docs}::text[]
+    order by payout_uuid`;
+  const exact = candidates.filter((c) => c.exact);
+  const pick = exact.filter((c) => c.status === 'complete').length > 0 ? exact.filter((c) => c.status === 'complete') : exact;
+  const name = (c: (typeof candidates)[number]) => `${c.payout_uuid} (${c.sepa ?? 'no SEPA reference'}, ${c.status})`;
+  if (pick.length === 1) {
+    await tx`insert into payout_report_tie (payout_reference, payout_uuid) values (null, ${pick[0]!.payout_uuid}::uuid)`;
+    return;
+  }
+  const what = `${unreferenced.n} row(s) without a payout reference (invoices ${unreferenced.docs.join(', ') || 'none'}, transfer ${unreferenced.total} cents)`;
+  if (pick.length > 1) throw new PayoutReportRefusedError(`${what} fit several payouts: ${pick.map(name).join('; ')}`);
+  throw new PayoutReportRefusedError(
+    `${what} fit no payout exactly; payouts listing some of those invoices: ${candidates.length > 0 ? candidates.map(name).join('; ') : 'none'}`,
+  );
+}

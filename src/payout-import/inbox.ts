@@ -1,0 +1,31 @@
+import type { Config } from '../config/schema.js';
+import type { Database } from '../db/database.js';
+import type { Shutdown } from '../lifecycle/shutdown.js';
+import type { Logger } from '../log/logger.js';
+import { startFileInbox, type InboxOptions, type StatementInbox } from '../statements/inbox.js';
+import { describeImport, importPayoutReportFile } from './file.js';
+import type { PayoutReportImportResult } from './import.js';
+
+/**
+ * The payout report inbox, RECON_DATA_DIR/payout-inbox beside the statements' inbox, run by the
+ * same mechanism (statements/inbox.ts startFileInbox): every minute each settled file is imported
+ * (payout-reports/file.ts) and moved to payout-inbox/imported/, or to payout-inbox/failed/ with a
+ * <name>.error holding the reason (not a payout report, no payout fits it, ...). An unreachable
+ * database leaves the file for the next scan.
+ */
+export function startPayoutReportInbox(
+  ctx: { config: Pick<Config, 'RECON_DATA_DIR' | 'PROVIDER_ENV'> & Partial<Pick<Config, 'PAYOUT_REPORT_COLUMNS'>>; log: Logger; database: Database; shutdown: Shutdown },
+  options: InboxOptions = {},
+): StatementInbox<PayoutReportImportResult> {
+  const log = ctx.log.child({ component: 'payout-report-inbox' });
+  return startFileInbox(
+    ctx,
+    {
+      name: 'payout-report-inbox',
+      folder: 'payout-inbox',
+      importOne: (file) => importPayoutReportFile(ctx.database, ctx.config.PROVIDER_ENV, file, { columns: ctx.config.PAYOUT_REPORT_COLUMNS ?? {} }),
+      imported: (result, name) => log.info({ file: name, rows: result.rows, rowsNew: result.rowsNew, payouts: result.payouts }, describeImport(name, result)),
+    },
+    options,
+  );
+}

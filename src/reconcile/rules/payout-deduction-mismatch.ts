@@ -1,0 +1,130 @@
+import type { TransactionSql } from 'postgres';
+import { insertIntoFound } from '../found.js';
+import type { Rule, RuleParams } from '../types.js';
+import { invoiceSettings } from './invoice-common.js';
+import { latestPayouts } from './payout-common.js';
+
+/**
+ * payout_deduction_mismatch: a payout report row keeps back what the contract (CONTRACT_TERMS)
+ * does not allow, or its own figures do not add up. Without CONTRACT_TERMS deductions are
+ * reported, not judged: this rule finds nothing.
+ *
+ * Evidence: a stored payout report row (payout_report_rows) of a payout whose latest event is
+ * payout/complete, in the contract's currency (or of unstated currency), and at least one of:
+ *  - discount: on an invoice row whose MDR the contract gives, |Discount - Transaction Amount x
+ *    MDR| >= 1 cent (the documented rounding: a reported value is accepted when it is the exact one
+ *    rounded up or down to the cent). The MDR is the most specific entry for the invoice's payment
+ *    method and payment terms (its latest factoring event naming a method, approved first): method
+ *    and terms, then method, then the default; no entry fits, or the invoice's method is unknown
+ *    while the contract has method entries: not judged. On other rows the discount must be 0;
+ *  - fee: the order's first invoice row in a completed payout (by payout time, then line; the order
+ *    is the invoice event's order, else the row's Order No) must carry the contract's fixed fee,
+ *    every later invoice row of the order and every other row 0 (charged twice, or not on the
+ *    first invoice); an invoice row with no order known is not judged;
+ *  - vat: |VAT on Discount - (Discount + Transaction Fee) x VAT %| >= 1 cent;
+ *  - total: Total Deductions is not Discount + Transaction Fee + VAT on Discount (exact);
+ *  - transfer: Transfer Amount is not Gross Purchase Price - Total Deductions (exact);
+ *  - gross: on an invoice row, Gross Purchase Price is not the Transaction Amount (exact).
+ *
+ * Near misses: a discount or VAT off by less than a cent (rounded the other way); the fixed fee on
+ * the first invoice of an order and none on its second, also across payouts; a cancelled payout's
+ * rows; rows in another currency than the contract's; an invoice whose payment method no MDR entry
+ * fits.
+ *
+ * Entity the invoice (uuid when an invoice event has the row's Doc No, else the Doc No), subject
+ * the payout's uuid (for credit note, buyer payment and dispute rows the payout's uuid and the
+ * doc type, so one payout's invoice and its buyer payment stay apart); expected and observed list
+ * each failing check as name=cents, e.g. fee=30 / fee=60. Resolves when the terms change to agree
+ * (rows are never replaced), or by acknowledgement.
+ */
+export const payoutDeductionMismatch: Rule = {
+  kind: 'payout_deduction_mismatch',
+  entities: ['invoice'],
+  async collect(tx: TransactionSql, p: RuleParams): Promise<number> {
+    const { terms } = invoiceSettings(p);
+    if (!terms) return 0;
+    const mdr = JSON.stringify(terms.mdr.map((m) => ({ payment_method: m.paymentMethod, payment_terms_days: m.paymentTermsDays, rate_micros: m.rateMicros })));
+    const result = await tx`
+      with terms as materialized (
+        select * from jsonb_to_recordset(${mdr}::jsonb) as m(payment_method text, payment_terms_days int, rate_micros bigint)
+      ),
+      general as (select not exists (select 1 from terms where payment_method is not null or payment_terms_days is not null) as general_only),
+      rows as (
+        select w.*, l.anchor, l.sepa_instruction_id, i.invoice_uuid,
+               case when w.doc_type = 'invoice' then coalesce(i.order_uuid::text, 'order-no:' || w.order_no) end as order_key
+        from payout_report_rows w
+        join (${latestPayouts(tx, p)}) l on l.payout_uuid = w.payout_uuid and l.status = 'complete'
+        left join lateral (
+          select e.invoice_uuid, e.order_uuid from invoice_events e
+          where w.doc_type = 'invoice' and e.environment = ${p.environment} and e.external_reference_id = w.doc_no
+          order by (e.order_uuid is null), e.received_at limit 1
+        ) i on true
+        where w.environment = ${p.environment}
+          and (${terms.currency}::text is null or w.currency is null or upper(w.currency) = upper(${terms.currency}::text))
+      ),
+      ranked as (
+        select r.*, case when r.order_key is not null
+                         then row_number() over (partition by r.order_key order by r.anchor, r.payout_uuid, r.line) end as nth
+        from rows r
+      ),
+      expected as (
+        select r.*, m.rate_micros,
+               case when r.doc_type <> 'invoice' then 0::bigint
+                    when r.nth = 1 then ${terms.fixedFeeCents.toString()}::bigint
+                    when r.nth > 1 then 0::bigint end as fee_expected
+        from ranked r
+        left join lateral (
+          select f.payment_method, f.payment_terms_days from factoring_events f
+          where r.doc_type = 'invoice' and f.environment = ${p.environment} and f.invoice_external_reference_id = r.doc_no
+            and f.payment_method is not null
+          order by (f.topic = 'factoring/approved') desc, f.received_at desc, f.event_key desc limit 1
+        ) fa on true
+        left join lateral (
+          select t.rate_micros from terms t
+          where r.doc_type = 'invoice' and (fa.payment_method is not null or (select general_only from general))
+            and (t.payment_method is null or t.payment_method = fa.payment_method)
+            and (t.payment_terms_days is null or t.payment_terms_days = fa.payment_terms_days)
+          order by (t.payment_method is not null)::int * 2 + (t.payment_terms_days is not null)::int desc limit 1
+        ) m on true
+      ),
+      checks as (
+        select e.*, c.name, c.want, c.got
+        from expected e
+        cross join lateral (values
+          ('discount', case when e.doc_type <> 'invoice' then 0::numeric
+                            else round(e.transaction_amount_cents::numeric * e.rate_micros / 1000000) end,
+           e.discount_cents::numeric,
+           case when e.doc_type <> 'invoice' then e.discount_cents <> 0
+                else abs(e.discount_cents::numeric * 1000000 - e.transaction_amount_cents::numeric * e.rate_micros) >= 1000000 end),
+          ('fee', e.fee_expected::numeric, e.transaction_fee_cents::numeric, e.transaction_fee_cents <> e.fee_expected),
+          ('vat', round((e.discount_cents + e.transaction_fee_cents)::numeric * ${terms.vatRateMicros} / 1000000), e.vat_on_discount_cents::numeric,
+           abs(e.vat_on_discount_cents::numeric * 1000000 - (e.discount_cents + e.transaction_fee_cents)::numeric * ${terms.vatRateMicros}) >= 1000000),
+          ('total', (e.discount_cents + e.transaction_fee_cents + e.vat_on_discount_cents)::numeric, e.total_deductions_cents::numeric,
+           e.total_deductions_cents <> e.discount_cents + e.transaction_fee_cents + e.vat_on_discount_cents),
+          ('transfer', (e.gross_purchase_price_cents - e.total_deductions_cents)::numeric, e.transfer_amount_cents::numeric,
+           e.transfer_amount_cents <> e.gross_purchase_price_cents - e.total_deductions_cents),
+          ('gross', e.transaction_amount_cents::numeric, e.gross_purchase_price_cents::numeric,
+           e.doc_type = 'invoice' and e.gross_purchase_price_cents <> e.transaction_amount_cents)
+        ) as c(name, want, got, failed)
+        where c.failed
+      ),
+      judged as (
+        select payout_uuid, sepa_instruction_id, doc_type, doc_no, invoice_uuid, line,
+               string_agg(name || '=' || want::text, ';' order by name) as want,
+               string_agg(name || '=' || got::text, ';' order by name) as got
+        from checks
+        group by payout_uuid, sepa_instruction_id, doc_type, doc_no, invoice_uuid, line
+      )
+      ${insertIntoFound(tx)}
+      select ${p.environment}::provider_environment, 'payout_deduction_mismatch', 'invoice', coalesce(j.invoice_uuid::text, j.doc_no),
+             case when j.doc_type = 'invoice' then j.payout_uuid::text else j.payout_uuid::text || ':' || j.doc_type::text end,
+             case when j.doc_type = 'invoice' then j.doc_no end, j.sepa_instruction_id, j.want, j.got,
+             format('Payout %s (SEPA reference %s), report row %s (%s %s): expected %s, reported %s.',
+                    j.payout_uuid, coalesce(j.sepa_instruction_id, '(none)'), j.line, replace(j.doc_type::text, '_', ' '), j.doc_no, j.want, j.got),
+             jsonb_build_object('payout_uuid', j.payout_uuid, 'doc_no', j.doc_no, 'doc_type', j.doc_type, 'line', j.line,
+                                'expected', j.want, 'observed', j.got),
+             md5(j.doc_no || '|' || j.want || '|' || j.got)
+      from judged j`;
+    return result.count;
+  },
+};

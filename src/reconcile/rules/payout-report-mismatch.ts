@@ -1,0 +1,61 @@
+import type { TransactionSql } from 'postgres';
+import { insertIntoFound } from '../found.js';
+import type { Rule, RuleParams } from '../types.js';
+import { latestPayouts } from './payout-common.js';
+
+/**
+ * payout_report_mismatch: the provider's payout report and its payout event disagree.
+ *
+ * Evidence: a payout with stored payout report rows (payout_report_rows, tied to it at import)
+ * whose latest event (payout-common.ts) says amount A and lists the invoice references L (trimmed,
+ * blanks ignored), where the rows' Transfer Amounts do not sum to A (A null counts as a
+ * mismatch), or the set of Doc Nos of its invoice rows is not L.
+ *
+ * Near misses: a payout with no report imported (nothing to compare); report rows of credit notes,
+ * buyer payments and disputes, which reduce the sum but are not listed invoices; the same invoice
+ * set in another order.
+ *
+ * Entity the payout, subject ''; expected = A, observed = the rows' sum (cents); the details name
+ * the invoices missing from the report and those the payout does not list. Resolves when a report
+ * that adds up is imported for it instead (rows are never replaced, so in practice by
+ * acknowledgement) or the payout event changes.
+ */
+export const payoutReportMismatch: Rule = {
+  kind: 'payout_report_mismatch',
+  entities: ['payout'],
+  async collect(tx: TransactionSql, p: RuleParams): Promise<number> {
+    const result = await tx`
+      with reported as (
+        select payout_uuid, sum(transfer_amount_cents) as transfer,
+               coalesce(array_agg(distinct doc_no order by doc_no) filter (where doc_type = 'invoice'), '{}') as invoices
+        from payout_report_rows
+        where environment = ${p.environment}
+        group by payout_uuid
+      ),
+      compared as (
+        select l.payout_uuid, l.sepa_instruction_id, l.amount_cents, r.transfer, r.invoices,
+               array(select distinct trim(x) from unnest(l.external_reference_ids) x where trim(x) <> '' order by 1) as listed
+        from (${latestPayouts(tx, p)}) l
+        join reported r on r.payout_uuid = l.payout_uuid
+      ),
+      judged as (
+        select c.*,
+               array(select x from unnest(c.listed) x except select y from unnest(c.invoices) y order by 1) as missing,
+               array(select y from unnest(c.invoices) y except select x from unnest(c.listed) x order by 1) as extra
+        from compared c
+      )
+      ${insertIntoFound(tx)}
+      select ${p.environment}::provider_environment, 'payout_report_mismatch', 'payout', j.payout_uuid::text, '',
+             null, j.sepa_instruction_id, j.amount_cents::text, j.transfer::text,
+             format('Payout %s (SEPA reference %s) is %s cents; its report''s rows transfer %s cents%s%s.',
+                    j.payout_uuid, coalesce(j.sepa_instruction_id, '(none)'), coalesce(j.amount_cents::text, '(no amount)'), j.transfer,
+                    case when cardinality(j.missing) > 0 then '; invoices the payout lists and the report does not: ' || array_to_string(j.missing, ', ') else '' end,
+                    case when cardinality(j.extra) > 0 then '; invoices the report pays and the payout does not list: ' || array_to_string(j.extra, ', ') else '' end),
+             jsonb_build_object('sepa_reference', j.sepa_instruction_id, 'payout_cents', j.amount_cents::text, 'report_cents', j.transfer::text,
+                                'missing_from_report', to_jsonb(j.missing), 'not_listed_by_payout', to_jsonb(j.extra)),
+             md5(coalesce(j.amount_cents::text, '') || '|' || j.transfer::text || '|' || array_to_string(j.missing, ',') || '|' || array_to_string(j.extra, ','))
+      from judged j
+      where j.amount_cents is distinct from j.transfer or cardinality(j.missing) > 0 or cardinality(j.extra) > 0`;
+    return result.count;
+  },
+};

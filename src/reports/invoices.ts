@@ -1,0 +1,166 @@
+import type { Writable } from 'node:stream';
+import type { ProviderEnvironment } from '../config/schema.js';
+import type { Database } from '../db/database.js';
+import { invoiceFacts } from '../ledger/invoices.js';
+import { creditLines } from '../ledger/payout-credits.js';
+import type { CsvOptions, ReportFormat, ReportShape } from './format.js';
+import { REPORT_TIME_FORMAT, streamSource, type ReportSource } from './source.js';
+import type { StreamResult } from './writer.js';
+
+/**
+ * CONTRACT.md, `report invoices`: per invoice its reference, order, amount, factoring state, the
+ * payout that paid it and when, the deductions, the net, the bank credit's date, the days from
+ * invoice to cash and its open findings. Every amount as cents and as decimal with its currency.
+ */
+export const INVOICE_COLUMNS = [
+  'invoice_uuid', 'reference', 'order_uuid', 'invoice_date', 'amount_cents', 'amount', 'currency', 'factoring_state', 'canceled',
+  'payout_uuid', 'payout_sepa_reference', 'payout_date', 'payouts', 'deductions_cents', 'deductions', 'net_cents', 'net',
+  'bank_credit_date', 'days_to_cash', 'open_findings',
+] as const;
+
+export const INVOICE_SHAPE: ReportShape = {
+  columns: INVOICE_COLUMNS,
+  numeric: new Set(['amount_cents', 'amount', 'payouts', 'deductions_cents', 'deductions', 'net_cents', 'net', 'days_to_cash', 'open_findings']),
+  timestamps: new Set(['invoice_date', 'payout_date']),
+};
+
+/**
+ * One row per invoice (ledger/invoices.ts), in invoice uuid order.
+ *  - amount: the factored amount (latest factoring event with one), else the payout report row's
+ *    Transaction Amount, else invoice/complete's gross amount;
+ *  - factoring_state: the latest factoring event's (approved, pending, declined), empty without one;
+ *  - payout: the first completed payout (by its event time) listing the reference; `payouts` counts
+ *    them (2 or more: invoice_paid_out_twice);
+ *  - deductions and net: that payout's report row for the invoice (Total Deductions, Transfer
+ *    Amount), empty until its report is imported;
+ *  - bank_credit_date: the first booking of a bank credit carrying the payout's SEPA reference;
+ *    days_to_cash = that date - the invoice date (UTC days), empty until then;
+ *  - open_findings: open discrepancies about the invoice (entity invoice).
+ * Currency: the report row's, else EUR (SEPA payouts are euro; events name no currency).
+ */
+export function invoicesSource(database: Database, filters: { environment: ProviderEnvironment }): ReportSource {
+  const { sql } = database;
+  const env = filters.environment;
+  return {
+    sql,
+    shape: INVOICE_SHAPE,
+    key: 'invoice_uuid',
+    query: (after, limit) => sql`
+    with page as materialized (${invoiceFacts(sql, env, { ...(after === undefined ? {} : { after }), ...(limit === undefined ? {} : { limit }) })}),
+    latest as (
+      select distinct on (payout_uuid) payout_uuid, status, sepa_instruction_id, external_reference_ids,
+             coalesce(event_time_sortable::timestamptz, received_at) as anchor
+      from payout_events where environment = ${env}
+      order by payout_uuid, event_time_sortable desc nulls last, received_at desc, event_key desc
+    ),
+    listed as (
+      select trim(r.ref) as ref, l.payout_uuid, l.sepa_instruction_id, l.anchor,
+             row_number() over (partition by trim(r.ref) order by l.anchor, l.payout_uuid) as nth,
+             count(*) over (partition by trim(r.ref)) as payouts
+      from latest l cross join lateral unnest(l.external_reference_ids) as r(ref)
+      where l.status = 'complete' and trim(r.ref) in (select ref from page)
+    ),
+    credits as (
+      select c.payout_reference, min(c.booking_date) as booked
+      from (${creditLines(sql, env)}) c
+      where c.payout_reference in (select upper(sepa_instruction_id) from listed where nth = 1)
+      group by c.payout_reference
+    )
+    select p.invoice_uuid::text as invoice_uuid, p.ref as reference, p.order_uuid::text as order_uuid,
+           to_char(p.created_at at time zone 'UTC', ${REPORT_TIME_FORMAT}) as invoice_date,
+           a.cents::text as amount_cents, round(a.cents::numeric / 100, 2)::text as amount,
+           case when a.cents is not null then coalesce(w.currency, 'EUR') end as currency,
+           replace(f.topic, 'factoring/', '') as factoring_state, (p.canceled_at is not null)::text as canceled,
+           l.payout_uuid::text as payout_uuid, l.sepa_instruction_id as payout_sepa_reference,
+           to_char(l.anchor at time zone 'UTC', ${REPORT_TIME_FORMAT}) as payout_date, coalesce(l.payouts, 0)::text as payouts,
+           w.total_deductions_cents::text as deductions_cents, round(w.total_deductions_cents::numeric / 100, 2)::text as deductions,
+           w.transfer_amount_cents::text as net_cents, round(w.transfer_amount_cents::numeric / 100, 2)::text as net,
+           c.booked::text as bank_credit_date, (c.booked - (p.created_at at time zone 'UTC')::date)::text as days_to_cash,
+           (select count(*) from discrepancies d
+            where d.environment = ${env} and d.entity_type = 'invoice' and d.entity_id = p.invoice_uuid::text and d.status = 'open')::text as open_findings
+    from page p
+    left join lateral (
+      select e.topic, e.invoice_amount_cents from factoring_events e
+      where e.environment = ${env} and e.invoice_external_reference_id = p.ref
+      order by e.received_at desc, e.event_key desc limit 1
+    ) f on true
+    left join listed l on l.ref = p.ref and l.nth = 1
+    left join payout_report_rows w
+      on w.environment = ${env} and w.payout_uuid = l.payout_uuid and w.doc_type = 'invoice' and w.doc_no = p.ref
+    left join credits c on c.payout_reference = upper(l.sepa_instruction_id)
+    cross join lateral (
+      select coalesce((select e.invoice_amount_cents from factoring_events e
+                       where e.environment = ${env} and e.invoice_external_reference_id = p.ref and e.invoice_amount_cents is not null
+                       order by e.received_at desc, e.event_key desc limit 1),
+                      w.transaction_amount_cents, p.gross_amount_cents) as cents
+    ) a
+    order by p.invoice_uuid`,
+  };
+}
+
+export const AGEING_COLUMNS = ['bucket', 'invoices', 'amount_cents', 'amount', 'currency'] as const;
+
+export const AGEING_SHAPE: ReportShape = { columns: AGEING_COLUMNS, numeric: new Set(['invoices', 'amount_cents', 'amount']) };
+
+/** The ageing buckets, in days since the invoice date (UTC days, whole days elapsed). */
+export const AGEING_BUCKETS = [
+  { bucket: '0-7', from: 0, to: 7 },
+  { bucket: '8-30', from: 8, to: 30 },
+  { bucket: '31-60', from: 31, to: 60 },
+  { bucket: 'over 60', from: 61, to: null },
+] as const;
+
+/**
+ * The ageing of invoices not yet paid out: not canceled, factoring not declined, and listed by no
+ * completed payout; by whole days since the invoice date at `now`, in the four buckets (every
+ * bucket present, zero when empty); amounts as in the invoices report (the factored amount, else
+ * invoice/complete's gross; an invoice with no known amount is counted and adds nothing).
+ */
+export function ageingSource(database: Database, filters: { environment: ProviderEnvironment; now?: Date }): ReportSource {
+  const { sql } = database;
+  const env = filters.environment;
+  const now = (filters.now ?? new Date()).toISOString();
+  const buckets = JSON.stringify(AGEING_BUCKETS.map((b, i) => ({ bucket: b.bucket, n: i, lo: b.from, hi: b.to })));
+  return {
+    sql,
+    shape: AGEING_SHAPE,
+    key: 'bucket',
+    query: (after, limit) => sql`
+    with b as (select * from jsonb_to_recordset(${buckets}::jsonb) as b(bucket text, n int, lo int, hi int)),
+    paid as (
+      select distinct trim(r.ref) as ref
+      from (select distinct on (payout_uuid) status, external_reference_ids from payout_events where environment = ${env}
+            order by payout_uuid, event_time_sortable desc nulls last, received_at desc, event_key desc) l
+      cross join lateral unnest(l.external_reference_ids) as r(ref)
+      where l.status = 'complete'
+    ),
+    waiting as (
+      select i.invoice_uuid, (${now}::timestamptz at time zone 'UTC')::date - (i.created_at at time zone 'UTC')::date as age,
+             coalesce(f.amount, i.gross_amount_cents) as cents
+      from (${invoiceFacts(sql, env)}) i
+      left join lateral (
+        select (array_agg(e.topic order by e.received_at desc, e.event_key desc))[1] as topic,
+               (array_agg(e.invoice_amount_cents order by e.received_at desc, e.event_key desc) filter (where e.invoice_amount_cents is not null))[1] as amount
+        from factoring_events e where e.environment = ${env} and e.invoice_external_reference_id = i.ref
+      ) f on true
+      where i.canceled_at is null and f.topic is distinct from 'factoring/declined' and i.ref not in (select ref from paid)
+    )
+    select b.bucket, count(w.invoice_uuid)::text as invoices, coalesce(sum(w.cents), 0)::text as amount_cents,
+           round(coalesce(sum(w.cents), 0)::numeric / 100, 2)::text as amount, 'EUR' as currency
+    from b left join waiting w on w.age >= b.lo and (b.hi is null or w.age <= b.hi)
+    where ${after === undefined ? sql`true` : sql`b.n > (select n from b where bucket = ${after})`}
+    group by b.bucket, b.n
+    order by b.n
+    ${limit === undefined ? sql`` : sql`limit ${limit}`}`,
+  };
+}
+
+export function streamInvoicesReport(
+  database: Database,
+  filters: { environment: ProviderEnvironment; ageing?: boolean },
+  format: ReportFormat,
+  writable: Writable,
+  csv?: CsvOptions,
+): Promise<StreamResult> {
+  return streamSource(filters.ageing ? ageingSource(database, filters) : invoicesSource(database, filters), format, writable, csv);
+}

@@ -1,0 +1,227 @@
+import postgres from 'postgres';
+import { DAY_MS, NO_FAULTS, startSimulator } from '../../sim/index.js';
+import { cleanEnv, spawnCli, type CliChild } from './cli.js';
+import { startLoad, type LoadAnswer } from './fault-load.js';
+import { daemonEnv, sleep, waitFor } from './harness.js';
+import { startPgCluster } from './pg-cluster.js';
+import { getText, metricValue } from './replica-probe.js';
+
+/**
+ * A Postgres failover under load, with real servers (pg-cluster.ts): a primary and a streaming
+ * standby, two daemon replicas (`bnpl-recon start`) with both hosts in DATABASE_URL
+ * (target_session_attrs=read-write) polling the simulator every 2 s and reconciling every 3 s,
+ * signed deliveries from concurrent senders that retry a 503 or a failed connection as the
+ * provider does. Then the primary's whole process group is SIGKILLed (the machine is gone), and
+ * after `detectMs` (what Patroni or CloudNativePG take to decide) the standby is promoted.
+ *
+ * `lagMs` holds back replication before the kill (SIGSTOP of the primary's walsender; stopping
+ * the standby's walreceiver is not enough on loopback, where what was sent already waits in its
+ * socket and is read after the kill), so the
+ * window the replication mode decides about is there every time, not only when the kill happens
+ * to fall into a commit: with synchronous replication a commit waits for the standby, so nothing
+ * is acknowledged in that window; with asynchronous replication whatever was acknowledged in it
+ * is on the dead primary only.
+ *
+ * The ledger is read on the promoted standby afterwards. Used by test/e2e/failover.test.ts and
+ * `npm run soak`.
+ */
+export interface FailoverFigures {
+  replication: 'synchronous' | 'asynchronous';
+  acknowledged: number;
+  /** acknowledged deliveries (by delivery_uuid) absent from the promoted standby */
+  acknowledgedLost: number;
+  appliedTwice: number;
+  missingTypedRows: number;
+  /** answers by status: 0 = no answer (connection refused or reset) */
+  statuses: Record<number, number>;
+  /** answers other than 2xx, 503 and no answer */
+  unexpected: string[];
+  /** 2xx answers between the kill and the promotion: the standby must acknowledge nothing */
+  acksBeforePromotion: number;
+  killToPromotionMs: number;
+  /** from the promotion (pg_ctl promote started) to the first 2xx */
+  promotionToFirstAckMs: number;
+  /** from the promotion until both replicas answer /readyz 200 */
+  promotionToReadyMs: number;
+  /** what /metrics and /readyz said between the kill and the first 2xx */
+  sawNotReady: boolean;
+  sawDatabaseDown: boolean;
+  /** bnpl_recon_webhook_deliveries_total{outcome="ledger_unavailable"} summed over both replicas at the end */
+  ledgerUnavailable503: number;
+  /** log lines 'webhook not stored: ledger unavailable' by cause, both replicas */
+  causes: Record<string, number>;
+  pollRunsAfterPromotion: number;
+  reconcileRunsAfterPromotion: number;
+  /** pairs of complete runs of the same job whose times overlap (a run recorded twice, or two leaders at once) */
+  overlappingRuns: number;
+  daemonStderr: string;
+}
+
+export interface FailoverOptions {
+  synchronous: boolean;
+  lagMs?: number;
+  detectMs?: number;
+  loadBeforeMs?: number;
+  loadAfterMs?: number;
+  senders?: number;
+}
+
+interface Replica {
+  cli: CliChild;
+  url: string;
+  metricsUrl: string;
+}
+
+async function spawnReplica(env: NodeJS.ProcessEnv): Promise<Replica> {
+  const cli = spawnCli(['start'], env);
+  const running = await cli.waitForLog('bnpl-recon running', 90_000);
+  return { cli, url: String(running.url), metricsUrl: String(running.metrics) };
+}
+
+export async function runFailover(options: FailoverOptions): Promise<FailoverFigures> {
+  const lagMs = options.lagMs ?? 1000;
+  const detectMs = options.detectMs ?? 1000;
+  const cluster = await startPgCluster({ synchronous: options.synchronous });
+  const sim = await startSimulator({ seed: 'failover', faults: NO_FAULTS, business: { ordersPerDay: 60 } });
+  const replicas: Replica[] = [];
+  let ledger: postgres.Sql | undefined;
+  try {
+    const admin = postgres(cluster.primary.url(), { max: 1, onnotice: () => {} });
+    await admin`create database recon`;
+    await admin.end();
+    await sim.advance(2 * DAY_MS);
+    const env = cleanEnv(daemonEnv({
+      sim,
+      databaseUrl: cluster.multiHostUrl('recon'),
+      graceSeconds: 3600,
+      extra: { LOG_LEVEL: 'info', POLL_SCHEDULE: '*/2 * * * * *', RECONCILE_SCHEDULE: '*/3 * * * * *', POLL_LOCK_HEARTBEAT_MS: '500', DB_POOL_MAX: '4' },
+    }));
+    replicas.push(...(await Promise.all([spawnReplica(env), spawnReplica(env)])));
+    // Both polled once on the primary before the load, so "again after the promotion" means something.
+    const primarySql = postgres(cluster.primary.url('recon'), { max: 1, onnotice: () => {} });
+    await waitFor('a complete poll and pass on the primary', async () => {
+      const [row] = await primarySql<{ polls: number; passes: number }[]>`
+        select (select count(*)::int from poll_runs where status = 'complete') as polls,
+               (select count(*)::int from reconcile_runs where status = 'complete') as passes`;
+      return row && row.polls > 0 && row.passes > 0 ? true : undefined;
+    }, 60_000, 100);
+    await primarySql.end();
+
+    const answers: LoadAnswer[] = [];
+    const load = startLoad(replicas.map((r) => `${r.url}/webhooks`), sim.secrets.sandbox, {
+      senders: options.senders ?? 8,
+      header: sim.signatureHeader,
+      onAnswer: (a) => answers.push(a),
+    });
+    // What the replicas say while it happens: readiness and database_up, every 200 ms.
+    const views: { at: number; ready: number; up: number | undefined }[] = [];
+    let watching = true;
+    const watcher = (async () => {
+      while (watching) {
+        for (const r of replicas) {
+          const [ready, metrics] = await Promise.all([
+            getText(`${r.url}/readyz`, 3000).catch(() => ({ status: 0, text: '' })),
+            getText(r.metricsUrl, 3000).catch(() => ({ status: 0, text: '' })),
+          ]);
+          views.push({ at: performance.now(), ready: ready.status, up: metricValue(metrics.text, 'bnpl_recon_database_up') });
+        }
+        await sleep(200);
+      }
+    })();
+
+    await sleep(options.loadBeforeMs ?? 2000);
+    const sender = await cluster.primary.walSenderPid();
+    if (sender === undefined) throw new Error('the primary has no walsender');
+    if (lagMs > 0) {
+      process.kill(sender, 'SIGSTOP');
+      await sleep(lagMs);
+    }
+    await cluster.primary.kill();
+    const killedAt = performance.now();
+    await sleep(detectMs);
+    // "The promotion" is when it is asked for: the standby may accept writes before pg_ctl returns.
+    const promotedAt = performance.now();
+    await cluster.standby.promote();
+    const promotedAtEpochMs = Date.now();
+    const firstAck = await waitFor('the first 2xx after the promotion', () => answers.find((a) => a.at > promotedAt && a.status === 200)?.at, 60_000, 20);
+    const readyAt = await waitFor('both replicas ready', () => {
+      const last = replicas.map((r, i) => views.filter((_, k) => k % replicas.length === i).at(-1));
+      return last.every((v) => v && v.at > firstAck && v.ready === 200) ? performance.now() : undefined;
+    }, 60_000, 100);
+    await sleep(options.loadAfterMs ?? 2000);
+    const report = await load.settle(45_000);
+    ledger = postgres(cluster.standby.url('recon'), { max: 1, onnotice: () => {} });
+    const sql = ledger;
+    // A poll and a pass that started after the promotion, on the promoted standby.
+    await waitFor('a poll and a pass after the promotion', async () => {
+      const [row] = await sql<{ polls: number; passes: number }[]>`
+        select (select count(*)::int from poll_runs where status = 'complete' and started_at > to_timestamp(${promotedAtEpochMs / 1000})) as polls,
+               (select count(*)::int from reconcile_runs where status = 'complete' and started_at > to_timestamp(${promotedAtEpochMs / 1000})) as passes`;
+      return row && row.polls > 0 && row.passes > 0 ? row : undefined;
+    }, 60_000, 200);
+    watching = false;
+    await watcher;
+    const [runs] = await sql<{ polls: number; passes: number; overlapping: number }[]>`
+      select (select count(*)::int from poll_runs where status = 'complete' and started_at > to_timestamp(${promotedAtEpochMs / 1000})) as polls,
+             (select count(*)::int from reconcile_runs where status = 'complete' and started_at > to_timestamp(${promotedAtEpochMs / 1000})) as passes,
+             (select count(*)::int from poll_runs a join poll_runs b on a.id < b.id and a.environment = b.environment
+                and a.status = 'complete' and b.status = 'complete'
+                and tstzrange(a.started_at, a.finished_at) && tstzrange(b.started_at, b.finished_at))
+           + (select count(*)::int from reconcile_runs a join reconcile_runs b on a.id < b.id and a.environment = b.environment
+                and a.status = 'complete' and b.status = 'complete'
+                and tstzrange(a.started_at, a.finished_at) && tstzrange(b.started_at, b.finished_at)) as overlapping`;
+    const [lost] = await sql<{ n: number }[]>`
+      select count(*)::int as n from unnest(${report.ackedUuids}::uuid[]) as a(u)
+      where not exists (select 1 from webhook_deliveries d where d.delivery_uuid = a.u)`;
+    const [twice] = await sql<{ n: number }[]>`
+      select count(*)::int as n from (select 1 from webhook_deliveries where applied group by environment, event_key having count(*) > 1) t`;
+    const [untyped] = await sql<{ n: number }[]>`
+      select count(*)::int as n from webhook_deliveries d
+      where d.applied and d.parse_status = 'parsed'
+        and not exists (select 1 from order_events e where e.environment = d.environment and e.event_key = d.event_key)`;
+    let ledgerUnavailable503 = 0;
+    for (const r of replicas) {
+      const text = (await getText(r.metricsUrl)).text;
+      const m = /^bnpl_recon_webhook_deliveries_total\{[^}]*outcome="ledger_unavailable"[^}]*\} (\d+)/m.exec(text);
+      ledgerUnavailable503 += m ? Number(m[1]) : 0;
+    }
+    const causes: Record<string, number> = {};
+    for (const r of replicas) {
+      for (const line of r.cli.logs()) {
+        if (line.msg === 'webhook not stored: ledger unavailable') causes[String(line.cause)] = (causes[String(line.cause)] ?? 0) + 1;
+      }
+    }
+    const during = views.filter((v) => v.at > killedAt && v.at < firstAck);
+    return {
+      replication: options.synchronous ? 'synchronous' : 'asynchronous',
+      acknowledged: report.ackedUuids.length,
+      acknowledgedLost: lost?.n ?? -1,
+      appliedTwice: twice?.n ?? -1,
+      missingTypedRows: untyped?.n ?? -1,
+      statuses: answers.reduce<Record<number, number>>((all, a) => ({ ...all, [a.status]: (all[a.status] ?? 0) + 1 }), {}),
+      unexpected: report.unexpected,
+      acksBeforePromotion: answers.filter((a) => a.at > killedAt && a.at < promotedAt && a.status === 200).length,
+      killToPromotionMs: Math.round(promotedAt - killedAt),
+      promotionToFirstAckMs: Math.round(firstAck - promotedAt),
+      promotionToReadyMs: Math.round(readyAt - promotedAt),
+      sawNotReady: during.some((v) => v.ready !== 200),
+      sawDatabaseDown: during.some((v) => v.up === 0),
+      ledgerUnavailable503,
+      causes,
+      pollRunsAfterPromotion: runs?.polls ?? 0,
+      reconcileRunsAfterPromotion: runs?.passes ?? 0,
+      overlappingRuns: runs?.overlapping ?? -1,
+      daemonStderr: replicas.map((r) => r.cli.stderr()).join(''),
+    };
+  } catch (error) {
+    // What the replicas said last, for the failure's reader.
+    const tail = replicas.map((r, i) => `replica ${i}:\n${r.cli.stdout().trim().split('\n').slice(-25).join('\n')}\n${r.cli.stderr().slice(-1000)}`).join('\n');
+    throw new Error(`${(error as Error).message}\n${tail}`, { cause: error });
+  } finally {
+    for (const r of replicas) r.cli.kill();
+    await Promise.all(replicas.map((r) => r.cli.exited));
+    await ledger?.end({ timeout: 2 });
+    await sim.stop();
+    await cluster.stop();
+  }
+}

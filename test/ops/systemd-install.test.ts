@@ -1,0 +1,77 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { request } from 'undici';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { cleanEnv, REPO_ROOT } from '../e2e/cli.js';
+import { TEST_SECRET } from '../helpers/receiver.js';
+import { waitFor } from '../helpers/wait.js';
+
+/**
+ * The documented systemd install (ops/systemd/install.sh, the list in install-files.txt) run into a
+ * temporary root, then the installed tree started the way the unit starts it (WorkingDirectory,
+ * ExecStart): it must run, serve the page from its own web/, and carry the unit's Documentation=.
+ */
+describe('systemd install into a temporary root', () => {
+  const cleanups: (() => Promise<void> | void)[] = [];
+  afterAll(async () => {
+    for (const cleanup of cleanups.reverse()) await cleanup();
+  }, 240_000);
+
+  it('installs with one command and the installed daemon starts and serves the page', async () => {
+    const root = mkdtempSync(path.join(tmpdir(), 'systemd-root-'));
+    cleanups.push(() => rmSync(root, { recursive: true, force: true }));
+    const install = spawnSync('sh', ['ops/systemd/install.sh', root], { cwd: REPO_ROOT, encoding: 'utf8' });
+    expect(install.status, install.stderr).toBe(0);
+    const unit = readFileSync(path.join(root, 'etc/systemd/system/bnpl-recon.service'), 'utf8');
+    const docs = /^Documentation=(.*)$/m.exec(unit)![1]!.split(/\s+/).filter((d) => d.startsWith('file://'));
+    expect(docs.length).toBeGreaterThan(0);
+    for (const doc of docs) expect(existsSync(path.join(root, new URL(doc).pathname)), doc).toBe(true);
+    expect(existsSync(path.join(root, 'etc/bnpl-recon/env'))).toBe(true);
+    expect(existsSync(path.join(root, 'usr/lib/sysusers.d/bnpl-recon.conf'))).toBe(true);
+    const workdir = path.join(root, /^WorkingDirectory=(\S+)$/m.exec(unit)![1]!);
+    const execStart = path.join(root, /^ExecStart=(\S+)/m.exec(unit)![1]!);
+
+    const db: TestDatabase = await createTestDatabase('systemd_install', { poolMax: 1 });
+    let passed = false;
+    cleanups.push(() => (passed ? db.drop() : db.close()));
+    const child = spawn(execStart, ['start'], {
+      cwd: workdir,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: cleanEnv({
+        DATABASE_URL: db.url, PORT: '0', METRICS_PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', PROVIDER_ENV: 'sandbox',
+        PROVIDER_BASE_URL: 'http://127.0.0.1:9', PROVIDER_API_KEY: 'unused', WEBHOOK_SECRET: TEST_SECRET,
+        POLL_SCHEDULE: '0 0 1 1 *', RECONCILE_SCHEDULE: '0 0 1 1 *', RECON_DATA_DIR: path.join(root, 'var/lib/bnpl-recon'),
+      }),
+    });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+    let code: number | null | undefined;
+    const exited = new Promise<void>((resolve) => child.on('exit', (c) => { code = c; resolve(); }));
+    cleanups.push(async () => {
+      child.kill('SIGTERM');
+      await Promise.race([exited, new Promise((r) => setTimeout(r, 20_000))]);
+      child.kill('SIGKILL');
+      await exited;
+    });
+    const url = await waitFor(`the installed daemon running (output: ${out.slice(-1500)})`, () => {
+      if (code !== undefined) throw new Error(`the installed daemon exited ${code}: ${out.slice(-2000)}`);
+      for (const line of out.split('\n')) {
+        if (!line.startsWith('{')) continue;
+        const entry = JSON.parse(line) as { msg?: string; url?: string };
+        if (entry.msg === 'bnpl-recon running' && entry.url) return entry.url;
+      }
+      return undefined;
+    }, 90_000);
+    const page = await request(`${url}/`);
+    expect(page.statusCode).toBe(200);
+    expect(await page.body.text()).toMatch(/<html/i);
+    const ready = await request(`${url}/readyz`);
+    expect(ready.statusCode).toBe(200);
+    await ready.body.dump();
+    passed = true;
+  }, 300_000);
+});

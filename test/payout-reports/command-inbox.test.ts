@@ -1,0 +1,117 @@
+import { mkdtemp, readdir, readFile, rm, utimes, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { UsageError } from '../../src/config/usage-error.js';
+import { command } from '../../src/commands/payout-report.js';
+import { loadConfig } from '../../src/config/load.js';
+import { Shutdown } from '../../src/lifecycle/shutdown.js';
+import { silentLogger } from '../../src/log/logger.js';
+import { startPayoutReportInbox } from '../../src/payout-import/inbox.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { invoiceRow, payoutEvent, reportOf, transferOf } from './fixtures.js';
+
+// The file reader is branch i24parse's (src/payout-reports/read.ts is a placeholder here): this test
+// stands in a reader of JSON files the test writes, to exercise the command and the inbox around it.
+vi.mock('../../src/payout-reports/read.js', async (original) => {
+  const actual = await original<typeof import('../../src/payout-reports/read.js')>();
+  return {
+    ...actual,
+    readPayoutReport: (bytes: Uint8Array) => {
+      try {
+        const parsed = JSON.parse(Buffer.from(bytes).toString('utf8'), (_k, v: unknown) => (typeof v === 'string' && /^-?\d+n$/.test(v) ? BigInt(v.slice(0, -1)) : v));
+        return Promise.resolve(parsed);
+      } catch {
+        return Promise.reject(new actual.PayoutReportFormatError('not a payout report'));
+      }
+    },
+  };
+});
+
+let db: TestDatabase;
+let dir: string;
+let failed = false;
+beforeAll(async () => {
+  db = await createTestDatabase('payout_report_cmd_inbox');
+  dir = await mkdtemp(path.join(tmpdir(), 'bnpl-payout-report-'));
+});
+afterEach(({ task }) => {
+  if (task.result?.state === 'fail') failed = true;
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+  await (failed ? db.close() : db.drop());
+});
+
+const json = (v: unknown) => JSON.stringify(v, (_k, x: unknown) => (typeof x === 'bigint' ? `${x}n` : x));
+
+describe('payout-report import', () => {
+  it('prints a result line per file and a summary; a refused file does not stop the others and makes the exit status 1', async () => {
+    const rows = [invoiceRow({ doc: 'INV-1', cents: 10_000n })];
+    const payout = await payoutEvent(db, { sepa: 'PO2026030200000001', cents: transferOf(rows), eventTime: '2026-03-02T06:00:00.000000000Z', invoices: ['INV-1'] });
+    const good = path.join(dir, 'good.csv');
+    const orphan = path.join(dir, 'orphan.csv');
+    const junk = path.join(dir, 'junk.csv');
+    await writeFile(good, json(reportOf(rows)));
+    await writeFile(orphan, json(reportOf([invoiceRow({ doc: 'INV-7', cents: 1n })])));
+    await writeFile(junk, 'Order No;Doc No\n');
+    const out: string[] = [];
+    const err: string[] = [];
+    const o = vi.spyOn(process.stdout, 'write').mockImplementation((c) => (out.push(String(c)), true));
+    const e = vi.spyOn(process.stderr, 'write').mockImplementation((c) => (err.push(String(c)), true));
+    const saved = { DATABASE_URL: process.env.DATABASE_URL, LOG_LEVEL: process.env.LOG_LEVEL };
+    process.env.DATABASE_URL = db.url;
+    process.env.LOG_LEVEL = 'silent';
+    try {
+      expect(await command.run(['import', good])).toBe(0);
+      expect(await command.run(['import', good, orphan, junk, path.join(dir, 'missing.csv')])).toBe(1);
+      await expect(command.run(['import'])).rejects.toBeInstanceOf(UsageError);
+      await expect(command.run(['export', good])).rejects.toBeInstanceOf(UsageError);
+    } finally {
+      o.mockRestore();
+      e.mockRestore();
+      for (const [k, v] of Object.entries(saved)) if (v === undefined) delete process.env[k]; else process.env[k] = v;
+    }
+    expect(out).toEqual([
+      `${good}: format csv, rows 1, rows new 1, payouts ${payout}\n`,
+      'files 1: imported 1, failed 0; rows new 1\n',
+      `${good}: format csv, rows 1, rows new 0, payouts ${payout} (file already imported)\n`,
+      `${orphan}: failed: 1 row(s) without a payout reference (invoices INV-7, transfer ${invoiceRow({ doc: 'INV-7', cents: 1n }).transferAmountCents} cents) fit no payout exactly; payouts listing some of those invoices: none\n`,
+      `${junk}: failed: not a payout report\n`,
+      expect.stringMatching(/missing\.csv: failed: unreadable: ENOENT/),
+      'files 4: imported 1, failed 3; rows new 0\n',
+    ]);
+    expect(err.join('')).toContain(`${junk}: not a payout report`);
+  });
+});
+
+describe('payout report inbox', () => {
+  it('imports dropped files into payout-inbox/imported/, moves refused ones to failed/ with a .error, leaves files being written', async () => {
+    const rows = [invoiceRow({ doc: 'INV-2', cents: 20_000n })];
+    await payoutEvent(db, { sepa: 'PO2026030300000002', cents: transferOf(rows), eventTime: '2026-03-03T06:00:00.000000000Z', invoices: ['INV-2'] });
+    const config = loadConfig({ RECON_DATA_DIR: path.join(dir, 'data'), PROVIDER_ENV: 'sandbox' });
+    const shutdown = new Shutdown(silentLogger(), 5000);
+    const inbox = startPayoutReportInbox({ config, log: silentLogger(), database: db, shutdown }, { intervalMs: 3_600_000, settleMs: 60_000 });
+    try {
+      await inbox.runNow();
+      const old = new Date(Date.now() - 120_000);
+      await writeFile(path.join(inbox.dir, 'a.csv'), json(reportOf(rows)));
+      await writeFile(path.join(inbox.dir, 'b.csv'), 'nonsense');
+      await writeFile(path.join(inbox.dir, 'c.csv'), json(reportOf(rows, 'fresh')));
+      await utimes(path.join(inbox.dir, 'a.csv'), old, old);
+      await utimes(path.join(inbox.dir, 'b.csv'), old, old);
+      const result = await inbox.runNow();
+      expect(result.imported.map((r) => r.rowsNew)).toEqual([1]);
+      expect(result.failed).toEqual([{ file: 'b.csv', error: 'not a payout report' }]);
+      expect(result.deferred).toEqual(['c.csv']);
+      expect(path.basename(inbox.dir)).toBe('payout-inbox');
+      expect((await readdir(path.join(inbox.dir, 'imported'))).sort()).toEqual(['a.csv']);
+      expect((await readdir(path.join(inbox.dir, 'failed'))).sort()).toEqual(['b.csv', 'b.csv.error']);
+      expect(await readFile(path.join(inbox.dir, 'failed', 'b.csv.error'), 'utf8')).toBe('not a payout report\n');
+      const [stored] = await db.sql<{ n: number }[]>`select count(*)::int as n from payout_report_rows where doc_no = 'INV-2'`;
+      expect(stored!.n).toBe(1);
+    } finally {
+      await inbox.stop();
+    }
+  });
+});
