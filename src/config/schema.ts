@@ -186,6 +186,24 @@ export const configShape = {
   // The inbox imports each file in a child process with this heap limit and time limit: a file
   // that exhausts either is moved to inbox/failed/, and the daemon goes on answering.
   STATEMENT_IMPORT_MAX_MEMORY_MB: positiveInt.min(64).default(1024),
+  // CSV statements (src/statements/csv.ts): a profile file of the user's for a bank the built-in
+  // profiles do not know (README "CSV profiles"), and the currency of accounts whose CSV exports
+  // name none ('IBAN=CHF,IBAN=CZK'); a CSV naming no currency for an account not listed is refused.
+  STATEMENT_CSV_PROFILE: z.string().min(1).optional(),
+  STATEMENT_ACCOUNT_CURRENCIES: csvList
+    .transform((entries, ctx) => {
+      const out: Record<string, string> = {};
+      for (const entry of entries) {
+        const m = /^([A-Za-z0-9 '*/-]+?)\s*=\s*([A-Za-z]{3})$/.exec(entry);
+        if (!m) {
+          ctx.addIssue({ code: 'custom', message: `'${entry}' is not ACCOUNT=CURRENCY (an ISO 4217 code)` });
+          return z.NEVER;
+        }
+        out[m[1]!.replace(/\s+/g, '').toUpperCase()] = m[2]!.toUpperCase();
+      }
+      return out;
+    })
+    .default({}),
   STATEMENT_IMPORT_TIMEOUT_SECONDS: positiveInt.default(1800),
   // The inbox's --accept-unbalanced: a statement whose balances disagree with its bookings is
   // stored with a statement_unbalanced finding instead of being moved to inbox/failed/.

@@ -11,8 +11,8 @@ export function summarize(format: StatementFormat, sections: StatementSection[],
 export function collect(make: (emit: SectionSink) => StatementReader, text: string): ParsedStatement {
   const sections: StatementSection[] = [];
   const lines: StatementLine[] = [];
-  const reader = make((section, sectionLines) => {
-    sections.push(section);
+  const reader = make((section, sectionLines, more) => {
+    if (!more) sections.push(section);
     for (const l of sectionLines) lines.push(l);
   });
   reader.write(text);

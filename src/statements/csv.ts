@@ -1,194 +1,436 @@
 import { createHash } from 'node:crypto';
+import { Parser, type Options } from 'csv-parse';
+import { parse as parseSync } from 'csv-parse/sync';
 import { accountId } from './account.js';
-import { bankDate } from './dates.js';
-import { csvAmountToCents, withinLedger } from './money.js';
+import { canonicalHeader, headerMatches, headerUnit, type CsvField, type CsvProfile } from './csv-profile.js';
+import { BUILT_IN_PROFILES, COMMON_SKIP } from './csv-profiles.js';
+import { csvAmount, csvDate, isCsvDate } from './csv-values.js';
+import { withinLedger } from './money.js';
 import { normalizeIban, present, sepaReferenceOf } from './reference.js';
 import { addTotal } from './totals.js';
-import { quoted, StatementFormatError, type ParsedStatement, type SectionSink, type StatementLine, type StatementReader, type StatementSection } from './types.js';
+import { excerpt, quoted, StatementFormatError, type SectionSink, type StatementLine, type StatementReader, type StatementSection } from './types.js';
 
 /**
- * Accepted columns (header names compared case-insensitively, ignoring spaces, '-', '_', '/' and '.'):
+ * CSV exports as banks write them, read by a bank profile (csv-profile.ts, csv-profiles.ts): the
+ * profile is chosen from the file's first rows (its header row, or for files without one the shape
+ * of its first row), and says which columns hold what, how the direction is written (a signed
+ * amount; an unsigned one and a direction column; a debit and a credit column), the date formats,
+ * the decimal separator, which rows are pending lines, totals or balances, and where the preamble
+ * names the account and currency. The file is parsed as it streams (csv-parse), and its lines go
+ * out in batches: memory does not grow with the file.
  *
- * | field | header names | required |
- * |---|---|---|
- * | booking date | booking_date, bookingdate, buchungstag, date | yes |
- * | amount | amount, betrag | yes |
- * | value date | value_date, valuta, valutadatum | no |
- * | currency | currency, waehrung, währung, ccy | no (EUR) |
- * | direction | credit_debit, cdtdbtind, direction, soll_haben | no: else the amount's sign |
- * | bank reference | entry_reference, bank_reference, reference_number | no |
- * | end-to-end id | end_to_end_reference, end_to_end_id, endtoendid, eref, sepa_reference | no |
- * | instruction id | instruction_id, instrid | no |
- * | counterparty | counterparty_name, name, beguenstigter_zahlungspflichtiger; counterparty_iban, iban | no |
- * | remittance | remittance_information, remittance, verwendungszweck, purpose | no |
- * | account | account_iban, auftragskonto | no |
+ * Rows that are not bookings are never stored: pending lines (a status, a booking date such as
+ * 'offen' or none at all, a block the bank marks as not yet executed), totals, balance and footer
+ * rows (the profile's `skip` and COMMON_SKIP), empty rows; a row with neither date nor amount
+ * continues the previous line's text. Any other row that cannot be read refuses the file, naming it.
  *
- * Dates YYYY-MM-DD or DD.MM.YYYY; amounts decimal with '.' or ',' (thousands separators allowed
- * when both occur); direction values CRDT/DBIT, C/D, credit/debit, H/S (Haben/Soll). The header is
- * the first non-empty row naming both a booking date and an amount column, so a bank's preamble
- * rows above it are skipped. Delimiter ',' or ';' (whichever the header row holds more of), RFC 4180
- * quoting.
+ * Currency, per line: the currency column, else the amount's own sign or code, else the amount
+ * column's unit ('Betrag (EUR)'), else the preamble's, else the account's setting
+ * (STATEMENT_ACCOUNT_CURRENCIES); else the file is refused, naming what is missing. Never assumed.
  */
-const COLUMNS = {
-  bookingDate: ['bookingdate', 'buchungstag', 'date'],
-  amount: ['amount', 'betrag'],
-  valueDate: ['valuedate', 'valuta', 'valutadatum'],
-  currency: ['currency', 'waehrung', 'währung', 'ccy'],
-  direction: ['creditdebit', 'cdtdbtind', 'direction', 'sollhaben'],
-  bankReference: ['entryreference', 'bankreference', 'referencenumber'],
-  endToEndId: ['endtoendreference', 'endtoendid', 'eref', 'separeference'],
-  instructionId: ['instructionid', 'instrid'],
-  counterpartyName: ['counterpartyname', 'name', 'beguenstigterzahlungspflichtiger'],
-  counterpartyIban: ['counterpartyiban', 'iban'],
-  remittance: ['remittanceinformation', 'remittance', 'verwendungszweck', 'purpose'],
-  accountIban: ['accountiban', 'auftragskonto'],
-} as const;
-type Column = keyof typeof COLUMNS;
 
-const canonical = (h: string): string => h.trim().toLowerCase().replace(/[\s_\-/.]/g, '');
+export interface CsvOptions {
+  /** profiles of the user's (a profile file), tried before the built-in ones */
+  profiles?: readonly CsvProfile[];
+  /** the currency of accounts whose CSV exports do not say (account IBAN -> ISO 4217 code) */
+  accountCurrencies?: Readonly<Record<string, string>>;
+}
 
-/** RFC 4180 rows: quoted fields may hold the delimiter, "" and line breaks; CRLF or LF. */
-export function csvRows(text: string, delimiter: string): string[][] {
-  const rows: string[][] = [];
-  let row: string[] = [];
-  let cell = '';
-  let quoted = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i];
-    if (quoted) {
-      if (c === '"' && text[i + 1] === '"') {
-        cell += '"';
-        i++;
-      } else if (c === '"') quoted = false;
-      else cell += c;
-    } else if (c === '"' && cell === '') quoted = true;
-    else if (c === delimiter) {
-      row.push(cell);
-      cell = '';
-    } else if (c === '\n' || c === '\r') {
-      if (c === '\r' && text[i + 1] === '\n') i++;
-      row.push(cell);
-      rows.push(row);
-      row = [];
-      cell = '';
-    } else cell += c;
+/** Lines handed over at once while the file streams. */
+const BATCH = 2000;
+/** Rows of the file's start searched for the header row. */
+const HEADER_ROWS = 60;
+const DELIMITERS = [';', ',', '\t', '|'] as const;
+
+export interface CsvLayout {
+  profile: CsvProfile;
+  delimiter: string;
+  /** records before the first data row (preamble and header) */
+  skipRecords: number;
+  /** the header's cells, or none */
+  header: string[] | null;
+  columns: Partial<Record<CsvField, number[]>>;
+  /** the amount columns' unit, when their header names one */
+  unitCurrency: string | null;
+  /** what the preamble above the header says */
+  account: string | null;
+  currency: string | null;
+}
+
+/** A record longer than this is no bank's booking: refused, naming its row, instead of filling the import's heap. */
+export const MAX_RECORD_CHARS = 1 << 20;
+
+const PARSE: Options = { relax_column_count: true, relax_quotes: true, skip_empty_lines: false, max_record_size: MAX_RECORD_CHARS };
+
+/** The head's records with `delimiter`, the last (maybe cut) record dropped unless the head is the whole text. */
+function headRecords(head: string, delimiter: string, whole: boolean): string[][] {
+  const text = whole ? head : head.slice(0, Math.max(0, head.lastIndexOf('\n')));
+  try {
+    return parseSync(text, { ...PARSE, delimiter, to: HEADER_ROWS }) as string[][];
+  } catch {
+    return [];
   }
-  if (quoted) throw new StatementFormatError('CSV ends inside a quoted field');
-  if (cell !== '' || row.length > 0) {
-    row.push(cell);
-    rows.push(row);
-  }
-  return rows;
 }
 
-/** The header's delimiter and column positions, if `line` is a header row. */
-export function csvHeader(line: string): { delimiter: string; columns: Partial<Record<Column, number>> } | null {
-  const delimiter = (line.match(/;/g)?.length ?? 0) > (line.match(/,/g)?.length ?? 0) ? ';' : ',';
-  const names = (csvRows(line, delimiter)[0] ?? []).map(canonical);
-  const columns: Partial<Record<Column, number>> = {};
-  for (const [column, aliases] of Object.entries(COLUMNS) as [Column, readonly string[]][]) {
-    const index = names.findIndex((n) => aliases.includes(n));
-    if (index >= 0) columns[column] = index;
-  }
-  return columns.bookingDate !== undefined && columns.amount !== undefined ? { delimiter, columns } : null;
-}
-
-/** `what` names the row and column for a refusal: 'CSV row 3: booking date'. */
-function isoDate(value: string, what: string): string {
-  const v = value.trim();
-  const de = /^(\d{2})\.(\d{2})\.(\d{4})$/.exec(v);
-  const iso = /^\d{4}-\d{2}-\d{2}/.test(v) ? v.slice(0, 10) : de ? `${de[3]}-${de[2]}-${de[1]}` : null;
-  if (iso === null) throw new StatementFormatError(`${what} not understood: ${quoted(value)}`);
-  return bankDate(iso, what, value);
-}
-
-function directionOf(value: string | null, signed: bigint, where: string): 'credit' | 'debit' {
-  const v = value?.trim().toUpperCase();
-  if (!v) return signed < 0n ? 'debit' : 'credit';
-  if (['CRDT', 'C', 'CREDIT', 'H', 'HABEN', 'CR'].includes(v)) return 'credit';
-  if (['DBIT', 'D', 'DEBIT', 'S', 'SOLL', 'DR'].includes(v)) return 'debit';
-  throw new StatementFormatError(`${where}: direction not understood: ${quoted(value ?? '')}`);
-}
-
-export function parseCsv(text: string): ParsedStatement {
-  const body = text.replace(/^\uFEFF/, '');
-  const physical = body.split(/\r?\n/);
-  const headerAt = physical.findIndex((l) => l.trim() !== '' && csvHeader(l) !== null);
-  if (headerAt < 0) throw new StatementFormatError('CSV without a header naming a booking date and an amount column');
-  const header = csvHeader(physical[headerAt] ?? '')!;
-  const rows = csvRows(physical.slice(headerAt + 1).join('\n'), header.delimiter);
-  const lines: StatementLine[] = [];
-  rows.forEach((row, i) => {
-    if (row.every((c) => c.trim() === '')) return;
-    const get = (c: Column): string | null => {
-      const index = header.columns[c];
-      return index === undefined ? null : present(row[index]);
-    };
-    const where = `CSV row ${headerAt + i + 2}`;
-    const amountText = get('amount');
-    const dateText = get('bookingDate');
-    if (!amountText || !dateText) throw new StatementFormatError(`${where}: missing booking date or amount`);
-    let read: bigint;
-    try {
-      read = csvAmountToCents(amountText);
-    } catch (error) {
-      throw new StatementFormatError(`${where}: ${(error as Error).message}`);
+function columnsOf(profile: CsvProfile, cells: readonly string[]): Partial<Record<CsvField, number[]>> {
+  const out: Partial<Record<CsvField, number[]>> = {};
+  for (const [field, names] of Object.entries(profile.columns) as [CsvField, (string | number)[]][]) {
+    const found: number[] = [];
+    if (!profile.header) {
+      for (const n of names) if (typeof n === 'number' && n <= cells.length) found.push(n - 1);
+    } else {
+      cells.forEach((cell, i) => {
+        if (names.some((n) => typeof n === 'string' && headerMatches(cell, n))) found.push(i);
+      });
     }
-    const signed = withinLedger(read, amountText, where);
-    const endToEndId = get('endToEndId');
-    const instructionId = get('instructionId');
-    const remittance = get('remittance');
-    const valueDate = get('valueDate');
-    lines.push({
-      accountIban: accountId(get('accountIban')),
-      bookingDate: isoDate(dateText, `${where}: booking date`),
-      valueDate: valueDate ? isoDate(valueDate, `${where}: value date`) : null,
-      amountCents: signed < 0n ? -signed : signed,
-      currency: get('currency')?.toUpperCase() ?? 'EUR',
-      direction: directionOf(get('direction'), signed, where),
-      counterpartyIban: normalizeIban(get('counterpartyIban')),
-      counterpartyName: get('counterpartyName'),
+    if (found.length > 0) out[field] = field === 'remittance' ? found : [found[0]!];
+  }
+  return out;
+}
+
+/** The profile's fields (and required headers) that `cells` lacks, by their first name. */
+function missingOf(profile: CsvProfile, cells: readonly string[], columns: Partial<Record<CsvField, number[]>>): string[] {
+  const c = profile.columns;
+  const first = (f: CsvField) => String(c[f]?.[0]);
+  const missing: string[] = [];
+  if (!columns.bookingDate) missing.push(first('bookingDate'));
+  const split = c.debit && c.credit;
+  if (c.amount && !columns.amount && !(split && columns.debit && columns.credit)) missing.push(first('amount'));
+  if (!c.amount && split) for (const f of ['debit', 'credit'] as const) if (!columns[f]) missing.push(first(f));
+  for (const r of profile.requires) if (!cells.some((cell) => headerMatches(cell, r))) missing.push(r);
+  return missing;
+}
+
+const matchedCount = (columns: Partial<Record<CsvField, number[]>>) => Object.values(columns).reduce((n, v) => n + v.length, 0);
+
+/** A row that is the first data row of a headerless profile: its cell count, a date and an amount where the profile says. */
+function fitsHeaderless(profile: CsvProfile, row: readonly string[]): boolean {
+  if (row.length !== profile.cells) return false;
+  const cell = (f: CsvField) => {
+    const n = profile.columns[f]?.[0];
+    return typeof n === 'number' ? row[n - 1] ?? '' : '';
+  };
+  if (!isCsvDate(cell('bookingDate'), profile.dateFormats)) return false;
+  const amounts = profile.columns.amount ? [cell('amount')] : [cell('debit'), cell('credit')].filter((v) => v.trim() !== '');
+  return amounts.length > 0 && amounts.every((a) => {
+    try {
+      csvAmount(a, profile.decimal, '');
+      return true;
+    } catch {
+      return false;
+    }
+  });
+}
+
+/** A preamble row's value for one of `labels`: 'IBAN;DE...', 'Währung: EUR', '"Konto";"DE.. EUR"'. */
+function labelled(rows: readonly string[][], labels: readonly string[]): string | null {
+  for (const wanted of labels) {
+    for (const row of rows) {
+      const cells = row.map((c) => c.trim()).filter((c) => c !== '');
+      for (const [i, cell] of cells.entries()) {
+        const colon = /^([^:]+):\s*(.*)$/.exec(cell);
+        const [label, inline] = colon ? [colon[1]!, colon[2]!] : [cell, ''];
+        if (canonicalHeader(wanted) !== canonicalHeader(label)) continue;
+        const value = inline || cells[i + 1];
+        if (value) return value;
+      }
+    }
+  }
+  return null;
+}
+
+function currencyIn(value: string | null): string | null {
+  const code = value?.toUpperCase().match(/\b[A-Z]{3}\b/g)?.find((c) => !/^[A-Z]{2}\d/.test(c));
+  return code ?? null;
+}
+
+/**
+ * The layout of a CSV file from its start: the first row that is a header of some profile (the
+ * user's profiles first, then the one explaining the most columns), else the first data row of a
+ * headerless profile. A file no profile fits is refused naming the columns found and what the
+ * nearest profile misses.
+ */
+export function csvLayout(head: string, whole: boolean, options: CsvOptions = {}): CsvLayout {
+  const user = options.profiles ?? [];
+  const profiles = [...user, ...BUILT_IN_PROFILES];
+  let nearest: { profile: CsvProfile; cells: string[]; missing: string[]; score: number } | null = null;
+  let widest: string[] = [];
+  for (const delimiter of DELIMITERS) {
+    const rows = headRecords(head, delimiter, whole);
+    for (const [index, cells] of rows.entries()) {
+      if (cells.length < 2) continue;
+      if (cells.length > widest.length) widest = cells;
+      let best: { profile: CsvProfile; columns: Partial<Record<CsvField, number[]>>; rank: number } | null = null;
+      for (const [order, profile] of profiles.entries()) {
+        if (profile.delimiter !== undefined && profile.delimiter !== delimiter) continue;
+        if (!profile.header) {
+          if (!fitsHeaderless(profile, cells)) continue;
+          const columns = columnsOf(profile, cells);
+          return { profile, delimiter, skipRecords: index, header: null, columns, unitCurrency: null, ...preamble(profile, rows.slice(0, index)) };
+        }
+        const columns = columnsOf(profile, cells);
+        const missing = missingOf(profile, cells, columns);
+        const score = matchedCount(columns) - missing.length;
+        if (missing.length > 0) {
+          if (matchedCount(columns) > 0 && (!nearest || score > nearest.score)) nearest = { profile, cells, missing, score };
+          continue;
+        }
+        // The user's profiles win when they fit; among the built-in ones, the one explaining the most columns.
+        const rank = order < user.length ? Number.MAX_SAFE_INTEGER - order : matchedCount(columns) * 1000 - order;
+        if (!best || rank > best.rank) best = { profile, columns, rank };
+      }
+      if (best) {
+        const amountColumns = [...(best.columns.amount ?? []), ...(best.columns.debit ?? []), ...(best.columns.credit ?? [])];
+        const unitCurrency = amountColumns.map((i) => headerUnit(cells[i] ?? '')).find((u) => u !== null) ?? null;
+        return { profile: best.profile, delimiter, skipRecords: index + 1, header: cells, columns: best.columns, unitCurrency, ...preamble(best.profile, rows.slice(0, index)) };
+      }
+    }
+  }
+  const found = nearest?.cells ?? widest;
+  const columns = found.length > 0 ? `the columns found: ${found.slice(0, 30).map((c) => quoted(excerpt(c.trim(), 40))).join(', ')}` : 'no columns found';
+  const near = nearest ? `; the nearest profile, ${nearest.profile.name}, misses ${nearest.missing.map((m) => quoted(m)).join(', ')}` : '';
+  throw new StatementFormatError(`CSV that no bank profile fits (${columns}${near}); write a profile for it (statement import --profile FILE, see the README)`);
+}
+
+function preamble(profile: CsvProfile, rows: readonly string[][]): { account: string | null; currency: string | null } {
+  const account = labelled(rows, profile.metadata.account);
+  const currency = labelled(rows, profile.metadata.currency);
+  // An IBAN in the value ('DE44 5001 0517 ... / Girokonto', 'DE44...EUR') is the account; else the value as written.
+  const iban = account?.replace(/\s+/g, '').toUpperCase().match(/[A-Z]{2}\d{2}[A-Z0-9]{11,33}/)?.[0];
+  return { account: accountId(iban ?? account), currency: currencyIn(currency) };
+}
+
+/** Is the start of `text` a table some CSV profile could read, or one to refuse naming its columns? */
+export function looksLikeCsv(head: string): boolean {
+  try {
+    csvLayout(head, true);
+    return true;
+  } catch {
+    const rows = DELIMITERS.map((d) => headRecords(head, d, true).filter((r) => r.length >= 3));
+    return rows.some((r) => r.length >= 2);
+  }
+}
+
+/** csv-parse's stream parser used synchronously: records and errors are collected as each write returns. */
+class SyncParser extends Parser {
+  records: string[][] = [];
+  failure: Error | undefined;
+  override push(record: unknown): boolean {
+    if (record !== null) this.records.push(record as string[]);
+    return true;
+  }
+  override _transform(chunk: Buffer, encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
+    super._transform(chunk, encoding, (error?: Error | null) => {
+      this.failure ??= error ?? undefined;
+      callback();
+    });
+  }
+  override _flush(callback: (error?: Error | null) => void): void {
+    super._flush((error?: Error | null) => {
+      this.failure ??= error ?? undefined;
+      callback();
+    });
+  }
+}
+
+const PROVISIONAL: StatementSection = { identity: 'csv (open)', accountIban: null, periodFrom: null, periodTo: null, firstWholeDay: null, lastWholeDay: null, booked: new Map() };
+
+const includesAny = (text: string, needles: readonly string[]) => needles.some((n) => text.includes(n.toLowerCase()));
+
+/**
+ * The CSV reader: `head` (the file's start, detect.ts) decides the layout; the text then streams
+ * through csv-parse and lines go to `emit` in batches of BATCH, each but the last with `more` set
+ * and a provisional section: a CSV names no statement, so its identity (the account, the period and
+ * the bookings themselves) is known only at the end, with the last batch.
+ */
+export function csvReader(emit: SectionSink, head: string, whole: boolean, options: CsvOptions = {}): StatementReader {
+  const layout = csvLayout(head, whole, options);
+  const { profile, columns } = layout;
+  const parser = new SyncParser({ ...PARSE, delimiter: layout.delimiter });
+  const skip = [...profile.skip, ...COMMON_SKIP].map((s) => s.toLowerCase());
+  const pending = {
+    status: profile.pending.status.map((s) => s.toLowerCase()),
+    bookingDate: profile.pending.bookingDate.map((s) => s.toLowerCase()),
+    starts: profile.pending.startsBlock.map((s) => s.toLowerCase()),
+    ends: profile.pending.endsBlock.map((s) => s.toLowerCase()),
+  };
+  const credit = new Set(profile.credit.map((v) => v.toUpperCase()));
+  const debit = new Set(profile.debit.map((v) => v.toUpperCase()));
+  const headerKey = layout.header?.map((c) => c.trim()).join('\u0000');
+
+  let record = 0;
+  let inPendingBlock = false;
+  let batch: StatementLine[] = [];
+  let count = 0;
+  let first: string | null = null;
+  let last: string | null = null;
+  let accountIban: string | null = null;
+  const digest = createHash('sha256');
+  const booked: StatementSection['booked'] = new Map();
+
+  const cellOf = (row: readonly string[], field: CsvField): string | null => {
+    const i = columns[field]?.[0];
+    return i === undefined ? null : present(row[i]);
+  };
+
+  const flush = (final: boolean) => {
+    // The last line stays behind until the next booking: a continuation row may still add to its text.
+    const keep = final ? 0 : 1;
+    if (batch.length - keep < (final ? 0 : BATCH)) return;
+    const out = batch.slice(0, batch.length - keep);
+    batch = batch.slice(batch.length - keep);
+    if (!final) emit(PROVISIONAL, out, true);
+    else emit(section(), out);
+  };
+
+  const section = (): StatementSection => {
+    const nextDay = (d: string) => new Date(Date.parse(`${d}T00:00:00Z`) + 86_400_000).toISOString();
+    // A CSV export states no period: it is taken to cover whole days from its first to its last booking.
+    const periodFrom = first ? `${first}T00:00:00.000Z` : null;
+    const periodTo = last ? nextDay(last) : null;
+    // Nor does it name the statement: its identity is the account, the period and the bookings themselves.
+    const identity = ['csv', accountIban ?? '', periodFrom ?? '', periodTo ?? '', digest.digest('hex')].join('|');
+    return { identity, accountIban, periodFrom, periodTo, firstWholeDay: null, lastWholeDay: null, booked };
+  };
+
+  const amountOf = (row: readonly string[], where: string): { cents: bigint; direction: 'credit' | 'debit'; currency: string | null } => {
+    const amountText = cellOf(row, 'amount');
+    if (amountText !== null) {
+      const a = csvAmount(amountText, profile.decimal, `${where}: amount`);
+      withinLedger(a.cents, amountText, where);
+      const abs = a.cents < 0n ? -a.cents : a.cents;
+      const said = cellOf(row, 'direction')?.toUpperCase();
+      if (said) {
+        if (credit.has(said)) return { cents: abs, direction: 'credit', currency: a.currency };
+        if (debit.has(said)) return { cents: abs, direction: 'debit', currency: a.currency };
+        throw new StatementFormatError(`${where}: direction not understood: ${quoted(said)}`);
+      }
+      return { cents: abs, direction: a.cents < 0n ? 'debit' : 'credit', currency: a.currency };
+    }
+    const d = cellOf(row, 'debit');
+    const c = cellOf(row, 'credit');
+    const read = (text: string | null, what: string) => {
+      if (text === null) return null;
+      const a = csvAmount(text, profile.decimal, `${where}: ${what}`);
+      withinLedger(a.cents, text, where);
+      return { cents: a.cents < 0n ? -a.cents : a.cents, currency: a.currency };
+    };
+    const debitAmount = read(d, 'debit amount');
+    const creditAmount = read(c, 'credit amount');
+    if (debitAmount && creditAmount && debitAmount.cents !== 0n && creditAmount.cents !== 0n) {
+      throw new StatementFormatError(`${where}: both a debit (${quoted(d!)}) and a credit (${quoted(c!)}) amount`);
+    }
+    if (debitAmount && (debitAmount.cents !== 0n || !creditAmount)) return { ...debitAmount, direction: 'debit' };
+    if (creditAmount) return { ...creditAmount, direction: 'credit' };
+    throw new StatementFormatError(`${where}: missing amount`);
+  };
+
+  const row = (cells: string[]) => {
+    record++;
+    if (record <= layout.skipRecords) return;
+    if (cells.every((c) => c.trim() === '')) return;
+    const where = `CSV row ${record}`;
+    if (headerKey !== undefined && cells.map((c) => c.trim()).join('\u0000') === headerKey) {
+      inPendingBlock = false;
+      return;
+    }
+    const text = cells.join(' ').toLowerCase();
+    if (includesAny(text, pending.ends)) {
+      inPendingBlock = false;
+      return;
+    }
+    if (includesAny(text, pending.starts)) {
+      inPendingBlock = true;
+      return;
+    }
+    if (inPendingBlock) return;
+    const firstCell = cells.find((c) => c.trim() !== '')!.trim().toLowerCase();
+    if (skip.some((s) => firstCell.startsWith(s)) || cells.some((c) => skip.includes(c.trim().toLowerCase()))) return;
+    const rowType = cellOf(cells, 'rowType');
+    if (columns.rowType && !profile.bookingRowTypes.includes(rowType ?? '')) return;
+    const status = cellOf(cells, 'status')?.toLowerCase();
+    if (status && pending.status.includes(status)) return;
+    const dateText = cellOf(cells, 'bookingDate');
+    if (dateText && pending.bookingDate.includes(dateText.toLowerCase())) return;
+    const hasAmount = ['amount', 'debit', 'credit'].some((f) => cellOf(cells, f as CsvField) !== null);
+    if (!dateText) {
+      // An amount without a booking date is not booked yet; neither date nor amount: the previous line's text continues.
+      if (hasAmount) return;
+      const held = batch.at(-1);
+      if (!held) throw new StatementFormatError(`${where}: a row with neither booking date nor amount before any booking`);
+      const more = cells.map((c) => c.trim()).filter((c) => c !== '').join(' ');
+      held.remittance = held.remittance ? `${held.remittance} ${more}` : more;
+      held.sepaReference = sepaReferenceOf(held);
+      return;
+    }
+    if (!hasAmount) {
+      // Text below the bookings (a disclaimer, a note) is no booking; a dated row without an amount may be one, and is refused.
+      if (!isCsvDate(dateText, profile.dateFormats)) return;
+      throw new StatementFormatError(`${where}: missing amount`);
+    }
+    const bookingDate = csvDate(dateText, profile.dateFormats, `${where}: booking date`);
+    const valueText = cellOf(cells, 'valueDate');
+    const valueDate = valueText ? csvDate(valueText, profile.dateFormats, `${where}: value date`) : null;
+    const amount = amountOf(cells, where);
+    const account = accountId(cellOf(cells, 'accountIban')) ?? layout.account;
+    const currency = (cellOf(cells, 'currency')?.toUpperCase() ?? amount.currency ?? layout.unitCurrency ?? layout.currency ?? (account ? options.accountCurrencies?.[account] : undefined)) ?? null;
+    if (currency === null) {
+      throw new StatementFormatError(
+        `${where}: no currency: the file (${profile.name}) has no currency column, names none in its amounts, header or preamble, and ` +
+          (account ? `STATEMENT_ACCOUNT_CURRENCIES sets none for account ${account}` : 'names no account whose currency STATEMENT_ACCOUNT_CURRENCIES could set'),
+      );
+    }
+    const remittance = present((columns.remittance ?? []).map((i) => cells[i]?.trim() ?? '').filter((v) => v !== '').join(' '));
+    const endToEndId = cellOf(cells, 'endToEndId');
+    const instructionId = cellOf(cells, 'instructionId');
+    const line: StatementLine = {
+      accountIban: account,
+      bookingDate,
+      valueDate,
+      amountCents: amount.cents,
+      currency,
+      direction: amount.direction,
+      counterpartyIban: normalizeIban(cellOf(cells, 'counterpartyIban')),
+      counterpartyName: cellOf(cells, 'counterpartyName') ?? cellOf(cells, amount.direction === 'credit' ? 'payer' : 'payee'),
       endToEndId,
       instructionId,
-      bankReference: get('bankReference'),
+      bankReference: cellOf(cells, 'bankReference'),
       remittance,
       sepaReference: sepaReferenceOf({ endToEndId, instructionId, remittance }),
       section: 0,
-      entryIndex: lines.length,
+      entryIndex: count++,
       txIndex: 0,
       where,
-    });
-  });
-  const dates = lines.map((l) => l.bookingDate).sort();
-  const first = dates[0];
-  const last = dates[dates.length - 1];
-  const nextDay = (d: string) => new Date(Date.parse(`${d}T00:00:00Z`) + 86_400_000).toISOString();
-  const accountIban = lines.find((l) => l.accountIban)?.accountIban ?? null;
-  // A CSV export states no period: it is taken to cover whole days from its first to its last booking.
-  const periodFrom = first ? `${first}T00:00:00.000Z` : null;
-  const periodTo = last ? nextDay(last) : null;
-  // Nor does it name the statement: its identity is the account, the period and the bookings themselves.
-  const digest = createHash('sha256');
-  const booked: StatementSection['booked'] = new Map();
-  for (const l of lines) {
-    digest.update(`${l.bookingDate}|${l.amountCents}|${l.currency}|${l.direction}|${l.bankReference ?? ''}|${l.endToEndId ?? ''}\n`);
-    addTotal(booked, l.currency, l.direction, l.amountCents);
-  }
-  const identity = ['csv', accountIban ?? '', periodFrom ?? '', periodTo ?? '', digest.digest('hex')].join('|');
-  return { format: 'csv', accountIban, periodFrom, periodTo, sections: [{ identity, accountIban, periodFrom, periodTo, firstWholeDay: null, lastWholeDay: null, booked }], lines };
-}
+    };
+    if (first === null || bookingDate < first) first = bookingDate;
+    if (last === null || bookingDate > last) last = bookingDate;
+    accountIban ??= account;
+    digest.update(`${line.bookingDate}|${line.amountCents}|${line.currency}|${line.direction}|${line.bankReference ?? ''}|${line.endToEndId ?? ''}\n`);
+    addTotal(booked, line.currency, line.direction, line.amountCents);
+    batch.push(line);
+  };
 
-/** CSV has no statements inside it to emit one by one: the reader keeps the text and parses it at the end. */
-export function csvReader(emit: SectionSink): StatementReader {
-  const parts: string[] = [];
+  const drain = () => {
+    if (parser.failure) throw new StatementFormatError(`CSV row ${record + 1}: ${parser.failure.message}`);
+    const records = parser.records;
+    parser.records = [];
+    for (const cells of records) row(cells);
+    flush(false);
+  };
+
   return {
     format: 'csv',
     write(text) {
-      parts.push(text);
+      parser.write(text);
+      drain();
     },
     end() {
-      const parsed = parseCsv(parts.join(''));
-      if (parsed.sections[0]) emit(parsed.sections[0], parsed.lines);
+      parser.end();
+      drain();
+      flush(true);
     },
   };
 }
+
+/** The layout's profile name (for the import's result and log line). */
+export const profileName = (layout: CsvLayout) => layout.profile.name;

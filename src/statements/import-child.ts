@@ -10,7 +10,7 @@ import type { ChildReply, ChildRequest } from './isolated-import.js';
  */
 process.once('message', (message: ChildRequest) => {
   void run(message).then((reply) => {
-    process.send?.(reply, () => process.disconnect());
+    process.send?.({ ...reply, peakRssMb: Math.round(process.resourceUsage().maxRSS / 1024) }, () => process.disconnect());
   });
 });
 
@@ -20,6 +20,7 @@ async function run(request: ChildRequest): Promise<ChildReply> {
     const result = await importStatementSource(database, request.environment, fileSource(request.file, { noFollow: true }), request.name, {
       maxFileBytes: request.maxFileBytes,
       maxAmountCents: BigInt(request.maxAmountCents),
+      csv: request.csv,
       acceptUnbalanced: request.acceptUnbalanced,
     });
     return { ok: true, result };

@@ -8,7 +8,8 @@ import type { Database } from '../db/database.js';
 import { summarize } from './collect.js';
 import { encodingOf, streamDecoder, utf8Validator } from './decode.js';
 import { HEAD_CHARS, statementReader } from './detect.js';
-import { createStaging, storeSection } from './overlap.js';
+import { beginSection, createStaging, finishSection, stageLines } from './overlap.js';
+import type { CsvOptions } from './csv.js';
 import { lockKey } from '../jobs/lock-keys.js';
 import { transactionLock } from '../jobs/session-lock.js';
 import { recordFinding } from '../reconcile/recorded.js';
@@ -39,7 +40,9 @@ export interface ImportResult {
   linesKnown: number;
   /** lines whose bookings an overlapping statement had already brought: linked to its stored lines */
   linesOverlap: number;
-  /** statements whose balances could not be checked (one missing; CSV has none); null for a file imported before this was recorded */
+  /** the import process's peak resident memory, when it ran in one (isolated-import.ts) */
+  peakRssMb?: number;
+  /** statements whose balances could not be checked (one missing; a CSV has none); null for a file imported before this was recorded */
   balancesUnchecked: number | null;
   /** statements stored although their balances disagree (acceptUnbalanced); null likewise */
   statementsUnbalanced: number | null;
@@ -54,6 +57,8 @@ export interface ImportOptions {
   maxFileBytes?: number;
   /** STATEMENT_MAX_AMOUNT_CENTS: a line over it is refused, naming the file and the line */
   maxAmountCents?: bigint;
+  /** the user's CSV profiles and the accounts' currencies (csv.ts) */
+  csv?: CsvOptions;
   /**
    * `--accept-unbalanced`, STATEMENT_ACCEPT_UNBALANCED: a statement whose balances disagree with
    * its bookings is stored, with a statement_unbalanced finding naming the difference, instead of
@@ -121,19 +126,22 @@ export async function importStatementSource(
   const sha256 = hash.digest('hex');
   const encoding = encodingOf(head ?? new Uint8Array(0), validator.valid());
   // A file in no format we read is refused before the database is asked (an outage then does not keep it in the inbox).
-  const { format } = statementReader(streamDecoder(encoding).write(head ?? new Uint8Array(0)).slice(0, HEAD_CHARS), () => undefined);
-  const readerOptions = { acceptUnbalanced: options.acceptUnbalanced === true };
+  const readerOptions = { acceptUnbalanced: options.acceptUnbalanced === true, csv: options.csv };
+  const { format } = statementReader(streamDecoder(encoding).write(head ?? new Uint8Array(0)).slice(0, HEAD_CHARS), () => undefined, {
+    ...readerOptions,
+    whole: bytes <= (head?.length ?? 0),
+  });
   return importSections(database, environment, sha256, fileName, format, options, async (stage) => {
     const decoder = streamDecoder(encoding);
-    const pending: [StatementSection, StatementLine[]][] = [];
-    const sink = (section: StatementSection, lines: StatementLine[]) => pending.push([section, lines]);
+    const pending: [StatementSection, StatementLine[], boolean][] = [];
+    const sink = (section: StatementSection, lines: StatementLine[], more?: boolean) => pending.push([section, lines, more ?? false]);
     let reader: StatementReader | null = null;
     let start = '';
     const feed = async (text: string, last: boolean) => {
       if (!reader) {
         start += text;
         if (start.length < HEAD_CHARS && !last) return;
-        reader = statementReader(start.slice(0, HEAD_CHARS), sink, readerOptions);
+        reader = statementReader(start.slice(0, HEAD_CHARS), sink, { ...readerOptions, whole: last });
         text = start;
       }
       reader.write(text);
@@ -198,7 +206,8 @@ export function importParsed(database: Database, environment: ProviderEnvironmen
   });
 }
 
-type Stage = (section: StatementSection, lines: StatementLine[]) => Promise<void>;
+/** A statement's lines, or a part of them with `more` set (types.ts SectionSink). */
+type Stage = (section: StatementSection, lines: StatementLine[], more?: boolean) => Promise<void>;
 
 /**
  * A line over the ceiling is a misread or a corrupt file (9.2e16 EUR was accepted once), not a
@@ -239,9 +248,20 @@ async function importSections(
     let linesRead = 0;
     let balancesUnchecked = 0;
     const unbalancedFindings: number[] = [];
-    await read(async (section, lines) => {
+    // The lines of the statement being staged (a statement handed over in parts is staged part by part).
+    let open: { lines: number; provisional: boolean } | null = null;
+    await read(async (section, lines, more) => {
       if (options.maxAmountCents !== undefined) refuseImplausible(fileName, sections.length, lines, options.maxAmountCents);
-      const c = await storeSection(tx, environment, statementId, sections.length, section, lines, linesRead);
+      if (!open) {
+        await beginSection(tx);
+        open = { lines: 0, provisional: false };
+      }
+      await stageLines(tx, section, lines, linesRead + open.lines);
+      open.lines += lines.length;
+      open.provisional ||= more === true;
+      if (more) return options.onProgress?.(linesRead + open.lines);
+      const c = await finishSection(tx, environment, statementId, sections.length, section, open.provisional);
+      // A CSV carries no balances (section.balances absent): counted as not checked, like a statement missing one.
       const balances = section.balances;
       if (!balances || balances.state === 'unchecked') balancesUnchecked += 1;
       else if (balances.state === 'unbalanced') {
@@ -252,7 +272,8 @@ async function importSections(
       counts.new += c.new;
       counts.known += c.known;
       counts.overlap += c.overlap;
-      linesRead += lines.length;
+      linesRead += open.lines;
+      open = null;
       options.onProgress?.(linesRead);
     });
     const file = summarize(format, sections, []);

@@ -8,6 +8,8 @@ import type { Logger } from '../log/logger.js';
 import { isTransientDatabaseError } from '../db/errors.js';
 import { FileChangedError, fileSource, importLimits, importStatementSource, type ImportResult } from './import.js';
 import { ImportStoppedError, importInChildProcess } from './isolated-import.js';
+import { csvSettings } from './csv-settings.js';
+import type { CsvOptions } from './csv.js';
 import type { StatementMetrics } from './metrics.js';
 import { startJob } from '../jobs/job.js';
 
@@ -41,6 +43,11 @@ export interface FileInboxKind<R> {
   name: string;
   /** RECON_DATA_DIR/<folder> */
   folder: string;
+  /**
+   * Before each scan: false leaves every file in place for the next scan (a setting the imports
+   * need is broken, not the files); it logs why.
+   */
+  beginScan?(log: Logger): Promise<boolean>;
   importOne(file: string, name: string): Promise<R>;
   /** a reason to leave the file in place for the next scan (besides an unreachable database), else undefined */
   deferReason?(error: unknown): string | undefined;
@@ -78,10 +85,22 @@ export interface InboxContext {
 
 export function startStatementInbox(ctx: InboxContext, options: InboxOptions = {}): StatementInbox {
   const metrics = ctx.metrics.statements;
+  let csv: CsvOptions = {};
   const inbox = startFileInbox(ctx, {
     name: 'statement-inbox',
     folder: 'inbox',
-    importOne: (file, name) => importOne(ctx, file, name),
+    // Read at each scan, so a corrected profile file is taken without a restart; while it is broken,
+    // files wait in the inbox (they are not at fault).
+    beginScan: async (log) => {
+      try {
+        csv = await csvSettings(ctx.config);
+        return true;
+      } catch (error) {
+        log.error({ err: error }, 'STATEMENT_CSV_PROFILE cannot be used: statements wait in the inbox until it is corrected');
+        return false;
+      }
+    },
+    importOne: (file, name) => importOne(ctx, file, name, csv),
     deferReason: (error) => {
       if (error instanceof FileChangedError) return 'statement changed while it was read; retried at the next scan';
       if (error instanceof ImportStoppedError) return 'statement import stopped by shutdown; retried at the next start';
@@ -91,7 +110,7 @@ export function startStatementInbox(ctx: InboxContext, options: InboxOptions = {
       ctx.log.child({ component: 'statement-inbox' }).info(
         { file: name, format: imported.format, statements: imported.statements, linesRead: imported.linesRead, linesNew: imported.linesNew,
           linesKnown: imported.linesKnown, linesOverlap: imported.linesOverlap, balancesUnchecked: imported.balancesUnchecked,
-          statementsUnbalanced: imported.statementsUnbalanced, unbalancedFindings: imported.unbalancedFindings },
+          statementsUnbalanced: imported.statementsUnbalanced, unbalancedFindings: imported.unbalancedFindings, peakRssMb: imported.peakRssMb },
         'statement imported',
       ),
   }, options, (result) => {
@@ -152,6 +171,10 @@ async function scan<R>(
 ): Promise<InboxRunResult<R>> {
   const result: InboxRunResult<R> = { imported: [], failed: [], deferred: [] };
   const entries = await readdir(dir, { withFileTypes: true });
+  if (kind.beginScan && !(await kind.beginScan(log))) {
+    result.deferred.push(...entries.filter((e) => e.isFile() && !IGNORED.test(e.name)).map((e) => e.name));
+    return result;
+  }
   const present = new Set(entries.map((e) => e.name));
   for (const name of skipped.keys()) if (!present.has(name)) skipped.delete(name);
   for (const entry of entries.sort((a, b) => (a.name < b.name ? -1 : 1))) {
@@ -215,15 +238,15 @@ async function scan<R>(
  * address is known (DATABASE_URL, or the embedded server this process started), so a huge or
  * hostile file cannot stall or kill the daemon (isolated-import.ts); in this process otherwise.
  */
-function importOne(ctx: Omit<InboxContext, 'log' | 'metrics'>, file: string, name: string): Promise<ImportResult> {
+function importOne(ctx: Omit<InboxContext, 'log' | 'metrics'>, file: string, name: string, csv: CsvOptions): Promise<ImportResult> {
   const limits = importLimits(ctx.config);
   const acceptUnbalanced = ctx.config.STATEMENT_ACCEPT_UNBALANCED;
   const databaseUrl = ctx.config.DATABASE_URL ?? ctx.database.embeddedUrl;
-  if (databaseUrl === undefined) return importStatementSource(ctx.database, ctx.config.PROVIDER_ENV, fileSource(file, { noFollow: true }), name, { ...limits, acceptUnbalanced });
+  if (databaseUrl === undefined) return importStatementSource(ctx.database, ctx.config.PROVIDER_ENV, fileSource(file, { noFollow: true }), name, { ...limits, csv, acceptUnbalanced });
   return importInChildProcess(
     {
       databaseUrl, environment: ctx.config.PROVIDER_ENV, file, name, maxFileBytes: ctx.config.STATEMENT_MAX_FILE_BYTES, maxAmountCents: String(limits.maxAmountCents),
-      acceptUnbalanced,
+      acceptUnbalanced, csv,
     },
     { maxMemoryMb: ctx.config.STATEMENT_IMPORT_MAX_MEMORY_MB, timeoutMs: ctx.config.STATEMENT_IMPORT_TIMEOUT_SECONDS * 1000, signal: ctx.shutdown.signal },
   );

@@ -1,6 +1,7 @@
 import { fork } from 'node:child_process';
 import type { ProviderEnvironment } from '../config/schema.js';
 import { FileChangedError, type ImportResult } from './import.js';
+import type { CsvOptions } from './csv.js';
 
 export interface ChildRequest {
   databaseUrl: string;
@@ -10,10 +11,13 @@ export interface ChildRequest {
   maxFileBytes: number;
   /** decimal text: bigint does not cross the IPC channel */
   maxAmountCents: string;
+  /** the user's CSV profile and the accounts' currencies (plain data: it crosses the IPC channel) */
+  csv?: CsvOptions;
   acceptUnbalanced: boolean;
 }
 
-export type ChildReply = { ok: true; result: ImportResult } | { ok: false; message: string; code: string | undefined; changed: boolean };
+/** `peakRssMb`: the import process's peak resident memory (process.resourceUsage().maxRSS), for the log and tests. */
+export type ChildReply = ({ ok: true; result: ImportResult } | { ok: false; message: string; code: string | undefined; changed: boolean }) & { peakRssMb?: number };
 
 /** The import process died (out of memory, a crash) or ran past its time: the file is at fault, not the database. */
 export class ImportCrashedError extends Error {
@@ -92,10 +96,10 @@ export function importInChildProcess(request: ChildRequest, options: IsolatedImp
       clearTimeout(timer);
       options.signal?.removeEventListener('abort', onAbort);
       if (why) return reject(why);
-      if (reply?.ok) return resolve(reply.result);
+      if (reply?.ok) return resolve(reply.peakRssMb === undefined ? reply.result : { ...reply.result, peakRssMb: reply.peakRssMb });
       if (reply) {
         if (reply.changed) return reject(new FileChangedError(reply.message));
-        return reject(Object.assign(new Error(reply.message), reply.code ? { code: reply.code } : {}));
+        return reject(Object.assign(new Error(reply.message), reply.code ? { code: reply.code } : {}, { peakRssMb: reply.peakRssMb }));
       }
       const last = stderr.trim().split('\n').slice(-3).join(' | ');
       reject(new ImportCrashedError(`import process died (${signal ?? `exit code ${code}`}) with heap limit ${options.maxMemoryMb} MB${last ? `: ${last}` : ''}`));

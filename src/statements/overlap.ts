@@ -82,9 +82,37 @@ export async function storeSection(
   lines: readonly StatementLine[],
   firstN: number,
 ): Promise<SectionCounts> {
+  await beginSection(tx);
+  await stageLines(tx, section, lines, firstN);
+  return finishSection(tx, environment, statementId, sectionIndex, section, false);
+}
+
+/** Empties the staging tables for the next statement. */
+export async function beginSection(tx: TransactionSql): Promise<void> {
   await tx`truncate import_lines, import_entries`;
+}
+
+/** Stages lines of the statement; `section` may be provisional (types.ts SectionSink), then finishSection re-keys them. */
+export async function stageLines(tx: TransactionSql, section: StatementSection, lines: readonly StatementLine[], firstN: number): Promise<void> {
   const days = wholeDays(section);
   for (let i = 0; i < lines.length; i += CHUNK) await stage(tx, section, days, lines.slice(i, i + CHUNK), firstN + i);
+}
+
+/**
+ * Matches and stores the staged statement. `provisional`: its lines were staged before the
+ * statement's identity and period were known (a CSV read in parts), so their keys and whole days
+ * are computed now, in SQL, by the rule of line-key.ts.
+ */
+export async function finishSection(
+  tx: TransactionSql,
+  environment: ProviderEnvironment,
+  statementId: number,
+  sectionIndex: number,
+  section: StatementSection,
+  provisional: boolean,
+): Promise<SectionCounts> {
+  const days = wholeDays(section);
+  if (provisional) await rekeyStaged(tx, section, days);
   await collectEntries(tx);
   // Temporary tables have no statistics: without them the planner may hash the whole ledger to
   // match a few thousand staged rows (1 s a statement at 1,000,000 stored lines).
@@ -95,6 +123,16 @@ export async function storeSection(
   const counts = await tx<{ match: string; lines: number }[]>`select match, sum(lines)::int as lines from import_entries group by match`;
   const of = (...m: string[]) => counts.filter((c) => m.includes(c.match)).reduce((n, c) => n + c.lines, 0);
   return { new: of('new'), known: of('position'), overlap: of('reference', 'day') };
+}
+
+/** positionKey and entryKey (line-key.ts: sha256 of the parts joined by line feeds) and the whole days, for lines staged provisionally. */
+export async function rekeyStaged(tx: TransactionSql, section: StatementSection, days: { first: string | null; last: string | null }): Promise<void> {
+  const id = section.identity;
+  await tx`
+    update import_lines set
+      position_key = encode(sha256(convert_to(concat_ws(E'\n', 'position', ${id}::text, entry_index::text, tx_index::text), 'UTF8')), 'hex'),
+      entry_key = encode(sha256(convert_to(concat_ws(E'\n', 'entry', ${id}::text, entry_index::text), 'UTF8')), 'hex'),
+      whole_day = coalesce(booking_date between ${days.first}::date and ${days.last}::date, false)`;
 }
 
 async function stage(tx: TransactionSql, section: StatementSection, days: { first: string | null; last: string | null }, lines: StatementLine[], from: number): Promise<void> {

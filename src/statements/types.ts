@@ -93,12 +93,17 @@ export interface ParsedStatement {
   lines: StatementLine[];
 }
 
-/** Receives each statement of a file as soon as it is complete, with its lines. */
-export type SectionSink = (section: StatementSection, lines: StatementLine[]) => void;
+/**
+ * Receives each statement of a file as soon as it is complete, with its lines. A reader whose
+ * statement is too long to hold (a CSV export of any length) hands its lines over in parts: each
+ * part but the last with `more` set and a provisional section, the last with the statement as it
+ * ended (its identity, period and totals known only then).
+ */
+export type SectionSink = (section: StatementSection, lines: StatementLine[], more?: boolean) => void;
 
 /**
  * A format's reader: text goes in as it is read, finished statements come out through the sink, so
- * a file is never held whole (memory is bounded by its largest statement). Throws
+ * a file is never held whole (memory is bounded by its largest statement, or by a part of it). Throws
  * StatementFormatError from write() or end() on what it cannot read.
  */
 export interface StatementReader {

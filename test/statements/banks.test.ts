@@ -12,6 +12,8 @@ import { StatementFormatError, type ParsedStatement } from '../../src/statements
 // Fixtures written for this project after the banks' published MT940 and CAMT.053 layouts
 // (test/statements/banks/); every line of every file is asserted field by field.
 const file = (name: string) => readFileSync(path.join(import.meta.dirname, 'banks', name));
+// sparkasse.csv has no currency column: its account's currency is the setting's (STATEMENT_ACCOUNT_CURRENCIES).
+const CSV = { accountCurrencies: { DE44500105175407324931: 'EUR' } };
 
 type Row = [booking: string, value: string | null, cents: bigint, direction: 'credit' | 'debit', currency: string, e2e: string | null,
   counterpartyIban: string | null, counterpartyName: string | null, remittance: string | null, bankReference: string | null, sepa: string | null];
@@ -178,7 +180,10 @@ describe('CAMT.053 as banks send it', () => {
 
 describe('CSV and encodings', () => {
   it('reads a Windows-1252 CSV with a preamble and German column names', () => {
-    const p = parseStatement(file('sparkasse.csv'));
+    expect(() => parseStatement(file('sparkasse.csv'))).toThrow(
+      /^CSV row 3: no currency: the file \(.*\) has no currency column, names none in its amounts, header or preamble, and STATEMENT_ACCOUNT_CURRENCIES sets none for account DE44500105175407324931$/,
+    );
+    const p = parseStatement(file('sparkasse.csv'), { csv: CSV });
     expect(detectFormat(file('sparkasse.csv').toString('latin1'))).toBe('csv');
     expectLines(p, [
       ['2026-03-02', '2026-03-02', 1999n, 'debit', 'EUR', null, null, 'Stadtwerke Müller GmbH & Co. KG', 'Abschlag März 2026', null, null],
@@ -233,13 +238,13 @@ describe('streaming', () => {
       let text = '';
       for (let i = 0; i < bytes.length; i += 5) text += decoder.write(bytes.subarray(i, i + 5));
       text += decoder.end();
-      const reader = statementReader(text, (s, l) => {
-        sections.push(s);
+      const reader = statementReader(text, (s, l, more) => {
+        if (!more) sections.push(s);
         lines.push(...l);
-      });
+      }, { csv: CSV, whole: true });
       for (let i = 0; i < text.length; i += 5) reader.write(text.slice(i, i + 5));
       reader.end();
-      const whole = parseStatement(bytes);
+      const whole = parseStatement(bytes, { csv: CSV });
       expect(lines, name).toEqual(whole.lines);
       expect(sections, name).toEqual(whole.sections);
     }

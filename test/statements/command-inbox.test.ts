@@ -67,6 +67,44 @@ describe('statement import', () => {
   });
 });
 
+describe('statement import --profile', () => {
+  it('reads a CSV with the user\'s profile file, and exits 2 naming a profile file that is not one', async () => {
+    const csv = path.join(dir, 'hausbank.csv');
+    const profile = path.join(dir, 'hausbank.json');
+    const broken = path.join(dir, 'broken.json');
+    await writeFile(csv, 'Tag;Summe;Whg;Text\r\n02.03.2026;12,00;EUR;Auszahlung PO2026030200077777\r\n03.03.2026;-2,00;EUR;Gebühr\r\n');
+    await writeFile(profile, JSON.stringify({ name: 'Hausbank', columns: { bookingDate: ['Tag'], amount: ['Summe'], currency: ['Whg'], remittance: ['Text'] }, dateFormats: ['DD.MM.YYYY'], decimal: ',' }));
+    await writeFile(broken, JSON.stringify({ name: 'Hausbank', columns: { bookingDate: ['Tag'] }, dateFormats: ['DD.MM.YYYY'] }));
+    const out: string[] = [];
+    const err: string[] = [];
+    const o = vi.spyOn(process.stdout, 'write').mockImplementation((c) => (out.push(String(c)), true));
+    const e = vi.spyOn(process.stderr, 'write').mockImplementation((c) => (err.push(String(c)), true));
+    const saved = { DATABASE_URL: process.env.DATABASE_URL, LOG_LEVEL: process.env.LOG_LEVEL };
+    process.env.DATABASE_URL = db.url;
+    process.env.LOG_LEVEL = 'silent';
+    try {
+      expect(await command.run(['import', csv])).toBe(1);
+      expect(await command.run(['import', '--profile', profile, csv])).toBe(0);
+      expect(await command.run(['import', `--profile=${broken}`, csv])).toBe(2);
+      await expect(command.run(['import', '--profile'])).rejects.toBeInstanceOf(UsageError);
+    } finally {
+      o.mockRestore();
+      e.mockRestore();
+      for (const [k, v] of Object.entries(saved)) if (v === undefined) delete process.env[k]; else process.env[k] = v;
+    }
+    expect(out[0]).toMatch(/hausbank\.csv: failed: CSV that no bank profile fits \(the columns found: 'Tag', 'Summe', 'Whg', 'Text'/);
+    expect(out[2]).toBe(`${csv}: format csv, statements 1, lines read 2, lines new 2, already known 0, known from overlapping statements 0, balances not checked 1\n`);
+    expect(err.join('')).toContain(`bnpl-recon statement: CSV profile ${broken}: not a CSV profile: columns: needs an amount column, or a debit and a credit column`);
+    const rows = await db.sql<{ amount_cents: string; direction: string; sepa_reference: string | null }[]>`
+      select amount_cents::text, direction::text, sepa_reference from statement_lines l join bank_statements b on b.id = l.statement_id
+      where b.file_name = 'hausbank.csv' order by l.entry_index`;
+    expect(rows).toEqual([
+      { amount_cents: '1200', direction: 'credit', sepa_reference: 'PO2026030200077777' },
+      { amount_cents: '200', direction: 'debit', sepa_reference: null },
+    ]);
+  });
+});
+
 describe('statement inbox', () => {
   it('imports dropped files into imported/, moves unreadable ones to failed/ with a .error, leaves files being written', async () => {
     const dataDir = path.join(dir, 'data');

@@ -160,3 +160,46 @@ export function csv(s: GenStatement, withReferences: boolean, lineEnd = '\r\n'):
   );
   return [head.join(','), ...rows].join(lineEnd) + lineEnd;
 }
+
+/**
+ * The statement as a bank's own CSV export (src/statements/csv-profiles.ts): Deutsche Bank (debit
+ * and credit in split Soll/Haben columns, the account in the preamble, a closing balance row), DKB
+ * (DD.MM.YY dates, '€' amounts, a pending line per day that must not become a booking) or ING
+ * Nederland (YYYYMMDD dates, unsigned amounts with Af/Bij).
+ */
+export function csvBank(s: GenStatement, bank: 'deutsche' | 'dkb' | 'ingnl', lineEnd = '\r\n'): string {
+  const de = (d: string, short = false) => `${d.slice(8, 10)}.${d.slice(5, 7)}.${short ? d.slice(2, 4) : d.slice(0, 4)}`;
+  const entries = s.days.flatMap((d) => d.entries.map((e) => ({ date: d.date, ...e })));
+  let lines: string[];
+  switch (bank) {
+    case 'deutsche':
+      lines = [
+        'Umsätze Girokonto;Zeitraum: 01.03.2026 - 31.03.2026;',
+        `IBAN;${s.account}`,
+        'Buchungstag;Wert;Umsatzart;Begünstigter / Auftraggeber;Verwendungszweck;IBAN;BIC;Kundenreferenz;Mandatsreferenz ;Gläubiger ID;Fremde Gebühren;Betrag;Abweichender Empfänger;Anzahl der Aufträge;Anzahl der Schecks;Soll;Haben;Währung',
+        ...entries.map((e) =>
+          [de(e.date), de(e.date), 'SEPA', 'Partei', 'Zweck', '', '', e.e2e ?? '', '', '', '', '', '', '', '', e.direction === 'debit' ? `-${dec(e.cents, ',')}` : '', e.direction === 'credit' ? dec(e.cents, ',') : '', 'EUR'].join(';'),
+        ),
+        `Kontostand;${de(s.days.at(-1)?.date ?? '2026-03-31')};;;0,00;EUR`,
+      ];
+      break;
+    case 'dkb':
+      lines = [
+        `"Girokonto";"${s.account}"`,
+        '""',
+        '"Buchungsdatum";"Wertstellung";"Status";"Zahlungspflichtige*r";"Zahlungsempfänger*in";"Verwendungszweck";"Umsatztyp";"IBAN";"Betrag (€)";"Gläubiger-ID";"Mandatsreferenz";"Kundenreferenz"',
+        ...s.days.flatMap((d) => [
+          `"";"${de(d.date, true)}";"Vorgemerkt";"A";"B";"offen";"Ausgang";"";"-1.234,56 €";"";"";""`,
+          ...d.entries.map((e) => `"${de(d.date, true)}";"${de(d.date, true)}";"Gebucht";"A";"B";"Zweck";"${e.direction === 'credit' ? 'Eingang' : 'Ausgang'}";"";"${e.direction === 'debit' ? '-' : ''}${dec(e.cents, ',')} €";"";"";"${e.e2e ?? ''}"`),
+        ]),
+      ];
+      break;
+    case 'ingnl':
+      lines = [
+        '"Datum","Naam / Omschrijving","Rekening","Tegenrekening","Code","Af Bij","Bedrag (EUR)","Mutatiesoort","Mededelingen"',
+        ...entries.map((e) => `"${e.date.replaceAll('-', '')}","Partij","${s.account}","","OV","${e.direction === 'credit' ? 'Bij' : 'Af'}","${dec(e.cents, ',')}","Overschrijving","${e.e2e ?? ''}"`),
+      ];
+      break;
+  }
+  return lines.join(lineEnd) + lineEnd;
+}

@@ -11,7 +11,7 @@ const camt = (period: string, entry: string) =>
   `<Ntry><Amt Ccy="EUR">10.00</Amt><CdtDbtInd>CRDT</CdtDbtInd><Sts>BOOK</Sts>${entry}</Ntry></Stmt></BkToCstmrStmt></Document>`;
 const MARCH = '<FrDtTm>2026-03-02T00:00:00</FrDtTm><ToDtTm>2026-03-02T23:59:59</ToDtTm>';
 const BOOKED = '<BookgDt><Dt>2026-03-02</Dt></BookgDt>';
-const csv = (bookingDate: string, valueDate = '') => `booking_date,value_date,amount\r\n2026-03-02,,1.00\r\n${bookingDate},${valueDate},2.00\r\n`;
+const csv = (bookingDate: string, valueDate = '') => `booking_date,value_date,amount,currency\r\n2026-03-02,,1.00,EUR\r\n${bookingDate},${valueDate},2.00,EUR\r\n`;
 const mt940 = (fields: string[]) => [':20:X', ':25:DE44500105175407324931', ':28C:1/1', ...fields, '-', ''].join('\r\n');
 
 describe('MT940 :86: of hostile size', () => {
@@ -76,7 +76,7 @@ describe('amounts and balances a statement cannot hold', () => {
     ['an MT940 balance of 40 digits', mt940([`:60F:C260302EUR${huge},00`, ':62F:C260302EUR1,00']), /^MT940 message 1: :60F: amount '9{40},00' is beyond the largest/],
     ['an MT940 balance that is no balance', mt940([':60F:C260302EUR0,00', ':62F:garbage']), /^MT940 message 1: :62F: not a balance: 'garbage'$/],
     ['a CSV amount of 40 digits', csv('2026-03-02').replace('2.00', `${huge}.00`), /^CSV row 3: amount '9{40}\.00' is beyond the largest/],
-    ['a CSV direction that is none', 'booking_date,amount,credit_debit\r\n2026-03-02,1.00,CRDT\r\n2026-03-02,1.00,X\r\n', /^CSV row 3: direction not understood: 'X'$/],
+    ['a CSV direction that is none', 'booking_date,amount,credit_debit,currency\r\n2026-03-02,1.00,CRDT,EUR\r\n2026-03-02,1.00,X,EUR\r\n', /^CSV row 3: direction not understood: 'X'$/],
   ])('refuses %s, naming its place', (_, text, message) => {
     expect(() => parseStatement(text)).toThrow(StatementFormatError);
     expect(() => parseStatement(text)).toThrow(message);

@@ -1,4 +1,7 @@
-import { mkdtemp, readdir, readFile, rm, utimes, writeFile } from 'node:fs/promises';
+import { createWriteStream } from 'node:fs';
+import { once } from 'node:events';
+import { mkdtemp, readdir, readFile, rename, rm, utimes, writeFile } from 'node:fs/promises';
+import { importInChildProcess } from '../../src/statements/isolated-import.js';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -23,7 +26,10 @@ const BIG_LINES = 250_000;
 beforeAll(async () => {
   db = await createTestDatabase('isolated_import');
   dir = await mkdtemp(path.join(tmpdir(), 'bnpl-isolated-'));
-  bigText = csvStatement(Array.from({ length: BIG_LINES }, (_, i) => ({ ref: `B${i}`, date: '2026-04-01', cents: 100n + BigInt(i), sepa: `PO20260401${String(i).padStart(8, '0')}` })));
+  // One MT940 statement of BIG_LINES bookings: a reader holds a statement's lines until it ends, so
+  // this one needs more than a small heap (a CSV of any length streams: see the 130 MB test below).
+  const entries = Array.from({ length: BIG_LINES }, (_, i) => `:61:2604010401C1,00NTRFB${i}//B${i}\r\n:86:Auszahlung PO20260401${String(i).padStart(8, '0')}\r\n`);
+  bigText = `:20:BIG\r\n:25:DE44500105175407324931\r\n:28C:1/1\r\n:60F:C260401EUR0,00\r\n${entries.join('')}:62F:C260401EUR${BIG_LINES},00\r\n-\r\n`;
 });
 afterEach(({ task }) => {
   if (task.result?.state === 'fail') failed = true;
@@ -81,12 +87,12 @@ describe('isolated statement imports', () => {
 
   it('moves a file that exhausts the import heap to failed/, stores nothing, and the daemon process keeps running', async () => {
     await withInbox('oom', { STATEMENT_IMPORT_MAX_MEMORY_MB: '64' }, async (inbox) => {
-      await drop(inbox, 'huge.csv', bigText);
+      await drop(inbox, 'huge.sta', bigText);
       const { value: result, stallMs } = await longestStall(() => inbox.runNow());
-      expect(result.failed.map((f) => f.file)).toEqual(['huge.csv']);
+      expect(result.failed.map((f) => f.file)).toEqual(['huge.sta']);
       expect(result.failed[0]?.error).toMatch(/import process died .*heap limit 64 MB/);
-      expect((await readdir(path.join(inbox.dir, 'failed'))).sort()).toEqual(['huge.csv', 'huge.csv.error']);
-      expect(await readFile(path.join(inbox.dir, 'failed', 'huge.csv.error'), 'utf8')).toMatch(/import process died/);
+      expect((await readdir(path.join(inbox.dir, 'failed'))).sort()).toEqual(['huge.sta', 'huge.sta.error']);
+      expect(await readFile(path.join(inbox.dir, 'failed', 'huge.sta.error'), 'utf8')).toMatch(/import process died/);
       expect(await storedLike('B')).toBe(0);
       // The parse ran elsewhere: this process's event loop was never held for long.
       console.info(`import child out of memory at 64 MB (${Buffer.byteLength(bigText)} bytes, ${BIG_LINES} lines); longest event-loop stall here ${stallMs.toFixed(0)} ms`);
@@ -95,15 +101,57 @@ describe('isolated statement imports', () => {
       // Quarantined: the next scan does not try it again.
       expect((await inbox.runNow()).failed).toEqual([]);
     });
-  });
+  }, 180_000);
 
   it('stops an import past STATEMENT_IMPORT_TIMEOUT_SECONDS and moves the file to failed/', async () => {
     await withInbox('slow', { STATEMENT_IMPORT_TIMEOUT_SECONDS: '1' }, async (inbox) => {
-      await drop(inbox, 'slow.csv', bigText);
+      await drop(inbox, 'slow.sta', bigText);
       const result = await inbox.runNow();
-      expect(result.failed.map((f) => [f.file, f.error])).toEqual([['slow.csv', 'import did not finish within 1000 ms: stopped']]);
-      expect((await readdir(path.join(inbox.dir, 'failed'))).sort()).toEqual(['slow.csv', 'slow.csv.error']);
+      expect(result.failed.map((f) => [f.file, f.error])).toEqual([['slow.sta', 'import did not finish within 1000 ms: stopped']]);
+      expect((await readdir(path.join(inbox.dir, 'failed'))).sort()).toEqual(['slow.sta', 'slow.sta.error']);
       expect(await storedLike('B')).toBe(0);
     });
   });
+
+  it('imports a 130 MB CSV in the inbox with the memory of a 13 MB one: the CSV reader streams (peak RSS printed)', async () => {
+    const write = async (name: string, mb: number) => {
+      const file = path.join(dir, name);
+      const out = createWriteStream(file);
+      out.write('booking_date,amount,currency,entry_reference,account_iban,remittance\r\n');
+      const pad = 'x'.repeat(900);
+      let size = 0;
+      let rows = 0;
+      while (size < mb * 1_000_000) {
+        const row = `2026-05-${String((rows % 28) + 1).padStart(2, '0')},${(rows % 1000) + 1}.00,EUR,${name}-${rows},DE44500105175407324931,Rechnung ${rows} ${pad}\r\n`;
+        if (!out.write(row)) await once(out, 'drain');
+        size += row.length;
+        rows++;
+      }
+      await new Promise((resolve) => out.end(resolve));
+      return { file, rows };
+    };
+    const small = await write('small.csv', 13);
+    const smallResult = await importInChildProcess(
+      { databaseUrl: db.url, environment: 'sandbox', file: small.file, name: 'small.csv', maxFileBytes: 128 * 1024 * 1024, maxAmountCents: '1000000000000', acceptUnbalanced: false },
+      { maxMemoryMb: 256, timeoutMs: 1_200_000 },
+    );
+    expect(smallResult.linesNew).toBe(small.rows);
+    await withInbox('big', { STATEMENT_IMPORT_MAX_MEMORY_MB: '256', STATEMENT_IMPORT_TIMEOUT_SECONDS: '1200' }, async (inbox) => {
+      const big = await write('big.csv', 130);
+      await rename(big.file, path.join(inbox.dir, 'big.csv'));
+      await utimes(path.join(inbox.dir, 'big.csv'), new Date(Date.now() - 60_000), new Date(Date.now() - 60_000));
+      const result = await inbox.runNow();
+      expect(result.failed).toEqual([]);
+      const imported = result.imported[0]!;
+      expect(imported).toMatchObject({ file: 'big.csv', format: 'csv', linesRead: big.rows, linesNew: big.rows });
+      // Stored lines add up to the file.
+      const [sum] = await db.sql<{ n: number; cents: string }[]>`
+        select count(*)::int as n, sum(amount_cents)::text as cents from statement_lines where bank_reference like 'big.csv-%'`;
+      const expected = Array.from({ length: big.rows }, (_, i) => BigInt((i % 1000) + 1) * 100n).reduce((a, b) => a + b, 0n);
+      expect(sum).toEqual({ n: big.rows, cents: String(expected) });
+      console.info(`peak RSS of the import process: ${smallResult.peakRssMb} MB for 13 MB (${small.rows} lines), ${imported.peakRssMb} MB for 130 MB (${big.rows} lines)`);
+      // Flat: ten times the file, not ten times the memory (a held file alone would be 260 MB of UTF-16).
+      expect(imported.peakRssMb!).toBeLessThan(smallResult.peakRssMb! + 80);
+    });
+  }, 1_500_000);
 });

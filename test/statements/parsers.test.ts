@@ -171,10 +171,14 @@ describe('hand-written statements', () => {
   });
 
   it('refuses what is not a statement, whatever the name', () => {
-    for (const text of ['hello world', '<html><body>no</body></html>', '{"a":1}', 'a,b,c\n1,2,3\n', '<Document><BkToCstmrNtfctn/></Document>']) {
+    for (const text of ['hello world', '<html><body>no</body></html>', '{"a":1}', '<Document><BkToCstmrNtfctn/></Document>']) {
       expect(detectFormat(text)).toBeNull();
       expect(() => parseStatement(text)).toThrow(StatementFormatError);
     }
+    // A table no bank profile fits goes to the CSV reader, which names its columns and the nearest profile's missing ones.
+    expect(detectFormat('a,b,c\n1,2,3\n')).toBe('csv');
+    expect(() => parseStatement('a,b,c\n1,2,3\n')).toThrow(/^CSV that no bank profile fits \(the columns found: 'a', 'b', 'c'\); write a profile/);
+    expect(() => parseStatement('Datum;Omschrijving;Saldo na trn;x\n2026-03-02;a;1,00;b\n')).toThrow(/the columns found: 'Datum', 'Omschrijving', 'Saldo na trn', 'x'; the nearest profile, ING Nederland, misses 'Bedrag \(EUR\)', 'Mutatiesoort'\)/);
     expect(() => parseStatement('<Document><BkToCstmrStmt><Stmt>')).toThrow(StatementFormatError);
   });
 });

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { importStatement } from '../../src/statements/import.js';
 import { useTestDatabase, type TestDatabase } from '../helpers/database.js';
-import { booked, camt, csv, dutchReference, mt940, statementArb, type CamtLayout, type GenStatement, type Mt940Layout, type Wrapper } from './generate.js';
+import { booked, camt, csv, csvBank, dutchReference, mt940, statementArb, type CamtLayout, type GenStatement, type Mt940Layout, type Wrapper } from './generate.js';
 
 let db: TestDatabase;
 useTestDatabase('statements_property', (database) => (db = database));
@@ -64,9 +64,9 @@ describe('generated statements', () => {
     );
   }, 120_000);
 
-  it('format mixes: the same days as CAMT.053 (daily or whole), MT940 or CSV (with or without references), in any order, are stored once', async () => {
-    type Format = 'camt-whole' | 'camt-daily' | 'mt940' | 'csv-ref' | 'csv-noref';
-    const formats: Format[] = ['camt-whole', 'camt-daily', 'mt940', 'csv-ref', 'csv-noref'];
+  it('format mixes: the same days as CAMT.053 (daily or whole), MT940 or CSV (with or without references, or as three banks export it), in any order, are stored once', async () => {
+    type Format = 'camt-whole' | 'camt-daily' | 'mt940' | 'csv-ref' | 'csv-noref' | 'csv-deutsche' | 'csv-dkb' | 'csv-ingnl';
+    const formats: Format[] = ['camt-whole', 'camt-daily', 'mt940', 'csv-ref', 'csv-noref', 'csv-deutsche', 'csv-dkb', 'csv-ingnl'];
     // Three renderings of each format that differ only in their bytes (whitespace, wrapper, line ends).
     const render = (s: GenStatement, f: Format, variant: 0 | 1 | 2): string => {
       const indent = ['\n', '\n  ', '\n    '][variant]!;
@@ -83,6 +83,12 @@ describe('generated statements', () => {
           return csv(s, true, eol) + tail;
         case 'csv-noref':
           return csv(s, false, eol) + tail;
+        case 'csv-deutsche':
+          return csvBank(s, 'deutsche', eol) + tail;
+        case 'csv-dkb':
+          return csvBank(s, 'dkb', eol) + tail;
+        case 'csv-ingnl':
+          return csvBank(s, 'ingnl', eol) + tail;
       }
     };
     const entries = (s: GenStatement) => s.days.reduce((n, d) => n + d.entries.length, 0);
@@ -101,9 +107,9 @@ describe('generated statements', () => {
         expect(again).toMatchObject({ alreadyImported: false, linesNew: 0 });
         expect(await storedTotals(s.account)).toEqual(booked(s.days));
       }),
-      { numRuns: 40 },
+      { numRuns: 60 },
     );
-  }, 180_000);
+  }, 300_000);
 
   const storedCount = async () => (await db.sql<{ n: number }[]>`select ((select count(*) from bank_statements) + (select count(*) from statement_lines))::int as n`)[0]!.n;
 

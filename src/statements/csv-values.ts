@@ -1,0 +1,129 @@
+import type { DateFormat } from './csv-profile.js';
+import { currencyOfSign } from './csv-profile.js';
+import { bankDate } from './dates.js';
+import { csvAmountToCents, decimalToCents } from './money.js';
+import { quoted, StatementFormatError } from './types.js';
+
+/** Month names and abbreviations as English, German, Dutch, French and Italian exports write them. */
+const MONTHS: Record<string, number> = {};
+for (const [n, words] of [
+  [1, 'jan january januar januari janv janvier gen gennaio jän jänner'],
+  [2, 'feb february februar februari fév févr fevr février febbraio'],
+  [3, 'mar march mär märz mrz maart mrt mars marzo'],
+  [4, 'apr april avr avril aprile'],
+  [5, 'may mai mei maggio mag'],
+  [6, 'jun june juni juin giu giugno'],
+  [7, 'jul july juli juil juillet lug luglio'],
+  [8, 'aug august augustus aoû août ago agosto'],
+  [9, 'sep sept september septembre set settembre'],
+  [10, 'oct october okt oktober octobre ott ottobre'],
+  [11, 'nov november novembre'],
+  [12, 'dec december dez dezember déc décembre dic dicembre'],
+] as const) {
+  for (const w of words.split(' ')) MONTHS[w] = n;
+}
+
+const PATTERNS: Record<DateFormat, { re: RegExp; order: 'ymd' | 'dmy' | 'mdy' }> = {
+  'YYYY-MM-DD': { re: /^(\d{4})-(\d{1,2})-(\d{1,2})(?:[T ].*)?$/, order: 'ymd' },
+  'YYYY/MM/DD': { re: /^(\d{4})\/(\d{1,2})\/(\d{1,2})(?: .*)?$/, order: 'ymd' },
+  YYYYMMDD: { re: /^(\d{4})(\d{2})(\d{2})$/, order: 'ymd' },
+  'DD.MM.YYYY': { re: /^(\d{1,2})\.(\d{1,2})\.(\d{4})(?: .*)?$/, order: 'dmy' },
+  'DD.MM.YY': { re: /^(\d{1,2})\.(\d{1,2})\.(\d{2})$/, order: 'dmy' },
+  'DD/MM/YYYY': { re: /^(\d{1,2})\/(\d{1,2})\/(\d{4})(?: .*)?$/, order: 'dmy' },
+  'DD/MM/YY': { re: /^(\d{1,2})\/(\d{1,2})\/(\d{2})$/, order: 'dmy' },
+  'MM/DD/YYYY': { re: /^(\d{1,2})\/(\d{1,2})\/(\d{4})(?: .*)?$/, order: 'mdy' },
+  'DD-MM-YYYY': { re: /^(\d{1,2})-(\d{1,2})-(\d{4})(?: .*)?$/, order: 'dmy' },
+  'DD-MM-YY': { re: /^(\d{1,2})-(\d{1,2})-(\d{2})$/, order: 'dmy' },
+  'D MMM YYYY': { re: /^(\d{1,2})[ .-]+([^\d\s.,-]+)\.?[ .-]+(\d{2}|\d{4})(?: .*)?$/u, order: 'dmy' },
+  'MMM D, YYYY': { re: /^([^\d\s.,-]+)\.? (\d{1,2}),? (\d{4})$/u, order: 'mdy' },
+};
+
+/**
+ * Two-digit years as MT940 reads them (dates.ts): 80-99 are 1980-1999, 00-79 are 2000-2079. The
+ * file's own convention cannot be asked, and statements older than 1980 are refused anyway.
+ */
+const fullYear = (y: string): number => (y.length === 4 ? Number(y) : Number(y) < 80 ? 2000 + Number(y) : 1900 + Number(y));
+
+function monthOf(text: string): number | null {
+  if (/^\d+$/.test(text)) return Number(text);
+  return MONTHS[text.toLowerCase().replace(/\.$/, '')] ?? null;
+}
+
+/** A date cell in the first of `formats` it fits, as YYYY-MM-DD (bankDate's rules), or a refusal naming `what`. */
+export function csvDate(value: string, formats: readonly DateFormat[], what: string): string {
+  const v = value.trim();
+  for (const format of formats) {
+    const { re, order } = PATTERNS[format];
+    const m = re.exec(v);
+    if (!m) continue;
+    const [a, b, c] = [m[1]!, m[2]!, m[3]!];
+    const [y, mo, d] = order === 'ymd' ? [a, b, c] : order === 'dmy' ? [c, b, a] : [c, a, b];
+    const month = monthOf(mo);
+    if (month === null) continue;
+    const iso = `${String(fullYear(y)).padStart(4, '0')}-${String(month).padStart(2, '0')}-${d.padStart(2, '0')}`;
+    return bankDate(iso, what, value);
+  }
+  throw new StatementFormatError(`${what} not understood: ${quoted(value)} (expected ${formats.join(' or ')})`);
+}
+
+/** Does the cell hold a date in one of the formats? */
+export function isCsvDate(value: string, formats: readonly DateFormat[]): boolean {
+  try {
+    csvDate(value, formats, '');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export interface CsvAmount {
+  /** signed cents: negative is a debit when the amount's sign is its direction */
+  cents: bigint;
+  /** the currency the amount's own sign or code names ('£12.50', '12,50 EUR') */
+  currency: string | null;
+}
+
+/**
+ * An amount as banks write it, with `decimal` the profile's decimal separator: thousands grouped by
+ * the other separator, a space, a no-break space or an apostrophe, in groups of three; a sign in
+ * front or behind ('12,50-'), or brackets for a negative; a currency sign or code before or after.
+ */
+export function csvAmount(value: string, decimal: ',' | '.' | 'auto', what: string): CsvAmount {
+  const refuse = (why = '') => new StatementFormatError(`${what} not understood: ${quoted(value)}${why}`);
+  let v = value.trim().replace(/\u2212/g, '-');
+  let negative = false;
+  const bracketed = /^\((.*)\)$/.exec(v);
+  if (bracketed) {
+    negative = true;
+    v = bracketed[1]!.trim();
+  }
+  let currency: string | null = null;
+  const units = v.match(/[^\d\s+.,'\-\u00a0\u202f]+/gu) ?? [];
+  if (units.length > 1) throw refuse();
+  if (units[0] !== undefined) {
+    currency = currencyOfSign(units[0]);
+    if (currency === null && units[0] !== '$') throw refuse();
+    v = v.replace(units[0], '').trim();
+  }
+  if (/^[+-]/.test(v)) {
+    negative = negative !== v.startsWith('-');
+    v = v.slice(1).trim();
+  } else if (/[+-]$/.test(v)) {
+    negative = negative !== v.endsWith('-');
+    v = v.slice(0, -1).trim();
+  }
+  if (decimal === 'auto') {
+    let cents: bigint;
+    try {
+      cents = csvAmountToCents(v);
+    } catch (error) {
+      throw new StatementFormatError(`${what.replace(/: amount$/, '')}: ${(error as Error).message}`);
+    }
+    return { cents: negative ? -cents : cents, currency };
+  }
+  const group = decimal === ',' ? '[.\\s\u00a0\u202f\']' : '[,\\s\u00a0\u202f\']';
+  const m = new RegExp(`^(\\d{1,3}(?:(${group})\\d{3}(?:\\2\\d{3})*)?|\\d+)(?:\\${decimal}(\\d+))?$`).exec(v);
+  if (!m) throw refuse(` (decimal separator '${decimal}')`);
+  const cents = decimalToCents(`${m[1]!.replace(/\D/g, '')}.${m[3] ?? ''}`, what);
+  return { cents: negative ? -cents : cents, currency };
+}
