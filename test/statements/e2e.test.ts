@@ -27,7 +27,7 @@ beforeAll(async () => {
   // Simulated time ends two days before the real clock, so the pass (at real time) is past every
   // settlement deadline and every payout webhook is older than the grace period.
   const start = Math.floor((Date.now() - 10 * DAY_MS) / DAY_MS) * DAY_MS;
-  sim = await startSimulator({ seed: 'e2e-2', startTime: new Date(start).toISOString(), faults: PAYOUT_FAULTS, business: { ordersPerDay: 120 } });
+  sim = await startSimulator({ seed: 'e2e-16', startTime: new Date(start).toISOString(), faults: PAYOUT_FAULTS, business: { ordersPerDay: 120 } });
   await sim.advance(8 * DAY_MS);
   receiver = await startTestReceiver(db, { WEBHOOK_SECRET: sim.secrets.sandbox, PROVIDER_ENV: 'sandbox' });
   // The simulator's planned deliveries in planning order, as the provider would send them (no
