@@ -49,7 +49,8 @@ function render() {
       el('td', { class: diff ? 'num diff' : 'num', text: p.difference === null ? '' : `${money(p.difference, p.currency)}${diff ? ' (differs)' : ''}` }),
       el('td', {}, el('button', {
         type: 'button', class: 'composition-toggle', 'aria-expanded': open ? 'true' : 'false', 'aria-controls': open ? detailId : undefined,
-        'aria-label': `Composition of payout ${p.sepa_reference ?? p.payout_uuid}`,
+        // The name starts with the visible word (WCAG 2.5.3, label in name).
+        'aria-label': `${open ? 'Hide' : 'Show'} composition of payout ${p.sepa_reference ?? p.payout_uuid}`,
         onclick: () => { if (open) state.open.delete(p.payout_uuid); else state.open.add(p.payout_uuid); render(); },
       }, open ? 'Hide' : 'Show')),
       el('td', { class: 'ref', text: p.payout_uuid }));
