@@ -1,10 +1,12 @@
 import { ApiError, api, token } from './api.js';
 import { $ } from './dom.js';
 import { loadDiscrepancies, setUpDiscrepancies } from './discrepancies.js';
+import { setTimeZone } from './format.js';
+import { loadInvoices, setUpInvoices } from './invoices.js';
 import { showOverview } from './overview.js';
 import { loadPayouts, setUpPayouts } from './payouts.js';
 
-const VIEWS = { overview: showOverview, discrepancies: loadDiscrepancies, payouts: loadPayouts };
+const VIEWS = { overview: showOverview, discrepancies: loadDiscrepancies, invoices: loadInvoices, payouts: loadPayouts };
 
 function showEnvironment(environment, operator) {
   const banner = $('env-banner');
@@ -37,6 +39,7 @@ async function signIn(candidate) {
   const response = await api('/api/session', { token: candidate });
   const session = await response.json();
   token.set(candidate);
+  setTimeZone(session.time_zone);
   $('sign-in').hidden = true;
   $('nav').hidden = false;
   showEnvironment(session.environment, session.operator);
@@ -73,5 +76,6 @@ $('sign-out').addEventListener('click', signOut);
 window.addEventListener('hashchange', () => void route());
 setUpDiscrepancies();
 setUpPayouts();
+setUpInvoices();
 const saved = token.get();
 if (saved) signIn(saved).catch(() => token.clear());

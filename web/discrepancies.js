@@ -1,13 +1,21 @@
 import { api, download, getJson, getPage } from './api.js';
 import { $, el, label, money, table } from './dom.js';
+import { centsInText, date, dateTime, moneyCents } from './format.js';
 
 export const KINDS = [
   'missed_webhook', 'state_mismatch', 'orphan_webhook', 'duplicate_event', 'duplicate_delivery', 'payout_not_on_statement',
   'statement_credit_without_payout', 'payout_amount_mismatch', 'payout_cancelled_but_credited', 'payout_unknown_invoice',
+  'statement_unbalanced', 'invoice_not_paid_out', 'invoice_paid_out_twice', 'payout_pays_canceled_invoice',
+  'buyer_paid_merchant_directly', 'payout_deduction_mismatch', 'payout_report_mismatch',
 ];
+// Kinds whose expected and observed are amounts in cents (the rules' header comments say so).
+const CENTS_KINDS = new Set([
+  'payout_not_on_statement', 'statement_credit_without_payout', 'payout_amount_mismatch', 'payout_cancelled_but_credited',
+  'invoice_not_paid_out', 'buyer_paid_merchant_directly', 'payout_report_mismatch',
+]);
 const COLUMNS = [
   ['id', 'Id', 'num'], ['kind', 'Kind'], ['status', 'Status'], ['external_reference_id', 'Reference'], ['sepa_reference', 'SEPA reference'],
-  ['amount', 'Amount', 'num'], ['first_detected_at', 'First detected (UTC)'], ['acknowledged_by', 'Acknowledged by'],
+  ['amount', 'Amount', 'num'], ['first_detected_at', 'First detected'], ['acknowledged_by', 'Acknowledged by'],
 ];
 const PAGE = 500;
 const state = { rows: [], next: null, sort: 'id', dir: 1 };
@@ -42,7 +50,7 @@ function render() {
   const rows = sorted().map((r) => el('tr', {},
     el('td', { class: 'num', text: r.id }), el('td', { text: label(r.kind) }), el('td', {}, el('span', { class: `badge s-${r.status}`, text: r.status })),
     el('td', { class: 'ref', text: r.external_reference_id ?? (r.entity_type === 'statement_line' ? r.entity_id : '') }), el('td', { class: 'ref', text: r.sepa_reference ?? '' }),
-    el('td', { class: 'num', text: money(r.amount, r.currency) }), el('td', { text: (r.first_detected_at ?? '').replace('T', ' ').replace('Z', '') }),
+    el('td', { class: 'num', text: money(r.amount, r.currency) }), el('td', { text: dateTime(r.first_detected_at) }),
     el('td', { text: (r.acknowledged_by ?? '').replace(/^operator:/, '') }),
     el('td', {}, el('button', { type: 'button', class: 'open', 'aria-label': `Open evidence of discrepancy ${r.id}`, onclick: () => openEvidence(r.id) }, 'Open'))));
   $('disc-table').replaceChildren(el('table', { id: 'disc' },
@@ -82,42 +90,55 @@ async function openEvidence(id, focusNote = false) {
   const e = await getJson(`/api/discrepancies/${id}`);
   const d = e.discrepancy;
   $('evidence-title').textContent = `Discrepancy ${d.id}: ${label(d.kind)}`;
+  const acknowledged = d.status === 'acknowledged' && d.acknowledged_by;
   const note = el('textarea', { id: 'ack-note', name: 'note', required: true, maxlength: 4000, rows: 3 });
-  const result = el('p', { class: 'status', role: 'status', id: 'ack-result' });
+  const result = el('p', { class: 'status', role: 'status', id: acknowledged ? 'ack-form-result' : 'ack-result' });
   const ackForm = el('form', { class: 'ack', onsubmit: async (ev) => {
     ev.preventDefault();
     try {
       const res = await api(`/api/discrepancies/${d.id}/ack`, { method: 'POST', body: JSON.stringify({ note: note.value }) });
       const done = await res.json();
-      result.textContent = `Acknowledged by ${done.acknowledgedBy.replace(/^operator:/, '')} at ${done.acknowledgedAt.slice(0, 19).replace('T', ' ')} UTC.`;
+      result.textContent = `Acknowledged by ${done.acknowledgedBy.replace(/^operator:/, '')} at ${dateTime(done.acknowledgedAt)}.`;
       await loadDiscrepancies();
       await openEvidence(d.id);
       $('ack-result').textContent = result.textContent;
     } catch (error) {
       result.textContent = `Not acknowledged: ${error.message}`;
     }
-  } }, el('label', { for: 'ack-note', text: 'Note (why this is acknowledged)' }), note,
-    el('button', { type: 'submit', disabled: d.status === 'resolved' }, 'Acknowledge'), result);
+  } }, el('label', { for: 'ack-note', text: acknowledged ? 'Another note (the one above stays in the history)' : 'Note (why this is acknowledged)' }), note,
+    el('button', { type: 'submit', disabled: d.status === 'resolved' }, acknowledged ? 'Add note' : 'Acknowledge'), result);
+  // Once acknowledged, the acknowledgement itself is shown (who, when, note); a further note is a
+  // deliberate step behind a disclosure, and every note stays in the history below.
+  const ackPanel = acknowledged
+    ? el('section', { class: 'ack-done', 'aria-labelledby': 'ack-done-title' },
+      el('h3', { id: 'ack-done-title', text: 'Acknowledged' }),
+      el('p', { id: 'ack-shown' }, `By ${d.acknowledged_by.replace(/^operator:/, '')} on ${dateTime(d.acknowledged_at)}:`),
+      el('blockquote', { id: 'ack-shown-note', text: d.ack_note ?? '' }),
+      el('p', { class: 'status', role: 'status', id: 'ack-result' }),
+      el('details', {}, el('summary', { text: 'Add another note' }), ackForm))
+    : ackForm;
+  const cents = (v) => (CENTS_KINDS.has(d.kind) && /^-?\d{1,18}$/.test(String(v ?? '')) ? moneyCents(v, d.currency || 'EUR') : v);
   body.replaceChildren(
     el('dl', { class: 'facts' }, ...[
       ['Status', d.status], ['Environment', d.environment], ['Entity', `${d.entity_type} ${d.entity_id}`], ['Reference', d.external_reference_id],
-      ['SEPA reference', d.sepa_reference], ['Expected', d.expected], ['Observed', d.observed], ['Amount at stake', money(d.amount, d.currency)],
-      ['Details', d.details], ['First detected (UTC)', d.first_detected_at], ['Acknowledged', d.acknowledged_by ? `${d.acknowledged_by} at ${d.acknowledged_at}: ${d.ack_note}` : ''],
+      ['SEPA reference', d.sepa_reference], ['Expected', cents(d.expected)], ['Observed', cents(d.observed)], ['Amount at stake', money(d.amount, d.currency)],
+      ['Details', centsInText(d.details, d.currency)], ['First detected', dateTime(d.first_detected_at)], ['Last checked', dateTime(d.last_checked_at)],
+      ['Resolved', dateTime(d.resolved_at)],
     ].filter(([, v]) => v).flatMap(([k, v]) => [el('dt', { text: k }), el('dd', { text: v })])),
-    d.status === 'resolved' ? el('p', { text: 'Resolved by the reconciler: nothing to acknowledge.' }) : ackForm,
-    evidenceSection('History of status changes and notes', table('Status changes, oldest first', ['When (UTC)', 'From', 'To', 'Who', 'Why'],
-      e.history.map((h) => [h.at, h.from_status ?? '', h.to_status, h.actor, h.reason]))),
+    d.status === 'resolved' ? el('p', { text: 'Resolved by the reconciler: nothing to acknowledge.' }) : ackPanel,
+    evidenceSection('History of status changes and notes', table('Status changes and notes, oldest first', ['When', 'From', 'To', 'Who', 'Why'],
+      e.history.map((h) => [dateTime(h.at), h.from_status ?? '', h.to_status, h.actor, centsInText(h.reason, d.currency)]))),
     evidenceSection(`Webhook deliveries (${e.deliveries.length})`, e.deliveries.length === 0 ? el('p', { text: 'No delivery names this entity.' })
       : el('ul', { class: 'deliveries' }, e.deliveries.map((w) => el('li', {},
-        el('details', {}, el('summary', { text: `#${w.id} ${w.topic ?? '(no topic)'} received ${w.received_at}${w.applied ? ', applied' : ', retry'}${w.signature_valid ? '' : ', bad signature'}` }),
+        el('details', {}, el('summary', { text: `#${w.id} ${w.topic ?? '(no topic)'} received ${dateTime(w.received_at)}${w.applied ? ', applied' : ', retry'}${w.signature_valid ? '' : ', bad signature'}` }),
           el('pre', { tabindex: 0, 'aria-label': `Raw body of delivery ${w.id}`, text: w.raw_body })))))),
     evidenceSection('States the poller saw', e.polled_state || e.polled.length
-      ? table('Polled states, newest first', ['Observed (UTC)', 'State', 'Previous'], [
-        ...(e.polled_state ? [[`${e.polled_state.last_seen_at} (latest)`, e.polled_state.state, '']] : []),
-        ...e.polled.map((p) => [p.observed_at, p.state, p.previous_state ?? ''])])
+      ? table('Polled states, newest first', ['Observed', 'State', 'Previous'], [
+        ...(e.polled_state ? [[`${dateTime(e.polled_state.last_seen_at)} (latest)`, e.polled_state.state, '']] : []),
+        ...e.polled.map((p) => [dateTime(p.observed_at), p.state, p.previous_state ?? ''])])
       : el('p', { text: 'Not an order the poller tracks.' })),
     evidenceSection('Bank statement lines', table('Bank lines with this SEPA reference', ['Booked', 'Amount', 'Direction', 'Bank reference', 'SEPA reference', 'Counterparty'],
-      e.bank_lines.map((l) => [l.booking_date, money(l.amount, l.currency), l.direction, l.bank_reference ?? '', l.sepa_reference ?? '', l.counterparty_name ?? '']),
+      e.bank_lines.map((l) => [date(l.booking_date), money(l.amount, l.currency), l.direction, l.bank_reference ?? '', l.sepa_reference ?? '', l.counterparty_name ?? '']),
       { empty: 'No bank line.' })),
     evidenceSection('Evidence recorded by the rule', el('pre', { tabindex: 0, 'aria-label': 'Evidence as recorded', text: JSON.stringify(d.evidence, null, 2) })));
   if (!dialog.open) dialog.showModal();

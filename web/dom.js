@@ -15,7 +15,7 @@ export function el(tag, attrs = {}, ...children) {
 export const $ = (id) => document.getElementById(id);
 
 export function table(caption, headers, rows, options = {}) {
-  return el('table', { class: options.class },
+  return el('table', { class: options.class, id: options.id },
     el('caption', { text: caption }),
     el('thead', {}, el('tr', {}, headers.map((h) => el('th', { scope: 'col', text: h })))),
     el('tbody', {}, rows.length === 0
@@ -23,8 +23,7 @@ export function table(caption, headers, rows, options = {}) {
       : rows.map((r) => el('tr', {}, r.map((c) => (c instanceof Node ? el('td', {}, c) : el('td', { text: c ?? '' })))))));
 }
 
-/** "12.50 EUR", or '' when there is no amount. */
-export const money = (amount, currency) => (amount === null || amount === undefined || amount === '' ? '' : `${amount} ${currency ?? ''}`.trim());
+export { money } from './format.js';
 
 export const label = (kind) => kind.replaceAll('_', ' ');
 

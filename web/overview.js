@@ -1,5 +1,6 @@
 import { getJson } from './api.js';
 import { $, ago, el, label, money, table } from './dom.js';
+import { count, dateTime } from './format.js';
 
 const SVG = 'http://www.w3.org/2000/svg';
 const svg = (tag, attrs = {}, ...children) => {
@@ -27,13 +28,13 @@ function lineChart(points) {
   const path = points.map((p, i) => `${i === 0 ? 'M' : 'L'}${x(i).toFixed(1)},${y(p.open).toFixed(1)}`).join(' ');
   const first = points[0]?.at ?? '', last = points.at(-1)?.at ?? '';
   return svg('svg', { viewBox: `0 0 ${w} ${h}`, role: 'img', 'aria-labelledby': 'chart-open-title', class: 'chart' },
-    svg('title', { id: 'chart-open-title' }, `Open discrepancies from ${first} to ${last}: now ${points.at(-1)?.open ?? 0}, at most ${max}`),
+    svg('title', { id: 'chart-open-title' }, `Open discrepancies from ${dateTime(first)} to ${dateTime(last)}: now ${points.at(-1)?.open ?? 0}, at most ${max}`),
     svg('line', { x1: pad, y1: y(0), x2: w - pad, y2: y(0), class: 'axis' }),
     svg('line', { x1: pad, y1: y(max), x2: pad, y2: y(0), class: 'axis' }),
     svg('text', { x: pad - 6, y: y(max) + 4, 'text-anchor': 'end', class: 'tick' }, String(max)),
     svg('text', { x: pad - 6, y: y(0) + 4, 'text-anchor': 'end', class: 'tick' }, '0'),
-    svg('text', { x: pad, y: h - 4, class: 'tick' }, first.slice(0, 16).replace('T', ' ')),
-    svg('text', { x: w - pad, y: h - 4, 'text-anchor': 'end', class: 'tick' }, last.slice(0, 16).replace('T', ' ')),
+    svg('text', { x: pad, y: h - 4, class: 'tick' }, dateTime(first)),
+    svg('text', { x: w - pad, y: h - 4, 'text-anchor': 'end', class: 'tick' }, dateTime(last)),
     svg('path', { d: path, class: 'line' }));
 }
 
@@ -78,14 +79,14 @@ export async function showOverview() {
       el('section', { class: 'card', 'aria-labelledby': 'h-fresh' },
         el('h3', { id: 'h-fresh', text: 'Freshness' }),
         el('dl', { class: 'fresh' },
-          el('dt', { text: 'Last complete poll' }), el('dd', { text: f.last_poll ? `${ago(f.last_poll, now)} (${f.last_poll})` : 'never' }),
-          el('dt', { text: 'Last reconciliation pass' }), el('dd', { text: f.last_pass ? `${ago(f.last_pass, now)} (${f.last_pass}, ${f.last_pass_status})` : 'never' }),
-          el('dt', { text: 'Last statement import' }), el('dd', { text: f.last_statement_import ? `${ago(f.last_statement_import, now)} (${f.last_statement_import})${balancesNote(f.last_statement_balances)}` : 'never' })))),
+          el('dt', { text: 'Last complete poll' }), el('dd', { text: f.last_poll ? `${ago(f.last_poll, now)} (${dateTime(f.last_poll)})` : 'never' }),
+          el('dt', { text: 'Last reconciliation pass' }), el('dd', { text: f.last_pass ? `${ago(f.last_pass, now)} (${dateTime(f.last_pass)}, ${f.last_pass_status})` : 'never' }),
+          el('dt', { text: 'Last statement import' }), el('dd', { text: f.last_statement_import ? `${ago(f.last_statement_import, now)} (${dateTime(f.last_statement_import)})${balancesNote(f.last_statement_balances)}` : 'never' })))),
     el('section', { class: 'card wide', 'aria-labelledby': 'h-time' },
       el('h3', { id: 'h-time', text: 'Open discrepancies over time' }),
       o.open_over_time.length ? lineChart(o.open_over_time) : el('p', { text: 'No history yet.' }),
       el('details', {}, el('summary', { text: 'As a table' }),
-        table('Open discrepancies at each time (UTC)', ['Time', 'Open'], o.open_over_time.map((p) => [p.at, p.open])))),
+        table('Open discrepancies at each time', ['Time', 'Open'], o.open_over_time.map((p) => [dateTime(p.at), count(p.open)])))),
     el('section', { class: 'card wide', 'aria-labelledby': 'h-weeks' },
       el('h3', { id: 'h-weeks', text: 'Payouts matched versus unmatched, per week' }),
       el('p', { class: 'legend' }, el('span', { class: 'key key-matched', 'aria-hidden': 'true' }), ' matched (bank credits equal the payout) ',

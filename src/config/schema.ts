@@ -96,6 +96,19 @@ const payoutReportColumns = z.string().transform((value, ctx) => {
   return json as Record<string, string>;
 });
 
+/** An IANA time zone name (Region/City or UTC) that this Node's Intl knows, canonicalised. */
+const ianaTimeZone = z
+  .string()
+  .regex(/^(?:UTC|[A-Za-z][A-Za-z0-9_+-]*(?:\/[A-Za-z0-9_+-]+){1,2})$/i, { message: 'must be an IANA time zone name such as Europe/Berlin or UTC' })
+  .transform((v, ctx) => {
+    try {
+      return new Intl.DateTimeFormat('en', { timeZone: v }).resolvedOptions().timeZone;
+    } catch {
+      ctx.addIssue({ code: z.ZodIssueCode.custom, message: `unknown time zone '${v}' (an IANA name such as Europe/Berlin or UTC)` });
+      return z.NEVER;
+    }
+  });
+
 export const environmentSchema = z.enum(['sandbox', 'production']);
 export type ProviderEnvironment = z.infer<typeof environmentSchema>;
 
@@ -158,6 +171,9 @@ export const configShape = {
   // covers a weekend with a public holiday on each side and a payout run missed, without leaving
   // an unpaid invoice unnoticed for longer than a week.
   INVOICE_PAYOUT_DAYS: positiveInt.default(DEFAULT_INVOICE_PAYOUT_DAYS),
+  // The time zone the page shows dates and times in (an IANA zone such as Europe/Berlin); reports
+  // and downloads stay in UTC. Canonicalised (utc -> UTC) so the page gets a name Intl accepts.
+  DISPLAY_TIME_ZONE: ianaTimeZone.default('UTC'),
   OPERATOR_TOKEN: strongSecret.optional(),
   // Named operator tokens (name:token,…): the acknowledgement history records the name.
   OPERATOR_TOKENS: operatorTokensSchema.default([]),

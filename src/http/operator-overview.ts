@@ -109,8 +109,9 @@ export function overviewRoutes(deps: { config: Config; database: Database; guard
     {
       method: 'GET',
       path: '/api/session',
-      // Who the token belongs to and which environment this daemon serves: the page's sign-in check.
-      handler: guarded(async (_req, res, _url, who) => sendJson(res, 200, { operator: who.name, environment: config.PROVIDER_ENV })),
+      // Who the token belongs to, which environment this daemon serves and the time zone the page shows
+      // times in: the page's sign-in check.
+      handler: guarded(async (_req, res, _url, who) => sendJson(res, 200, { operator: who.name, environment: config.PROVIDER_ENV, time_zone: config.DISPLAY_TIME_ZONE })),
     },
     {
       method: 'GET',

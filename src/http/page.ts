@@ -18,6 +18,8 @@ const FILES: Record<string, { file: string; type: string }> = {
   '/assets/overview.js': { file: 'overview.js', type: 'text/javascript; charset=utf-8' },
   '/assets/discrepancies.js': { file: 'discrepancies.js', type: 'text/javascript; charset=utf-8' },
   '/assets/payouts.js': { file: 'payouts.js', type: 'text/javascript; charset=utf-8' },
+  '/assets/invoices.js': { file: 'invoices.js', type: 'text/javascript; charset=utf-8' },
+  '/assets/format.js': { file: 'format.js', type: 'text/javascript; charset=utf-8' },
 };
 
 const SECURITY_HEADERS = {

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_FAULT_RATES } from '../../sim/index.js';
 import { sign } from '../../sim/signing.js';
 import { importStatement, importStatementFile } from '../../src/statements/import.js';
+import { importPayoutReportFile } from '../../src/payout-import/file.js';
 import { DISCREPANCY_COLUMNS } from '../../src/reports/discrepancies.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { sleep, startStack, waitFor, type Stack } from '../e2e/harness.js';
@@ -19,7 +20,9 @@ import { convertToFods, readFods } from './libreoffice.js';
  * The accountants' page in headless Chromium (Debian's, driven by playwright-core) against a daemon
  * fed by the simulator with faults on, plus two order webhooks the provider never knew of: one whose
  * reference is a spreadsheet formula, one with an umlaut. Then the downloads opened in LibreOffice.
- * Screenshots and downloads are kept under test-results/page/.
+ * Screenshots and downloads are kept under test-results/page/. The browser runs under a German
+ * locale and the daemon shows times in Europe/Berlin (DISPLAY_TIME_ZONE): amounts read '1.234,56 €'.
+
  */
 const TOKEN = 'ada-8d387627e5dbbb12a65f461eada467bf';
 const HOSTILE = '=HYPERLINK("http://evil.invalid/steal","Open invoice")';
@@ -36,6 +39,7 @@ let context: BrowserContext;
 let page: Page;
 let profile: string;
 let passed = false;
+let reportsImported = 0;
 const requested: string[] = [];
 const consoleErrors: string[] = [];
 const downloads: Record<'csv' | 'xlsx', string> = { csv: '', xlsx: '' };
@@ -71,7 +75,7 @@ beforeAll(async () => {
   db = await createTestDatabase('web_page', { poolMax: 3 });
   stack = await startStack({
     db, seed: 14, faults: DEFAULT_FAULT_RATES, ordersPerDay: 60, graceSeconds: 2,
-    env: { OPERATOR_TOKENS: `ada:${TOKEN}`, PAYOUT_REFERENCE_PATTERN: '^PO[0-9]{16}$' },
+    env: { OPERATOR_TOKENS: `ada:${TOKEN}`, PAYOUT_REFERENCE_PATTERN: '^PO[0-9]{16}$', DISPLAY_TIME_ZONE: 'Europe/Berlin' },
   });
   const { sim, daemon } = stack;
   await orphanWebhook(HOSTILE);
@@ -81,6 +85,15 @@ beforeAll(async () => {
   const dir = await mkdtemp(path.join(tmpdir(), 'page-statements-'));
   const camt = (await sim.writeStatements(dir)).find((f) => path.basename(f).startsWith('sandbox') && f.endsWith('.xml'));
   if (camt) await importStatementFile(daemon.ctx.database, 'sandbox', camt);
+  // The provider's payout reports, so the Payouts view has compositions; one the simulator made to
+  // disagree with its payout may be refused (no payout fits it), which is the import's business.
+  for (const file of (await sim.writePayoutReports(dir, { format: 'csv' })).filter((f) => path.basename(f).startsWith('sandbox'))) {
+    try {
+      reportsImported += (await importPayoutReportFile(daemon.ctx.database, 'sandbox', file)) ? 1 : 0;
+    } catch {
+      // refused: counted by what is missing from payout_report_rows below
+    }
+  }
   await rm(dir, { recursive: true, force: true });
   // A bank credit from the provider's account that no payout explains, its entry reference hostile.
   const statement = [
@@ -100,7 +113,7 @@ beforeAll(async () => {
 
   profile = await mkdtemp(path.join(tmpdir(), 'chromium-profile-'));
   context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM, args: ARGS, headless: true, acceptDownloads: true, viewport: { width: 1280, height: 900 },
+    executablePath: CHROMIUM, args: ARGS, headless: true, acceptDownloads: true, viewport: { width: 1280, height: 900 }, locale: 'de-DE',
   });
   page = context.pages()[0] ?? (await context.newPage());
   page.on('request', (r) => requested.push(r.url()));
@@ -194,10 +207,26 @@ describe.skipIf(!existsSync(CHROMIUM))('the page in Chromium', () => {
     await page.getByRole('button', { name: 'Acknowledge', exact: true }).click();
     await expectText('#ack-result', 'Acknowledged by ada');
     await expectText('#evidence-body', 'operator:ada');
+    // The acknowledgement is shown (who, when, note), not the form again.
+    await expectText('#ack-shown', 'By ada on');
+    expect(await page.innerText('#ack-shown')).toMatch(/By ada on \d{2}\.\d{2}\.\d{4}, \d{2}:\d{2} (MEZ|MESZ):/);
+    await expectText('#ack-shown-note', 'Test order from the provider onboarding, not ours.');
+    expect(await page.isVisible('#ack-note')).toBe(false);
     await shot('4-evidence');
     expect(await axe('#evidence')).toEqual([]);
-    const history = await db.sql`select actor, reason from discrepancy_history where discrepancy_id = ${finding!.id} and to_status = 'acknowledged'`;
-    expect(history).toEqual([{ actor: 'operator:ada', reason: 'Test order from the provider onboarding, not ours.' }]);
+    // A second note is a deliberate step; both notes stay in the history.
+    await page.click('#evidence-body .ack-done summary');
+    await page.getByLabel('Another note (the one above stays in the history)').fill('Provider confirmed by mail.');
+    await page.getByRole('button', { name: 'Add note', exact: true }).click();
+    await expectText('#ack-shown-note', 'Provider confirmed by mail.');
+    await expectText('#evidence-body table', 'Test order from the provider onboarding, not ours.');
+    await expectText('#evidence-body table', 'Provider confirmed by mail.');
+    expect(await axe('#evidence')).toEqual([]);
+    const history = await db.sql`select actor, reason from discrepancy_history where discrepancy_id = ${finding!.id} and to_status = 'acknowledged' order by id`;
+    expect(history).toEqual([
+      { actor: 'operator:ada', reason: 'Test order from the provider onboarding, not ours.' },
+      { actor: 'operator:ada', reason: 'Provider confirmed by mail.' },
+    ]);
     await page.keyboard.press('Escape');
     expect(await page.locator('dialog#evidence[open]').count()).toBe(0);
     passed = true;
@@ -229,16 +258,145 @@ describe.skipIf(!existsSync(CHROMIUM))('the page in Chromium', () => {
     const [n] = await db.sql<{ n: number }[]>`select count(distinct payout_uuid)::int as n from payout_events where environment = 'sandbox'`;
     expect(n!.n).toBeGreaterThan(0);
     expect(await page.locator('#payouts tbody tr').count()).toBe(n!.n);
-    await expectText('#payouts', 'EUR');
+    // German locale: the payout's amount as '1.234,56 €', written out here by hand.
+    const [one] = await db.sql<{ sepa: string; cents: string }[]>`
+      select distinct on (payout_uuid) sepa_instruction_id as sepa, amount_cents::text as cents from payout_events
+      where environment = 'sandbox' and amount_cents is not null order by payout_uuid, received_at desc limit 1`;
+    const row = page.locator('#payouts tbody tr', { hasText: one!.sepa }).first();
+    expect(await row.locator('td').nth(1).innerText()).toBe(germanEuro(one!.cents));
+    expect(await page.innerText('#payouts')).not.toContain('EUR');
     await shot('5-payouts');
     expect(await axe('main')).toEqual([]);
+    passed = true;
+  });
+
+  it('shows a payout\'s composition: report, payout event and bank credit side by side', async () => {
+    passed = false;
+    expect(reportsImported).toBeGreaterThan(0);
+    const [p] = await db.sql<Record<string, string>[]>`
+      select w.payout_uuid::text as payout_uuid, e.sepa_instruction_id as sepa, e.amount_cents::text as amount_cents,
+             sum(w.gross_purchase_price_cents) filter (where w.doc_type = 'invoice')::text as gross,
+             sum(w.discount_cents + w.transaction_fee_cents) filter (where w.doc_type = 'invoice')::text as fee,
+             sum(w.vat_on_discount_cents)::text as vat, sum(w.transfer_amount_cents)::text as net
+      from payout_report_rows w
+      join lateral (select sepa_instruction_id, amount_cents from payout_events pe where pe.environment = 'sandbox' and pe.payout_uuid = w.payout_uuid
+                    order by received_at desc limit 1) e on true
+      where w.environment = 'sandbox'
+      group by w.payout_uuid, e.sepa_instruction_id, e.amount_cents
+      order by w.payout_uuid limit 1`;
+    const toggle = page.getByRole('button', { name: `Composition of payout ${p!.sepa}` });
+    expect(await toggle.getAttribute('aria-expanded')).toBe('false');
+    await toggle.focus();
+    await page.keyboard.press('Enter');
+    await page.waitForSelector('#payouts tr.detail .composition table');
+    expect(await page.getByRole('button', { name: `Composition of payout ${p!.sepa}` }).getAttribute('aria-expanded')).toBe('true');
+    const cells = async (part: string) => (await page.locator('#payouts tr.detail tbody tr', { hasText: part }).first().locator('td').allInnerTexts());
+    const heads = await page.locator('#payouts tr.detail thead th').allInnerTexts();
+    expect(heads).toEqual(['Part', 'Payout report', 'Payout event', 'Bank credit']);
+    expect((await cells('Gross'))[1]).toBe(germanEuro(p!.gross!));
+    expect((await cells('Fee'))[1]).toBe(germanEuro(p!.fee!));
+    expect((await cells('VAT'))[1]).toBe(germanEuro(p!.vat!));
+    const net = await cells('Net transfer');
+    expect(net[1]).toBe(germanEuro(p!.net!));
+    expect(net[2]).toBe(germanEuro(p!.amount_cents!));
+    await shot('5b-payout-composition');
+    expect(await axe('main')).toEqual([]);
+    await page.getByRole('button', { name: `Composition of payout ${p!.sepa}` }).click();
+    expect(await page.locator('#payouts tr.detail').count()).toBe(0);
+    passed = true;
+  });
+
+  it('shows the invoices on their way to cash, the ageing of those not paid out, and downloads them', async () => {
+    passed = false;
+    await page.click('a[data-view="invoices"]');
+    await page.waitForSelector('#invoices tbody tr');
+    await page.waitForSelector('#ageing tbody tr');
+    const api = async (q: string) => (await (await fetch(`${stack.daemon.url}/api/invoices${q}`, { headers: { authorization: `Bearer ${TOKEN}` } })).json()) as Record<string, string | null>[];
+    const invoices = await api('');
+    expect(invoices.length).toBeGreaterThan(0);
+    expect(invoices.length).toBeLessThanOrEqual(500);
+    expect(await page.locator('#invoices tbody tr').count()).toBe(invoices.length);
+    // One invoice paid out: its row in German, with its payout, dates in Europe/Berlin and the bank credit day.
+    const paid = invoices.find((r) => r.payout_uuid && r.amount_cents && r.net_cents) ?? invoices.find((r) => r.payout_uuid && r.amount_cents);
+    expect(paid, 'an invoice a payout listed').toBeDefined();
+    const cellsOf = async (ref: string) => page.locator('#invoices tbody tr', { hasText: ref }).first().locator('td').allInnerTexts();
+    const cells = await cellsOf(paid!.reference!);
+    expect(cells[0]).toBe(paid!.reference);
+    expect(cells[3]).toBe(germanEuro(paid!.amount_cents!));
+    expect(cells[2]).toBe(berlin(paid!.invoice_date!));
+    expect(cells[2]).toMatch(/^\d{2}\.\d{2}\.\d{4}, \d{2}:\d{2} (MEZ|MESZ)$/);
+    expect(cells[5]).toContain(paid!.payout_sepa_reference!);
+    expect(cells[6]).toBe(berlin(paid!.payout_date!));
+    if (paid!.net_cents) expect(cells[8]).toBe(germanEuro(paid!.net_cents));
+    if (paid!.deductions_cents) expect(cells[7]).toBe(germanEuro(paid!.deductions_cents));
+    if (paid!.bank_credit_date) {
+      const [y, m, d] = paid!.bank_credit_date.split('-');
+      expect(cells[9]).toBe(`${d}.${m}.${y}`);
+      expect(cells[10]).toBe(paid!.days_to_cash);
+    }
+    // The ageing: four buckets and a total, counts and sums as the API has them, in German.
+    const ageing = await api('?ageing=1');
+    expect(ageing.map((r) => r.bucket)).toEqual(['0-7', '8-30', '31-60', 'over 60']);
+    const shown = await page.locator('#ageing tbody tr').evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent)));
+    expect(shown).toEqual([
+      ...ageing.map((r) => [r.bucket, r.invoices, germanEuro(r.amount_cents!)]),
+      ['Total', String(ageing.reduce((n, r) => n + Number(r.invoices), 0)), germanEuro(String(ageing.reduce((n, r) => n + BigInt(r.amount_cents!), 0n)))],
+    ]);
+    // Not yet paid out, by the filter: not canceled and listed by no completed payout.
+    await page.selectOption('#inv-state', 'waiting');
+    await page.fill('#inv-q', '');
+    await page.click('#inv-filters button[type="submit"]');
+    const waiting = invoices.filter((r) => r.canceled !== 'true' && !r.payout_uuid);
+    expect(await page.locator('#invoices tbody tr').count()).toBe(Math.max(1, waiting.length));
+    await page.fill('#inv-q', paid!.reference!);
+    await page.selectOption('#inv-state', '');
+    await page.click('#inv-filters button[type="submit"]');
+    expect(await page.locator('#invoices tbody tr').allInnerTexts()).toHaveLength(1);
+    await shot('7-invoices');
+    expect(await axe('main')).toEqual([]);
+    for (const format of ['csv', 'xlsx'] as const) {
+      const [download] = await Promise.all([page.waitForEvent('download'), page.click(`#dl-invoices-${format}`)]);
+      expect(download.suggestedFilename()).toMatch(new RegExp(`^invoices-sandbox-\\d{4}-\\d{2}-\\d{2}\\.${format}$`));
+      const saved = path.join(ARTEFACTS, `invoices.${format}`);
+      await download.saveAs(saved);
+      const bytes = await readFile(saved);
+      if (format === 'csv') expect(bytes.toString('utf8').replace(/^\uFEFF/, '').split('\r\n')[0]).toMatch(/^invoice_uuid,reference,order_uuid,/);
+      else expect(bytes.subarray(0, 2).toString('latin1')).toBe('PK');
+    }
+    const [ageingFile] = await Promise.all([page.waitForEvent('download'), page.click('#dl-ageing-csv')]);
+    expect(ageingFile.suggestedFilename()).toMatch(/^invoice-ageing-sandbox-/);
+    passed = true;
+  });
+
+  it('never shows a person cents: a finding\'s sentence and amounts in the German way', async () => {
+    passed = false;
+    const [credit] = await db.sql<{ id: string; details: string }[]>`
+      select id::text, details from discrepancies where environment = 'sandbox' and kind = 'statement_credit_without_payout' and observed = '123456'`;
+    expect(credit!.details).toContain('123456 cents');
+    await page.click('a[data-view="discrepancies"]');
+    await page.selectOption('#f-status', 'all');
+    await page.selectOption('#f-kind', 'statement_credit_without_payout');
+    await page.click('#filters button[type="submit"]');
+    await page.waitForSelector(`button[aria-label="Open evidence of discrepancy ${credit!.id}"]`);
+    const row = page.locator('#disc tbody tr', { has: page.locator(`button[aria-label="Open evidence of discrepancy ${credit!.id}"]`) });
+    expect(await row.locator('td').nth(5).innerText()).toBe('1.234,56\u00a0€');
+    expect(await row.locator('td').nth(6).innerText()).toMatch(/^\d{2}\.\d{2}\.\d{4}, \d{2}:\d{2} (MEZ|MESZ)$/);
+    await page.click(`button[aria-label="Open evidence of discrepancy ${credit!.id}"]`);
+    await page.waitForSelector('dialog#evidence[open]');
+    const facts = await page.innerText('#evidence-body dl.facts');
+    expect(facts).toContain('1.234,56\u00a0€');
+    expect(facts).not.toMatch(/\d+ cents/);
+    expect(facts).not.toContain('123456');
+    await shot('8-finding-german');
+    await page.click('#evidence-close');
+    await page.selectOption('#f-kind', '');
     passed = true;
   });
 
   it('stays readable at 200 % zoom (640 CSS px wide), loads nothing from elsewhere and breaks no CSP rule', async () => {
     passed = false;
     await page.setViewportSize({ width: 640, height: 450 });
-    for (const view of ['overview', 'discrepancies', 'payouts']) {
+    for (const view of ['overview', 'discrepancies', 'invoices', 'payouts']) {
       await page.click(`a[data-view="${view}"]`);
       await page.waitForTimeout(300);
       // The page itself never scrolls sideways; wide tables scroll inside their own box.
@@ -297,6 +455,21 @@ async function checkSheet(rows: Awaited<ReturnType<typeof readFods>>): Promise<v
     from discrepancies where environment = 'sandbox' and kind in ('payout_amount_mismatch', 'payout_not_on_statement', 'payout_cancelled_but_credited', 'statement_credit_without_payout')`;
   const sum = amounts.reduce((n, a) => n + Math.round(Number(a.value) * 100), 0);
   expect(sum).toBe(Number(stake!.cents));
+}
+
+/** Cents as a German reader writes euros, by hand: 5562931 -> '55.629,31 €' (no-break space before the sign). */
+function germanEuro(cents: string): string {
+  const negative = cents.startsWith('-');
+  const digits = cents.replace('-', '').padStart(3, '0');
+  const whole = digits.slice(0, -2).replace(/^0+(?=\d)/, '').replace(/\B(?=(\d{3})+$)/g, '.');
+  return `${negative ? '-' : ''}${whole},${digits.slice(-2)}\u00a0€`;
+}
+
+/** An ISO instant as the page shows it under de-DE in Europe/Berlin ('04.03.2026, 11:15 MEZ'). */
+function berlin(iso: string): string {
+  return new Intl.DateTimeFormat('de-DE', {
+    timeZone: 'Europe/Berlin', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', timeZoneName: 'short',
+  }).format(new Date(iso));
 }
 
 async function expectText(selector: string, text: string): Promise<void> {
