@@ -2,7 +2,7 @@ import { openContext, type AppContext, type OpenContextOptions } from '../daemon
 import { loadConfig, requireSettings } from '../config/load.js';
 import type { Config } from '../config/schema.js';
 import { Shutdown, installSignalHandlers } from '../lifecycle/shutdown.js';
-import { createLogger, type Logger, type LoggerOptions } from '../log/logger.js';
+import { createLogger, wantsReadableLogs, type Logger, type LoggerOptions } from '../log/logger.js';
 
 /** A command module: its help text and what it runs; returns the exit status. */
 export interface Command {
@@ -24,6 +24,8 @@ export interface ProcessOptions<K extends keyof Config> {
   /** Where log lines go: stderr unless the command's stdout is its log (the daemon). */
   logTo?: 'stdout' | 'stderr';
   logOptions?: LoggerOptions;
+  /** A long-running service (`sim`): JSON logs even at a terminal, as `start` writes to stdout. */
+  service?: boolean;
 }
 
 export type RequiredConfig<K extends keyof Config> = { [P in K]-?: NonNullable<Config[P]> } & Config;
@@ -48,7 +50,9 @@ export async function withProcess<K extends keyof Config, T>(
 ): Promise<T> {
   const env = { ...options.defaults, ...process.env, ...options.overrides };
   const config = requireSettings(loadConfig(env), ...(options.require ?? []));
-  const log = createLogger(config.LOG_LEVEL, options.logTo ?? 'stderr', options.logOptions);
+  const logTo = options.logTo ?? 'stderr';
+  const readable = wantsReadableLogs(logTo, options.service ?? false, process.stderr.isTTY);
+  const log = createLogger(config.LOG_LEVEL, logTo, { ...options.logOptions, readable });
   const shutdown = new Shutdown(log, config.SHUTDOWN_TIMEOUT_MS, () => {
     log.flush?.();
     process.exit(EXIT_SHUTDOWN_DEADLINE);

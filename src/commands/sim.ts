@@ -107,7 +107,7 @@ export const command: Command = {
     if (durationText !== undefined && durationMs === undefined) throw new UsageError('--duration expects e.g. 90s, 6h, 7d');
     const graceSeconds = values['grace-seconds'] !== undefined ? number(values['grace-seconds'], '--grace-seconds') : scenario?.graceSeconds;
 
-    return withProcess('sim', { overrides: { LOG_LEVEL: values['log-level'] } }, async ({ log, shutdown }) => {
+    return withProcess('sim', { service: true, overrides: { LOG_LEVEL: values['log-level'] } }, async ({ log, shutdown }) => {
       const sim = await startSimulator({
         seed: values.seed ?? scenario?.seed ?? 1,
         port: number(values.port, '--port'),

@@ -9,6 +9,34 @@ export type { Logger };
 export interface LoggerOptions {
   /** Lines to leave out (the demo summarises the refusals it injected itself instead of printing each). */
   drop?: (message: string) => boolean;
+  /** Short readable lines instead of JSON (a person at a terminal; see `wantsReadableLogs`). */
+  readable?: boolean;
+}
+
+/**
+ * A one-off command run by a person (its stderr a terminal) logs readable lines; a service, or any
+ * output a program collects (a pipe, a file, journald), keeps JSON, which log shippers parse.
+ */
+export function wantsReadableLogs(destination: 'stdout' | 'stderr', service: boolean, isTTY: boolean | undefined): boolean {
+  return !service && destination === 'stderr' && isTTY === true;
+}
+
+const HIDDEN = new Set(['level', 'level_name', 'time', 'service', 'pid', 'hostname', 'msg']);
+
+/** One JSON log line as `HH:MM:SS level message key=value …` (the time in UTC, as in JSON). */
+export function readableLine(json: string): string {
+  let entry: Record<string, unknown>;
+  try {
+    entry = JSON.parse(json) as Record<string, unknown>;
+  } catch {
+    return json.endsWith('\n') ? json : `${json}\n`;
+  }
+  const time = typeof entry['time'] === 'string' ? entry['time'].slice(11, 19) : '';
+  const level = String(entry['level_name'] ?? entry['level'] ?? '');
+  const fields = Object.entries(entry)
+    .filter(([k]) => !HIDDEN.has(k))
+    .map(([k, v]) => `${k}=${typeof v === 'string' && !/\s/.test(v) ? v : JSON.stringify(v)}`);
+  return `${[time, level === 'info' ? '' : level.toUpperCase(), String(entry['msg'] ?? ''), ...fields].filter((p) => p !== '').join(' ')}\n`;
 }
 
 export function createLogger(level: string, destination: 'stdout' | 'stderr' = 'stdout', options: LoggerOptions = {}): Logger {
@@ -49,7 +77,9 @@ export function createLogger(level: string, destination: 'stdout' | 'stderr' = '
         censor: '[redacted]',
       },
     },
-    pino.destination({ dest: destination === 'stdout' ? 1 : 2, sync: false }),
+    options.readable
+      ? { write: (line: string) => void (destination === 'stdout' ? process.stdout : process.stderr).write(readableLine(line.trimEnd())) }
+      : pino.destination({ dest: destination === 'stdout' ? 1 : 2, sync: false }),
   );
 }
 

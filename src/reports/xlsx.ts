@@ -9,18 +9,56 @@ import type { ReportRow } from './source.js';
 export const XLSX_MAX_ROWS = 100_000;
 
 const MONEY_FORMAT = '#,##0.00';
+const CENTS_FORMAT = '#,##0';
 const TIME_FORMAT = 'yyyy-mm-dd hh:mm:ss';
+/** Characters a timestamp shows in TIME_FORMAT. */
+const TIME_WIDTH = 19;
+const MIN_WIDTH = 8;
+/** Wide enough for any reference or UUID we write; longer free text (details, notes) wraps the view, not the file. */
+const MAX_WIDTH = 80;
 
-/** Columns whose numbers are money in major units (decimal amounts), shown with two decimals. */
-const isAmount = (column: string) => column === 'amount' || column.endsWith('_amount') || column === 'difference';
+/** Words a header spells in capitals. */
+const ACRONYMS: Readonly<Record<string, string>> = { id: 'ID', uuid: 'UUID', sepa: 'SEPA', api: 'API', ack: 'Acknowledgement' };
 
-function cell(column: string, value: unknown, shape: ReportShape): XlsxCell {
+/**
+ * The header a person reads: `credited_amount` is "Credited amount", `amount_cents` "Amount (cents)",
+ * `external_reference_id` "External reference ID". Only the XLSX carries these; CSV and JSON keep
+ * the field names, which are the machine interface.
+ */
+export function readableHeader(column: string): string {
+  const cents = column.endsWith('_cents');
+  const words = (cents ? column.slice(0, -'_cents'.length) : column).split('_').filter((w) => w !== '');
+  const text = words.map((w, i) => ACRONYMS[w] ?? (i === 0 ? w.charAt(0).toUpperCase() + w.slice(1) : w)).join(' ');
+  return cents ? `${text} (cents)` : text;
+}
+
+/**
+ * Money in major units: a numeric column whose cents twin is in the same report (`amount` and
+ * `amount_cents`, `credited_amount` and `credited_cents`, `net` and `net_cents`), or `difference`.
+ */
+function moneyColumns(shape: ReportShape): Set<string> {
+  const all = new Set(shape.columns);
+  const money = new Set<string>();
+  for (const c of shape.columns) {
+    if (!shape.numeric?.has(c) || c.endsWith('_cents')) continue;
+    if (c === 'difference' || all.has(`${c}_cents`) || (c.endsWith('_amount') && all.has(`${c.slice(0, -'_amount'.length)}_cents`))) money.add(c);
+  }
+  return money;
+}
+
+/** `#,##0.00 "EUR"` for a row with an ISO 4217 currency, the plain two-decimal format otherwise. */
+function moneyFormat(currency: unknown): string {
+  return typeof currency === 'string' && /^[A-Z]{3}$/.test(currency) ? `${MONEY_FORMAT} "${currency}"` : MONEY_FORMAT;
+}
+
+function cell(column: string, value: unknown, shape: ReportShape, money: ReadonlySet<string>, currency: unknown): XlsxCell {
   if (value === null || value === undefined || value === '') return null;
   const text = String(value);
   if (shape.numeric?.has(column) && /^-?\d+(\.\d+)?$/.test(text)) {
     // Cents and counts are integers below 2^53 (exact); a decimal amount of two digits is what a
     // spreadsheet holds anyway: it is shown rounded to the cent by the format.
-    return isAmount(column) ? { value: Number(text), type: Number, format: MONEY_FORMAT } : { value: Number(text), type: Number };
+    if (money.has(column)) return { value: Number(text), type: Number, format: moneyFormat(currency) };
+    return column.endsWith('_cents') ? { value: Number(text), type: Number, format: CENTS_FORMAT } : { value: Number(text), type: Number };
   }
   if (shape.timestamps?.has(column)) {
     const at = new Date(text);
@@ -31,10 +69,33 @@ function cell(column: string, value: unknown, shape: ReportShape): XlsxCell {
   return { value: shape.numeric?.has(column) ? spreadsheetText(text, true) : neutralise(text), type: String };
 }
 
-/** One sheet: a bold header row, then the rows in the report's order; frozen header, column widths. */
+/** Characters a cell shows: its text, money with thousands separators, decimals and the currency code. */
+function shownLength(cell: XlsxCell): number {
+  if (cell === null || cell === undefined) return 0;
+  if (typeof cell !== 'object' || !('value' in cell)) return String(cell).length;
+  const c = cell as { value: unknown; type?: unknown; format?: string };
+  if (c.type === Date) return TIME_WIDTH;
+  const text = String(c.value);
+  if (c.type !== Number) return Math.max(...text.split('\n').map((l) => l.length));
+  const digits = text.replace(/^-/, '').split('.')[0]!.length;
+  const separators = c.format ? Math.floor((digits - 1) / 3) : 0;
+  const decimals = c.format?.startsWith(MONEY_FORMAT) ? 3 : text.includes('.') ? text.length - text.indexOf('.') : 0;
+  const suffix = c.format?.startsWith(`${MONEY_FORMAT} "`) ? 4 : 0;
+  return (text.startsWith('-') ? 1 : 0) + digits + separators + decimals + suffix;
+}
+
+/** One sheet: a bold row of readable headers, then the rows in the report's order; frozen header, widths fit to the content. */
 export async function renderXlsx(shape: ReportShape, rows: readonly ReportRow[], sheet: string): Promise<Buffer> {
-  const data: SheetData = [shape.columns.map((c) => ({ value: c, type: String, fontWeight: 'bold' as const }))];
-  for (const row of rows) data.push(shape.columns.map((c) => cell(c, row[c], shape)));
-  const columns = shape.columns.map((c) => ({ width: shape.timestamps?.has(c) ? 20 : Math.min(40, Math.max(10, c.length + 2)) }));
+  const money = moneyColumns(shape);
+  const headers = shape.columns.map(readableHeader);
+  const data: SheetData = [headers.map((h) => ({ value: h, type: String, fontWeight: 'bold' as const }))];
+  const widths = headers.map((h) => h.length);
+  for (const row of rows) {
+    const cells = shape.columns.map((c) => cell(c, row[c], shape, money, row['currency']));
+    cells.forEach((c, i) => { widths[i] = Math.max(widths[i]!, shownLength(c)); });
+    data.push(cells);
+  }
+  // A little over the characters: bold headers and proportional fonts run wider than the count.
+  const columns = widths.map((w) => ({ width: Math.min(MAX_WIDTH, Math.max(MIN_WIDTH, Math.ceil(w * 1.1) + 2)) }));
   return writeXlsxFile(data, { sheet, columns, stickyRowsCount: 1 }).toBuffer();
 }
