@@ -29,7 +29,8 @@ const ORDER_FAULT_HEAVY: FaultRates = {
 };
 
 // Every invoice-to-cash fault on (issue 24), heavier than the defaults so each kind occurs on every
-// seed; the payout report mismatch rides on the payout faults above (DEFAULT_FAULT_RATES' 0.1).
+// seed; the payout report mismatch stays at DEFAULT_FAULT_RATES' 0.1, so the payout faults' draws
+// (and the duplicate-SEPA pair of e2e-2 checked below) stay those of the order runs.
 const INVOICE_FAULTS: Partial<FaultRates> = {
   invoiceNotPaidOut: 0.04,
   invoicePaidOutTwice: 0.04,
@@ -37,7 +38,6 @@ const INVOICE_FAULTS: Partial<FaultRates> = {
   fixedFeeTwice: 0.3,
   canceledInvoicePaid: 0.3,
   buyerPaidDirectly: 0.05,
-  payoutReportMismatch: 0.15,
 };
 const INVOICE_PAYOUT_DAYS = 1;
 
