@@ -2,7 +2,11 @@ import type { Database } from '../db/database.js';
 import type { GroundTruth, Simulator } from '../../sim/index.js';
 
 /** Kinds whose evidence needs days of real time: a demo cannot show them (README, "Not done"). */
-const NEEDS_REAL_DAYS = new Set(['payout_not_on_statement']);
+const NEEDS_REAL_DAYS = new Map([
+  ['payout_not_on_statement', 'PAYOUT_SETTLEMENT_DAYS'],
+  // The rule dates an invoice's debt by the factoring webhook's arrival, and the setting is whole days.
+  ['invoice_not_paid_out', 'INVOICE_PAYOUT_DAYS'],
+]);
 
 export interface KindTally {
   kind: string;
@@ -49,8 +53,9 @@ export function describeTallies(tallies: KindTally[], graceSeconds: number, data
   const lines = [`  found/injected: ${tallies.map((t) => `${t.kind} ${t.found}/${t.injected}`).join(', ')}`];
   for (const t of tallies) {
     if (t.found === t.injected) continue;
-    if (NEEDS_REAL_DAYS.has(t.kind)) {
-      lines.push(`  difference: ${t.kind} ${t.injected - t.found} not found: it needs PAYOUT_SETTLEMENT_DAYS of real time, longer than a demo`);
+    const setting = NEEDS_REAL_DAYS.get(t.kind);
+    if (setting !== undefined && t.found < t.injected) {
+      lines.push(`  difference: ${t.kind} ${t.injected - t.found} not found: it needs ${setting} of real time, longer than a demo`);
     } else if (t.found < t.injected) {
       lines.push(`  difference: ${t.kind} ${t.injected - t.found} injected, not found yet (a finding waits the ${graceSeconds} s grace period and the next pass)`);
     } else {

@@ -9,15 +9,20 @@ import { loadConfig } from '../config/load.js';
 import { startDaemon, type Daemon } from '../daemon/daemon.js';
 import { removeEmbeddedLedger } from '../db/embedded.js';
 import { demoSummary } from './demo-summary.js';
-import { DEFAULT_FAULT_RATES, startSimulator } from '../../sim/index.js';
+import { DEFAULT_CONTRACT_TERMS, DEFAULT_FAULT_RATES, startSimulator } from '../../sim/index.js';
 import { importStatementFile } from '../statements/import.js';
+import { importPayoutReportFile, isRefusal } from '../payout-import/file.js';
 import { SUBSCRIPTION_TOPICS } from '../provider/vocabulary.js';
 
 const HELP = `Usage: bnpl-recon demo [--duration SECONDS] [--seed N] [--time-scale S]
 
 Runs the whole daemon on an embedded Postgres (under RECON_DATA_DIR/demo, wiped at start) against
 the bundled provider simulator with faults injected: missed, repeated, reordered, late and doubled
-webhooks, orders no webhook mentions, webhooks for orders the API does not know, and payout faults.
+webhooks, orders no webhook mentions, webhooks for orders the API does not know, payout faults, and
+invoice-to-cash faults (invoices paid twice or paid though canceled, deductions off the contract,
+payout reports that disagree with their payout, buyers paying the merchant directly). The merchant's
+bank statement and the provider's payout reports are imported every 20 s, judged by the simulator's
+contract (CONTRACT_TERMS).
 The simulator plays 24 simulated minutes per real second (--time-scale 1440); the daemon polls and
 reconciles every 5 seconds with a 10-second grace period, so discrepancies appear within a minute.
 
@@ -93,6 +98,8 @@ export const command: Command = {
           PAYOUT_SOURCE_IBANS: sim.bank.sandbox.providerIban,
           PAYOUT_REFERENCE_PATTERN: '^PO[0-9]{16}$',
           OPERATOR_TOKEN: operatorToken,
+          // The simulated provider deducts by its default contract: the daemon judges deductions by it.
+          CONTRACT_TERMS: JSON.stringify(DEFAULT_CONTRACT_TERMS),
         });
         daemon = await startDaemon(config, log, shutdown);
       } catch (error) {
@@ -126,6 +133,7 @@ export const command: Command = {
   demo ended too):
     RECON_DATA_DIR=${dataDir} npx bnpl-recon report discrepancies --status all
     RECON_DATA_DIR=${dataDir} npx bnpl-recon report orders
+    RECON_DATA_DIR=${dataDir} npx bnpl-recon report invoices --ageing
 
   Not for a browser: the webhook receiver, POST ${daemon.url}/webhooks (the simulator delivers there, signed).
 
@@ -135,13 +143,24 @@ export const command: Command = {
   `);
       const ticker = setInterval(() => void summary().then((text) => out.write(`${text}\n`)).catch(() => undefined), 10_000);
       daemon.ctx.shutdown.register('demo ticker', () => clearInterval(ticker));
-      // The merchant's bank statement so far, imported every 20 s as an accountant would, so the payout
-      // kinds show too. (payout_not_on_statement needs PAYOUT_SETTLEMENT_DAYS of real time: not in a demo.)
+      // The merchant's bank statement and the provider's payout reports so far, imported every 20 s as
+      // an accountant would, so the payout and invoice-to-cash kinds show too. (payout_not_on_statement
+      // and invoice_not_paid_out need days of real time: not in a demo.)
       const statementDir = await mkdtemp(path.join(tmpdir(), 'bnpl-demo-statements-'));
       const importStatements = async () => {
         const files = await sim.writeStatements(statementDir);
         const camt = files.find((f) => path.basename(f).startsWith('sandbox') && f.endsWith('.xml'));
         if (camt) await importStatementFile(daemon.ctx.database, 'sandbox', camt);
+        // A report already imported is recognised by its bytes and adds nothing; one whose payout
+        // webhook has not arrived yet is refused now and imported on a later round.
+        const reports = await sim.writePayoutReports(statementDir, { format: 'csv' });
+        for (const file of reports.filter((f) => path.basename(f).startsWith('sandbox-'))) {
+          try {
+            await importPayoutReportFile(daemon.ctx.database, 'sandbox', file, { columns: daemon.ctx.config.PAYOUT_REPORT_COLUMNS });
+          } catch (error) {
+            if (!isRefusal(error)) throw error;
+          }
+        }
       };
       let importing: Promise<void> | undefined;
       const statements = setInterval(() => {

@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { DEFAULT_FAULT_RATES, NO_FAULTS, type FaultRates, type GroundTruth } from '../../sim/index.js';
 import type { TestDatabase } from '../helpers/database.js';
-import { SCORED_KINDS, scoreOrderKinds, type KindScore, type ReportRow } from './score.js';
+import { INVOICE_KINDS, SCORED_KINDS, scoreInvoiceKinds, scoreOrderKinds, type InvoiceKindScore, type KindScore, type ReportRow } from './score.js';
 import { runWeek } from './week.js';
 
 /**
@@ -28,10 +28,23 @@ const ORDER_FAULT_HEAVY: FaultRates = {
   ghostOrder: 0.06,
 };
 
-const RUNS: { seed: string; faults: FaultRates; name: string; lateWindows?: boolean; requireTimingDependent?: boolean; apiOutageDays?: number[] }[] = [
-  { seed: 'e2e-1', faults: DEFAULT_FAULT_RATES, name: 'default rates' },
-  { seed: 'e2e-2', faults: ORDER_FAULT_HEAVY, name: 'order-fault-heavy' },
-  { seed: 'e2e-3', faults: ORDER_FAULT_HEAVY, name: 'order-fault-heavy' },
+// Every invoice-to-cash fault on (issue 24), heavier than the defaults so each kind occurs on every
+// seed; the payout report mismatch stays at DEFAULT_FAULT_RATES' 0.1, so the payout faults' draws
+// (and the duplicate-SEPA pair of e2e-2 checked below) stay those of the order runs.
+const INVOICE_FAULTS: Partial<FaultRates> = {
+  invoiceNotPaidOut: 0.04,
+  invoicePaidOutTwice: 0.04,
+  feeOvercharged: 0.05,
+  fixedFeeTwice: 0.3,
+  canceledInvoicePaid: 0.3,
+  buyerPaidDirectly: 0.05,
+};
+const INVOICE_PAYOUT_DAYS = 1;
+
+const RUNS: { seed: string; faults: FaultRates; name: string; lateWindows?: boolean; requireTimingDependent?: boolean; apiOutageDays?: number[]; reportFormat?: 'csv' | 'xlsx' }[] = [
+  { seed: 'e2e-1', faults: { ...DEFAULT_FAULT_RATES, ...INVOICE_FAULTS }, name: 'default rates, invoice faults' },
+  { seed: 'e2e-2', faults: { ...ORDER_FAULT_HEAVY, ...INVOICE_FAULTS }, name: 'order-fault-heavy, invoice faults' },
+  { seed: 'e2e-3', faults: { ...ORDER_FAULT_HEAVY, ...INVOICE_FAULTS }, name: 'order-fault-heavy, invoice faults', reportFormat: 'xlsx' },
   // A pass inside every late delivery's window (week.ts, lateWindows): the timing-dependent
   // missed_webhooks are then required, and must end resolved as the ground truth says.
   { seed: 'e2e-4', faults: { ...ORDER_FAULT_HEAVY, delayedPastGrace: 0.15 }, name: 'late deliveries, passes inside their window', lateWindows: true },
@@ -58,6 +71,12 @@ afterAll(async () => {
 function table(seed: string, scores: Record<string, KindScore>): string {
   return Object.values(scores)
     .map((s) => `${seed} ${s.kind.padEnd(18)} expected=${s.expected} tp=${s.truePositives} fp=${s.falsePositives.length} fn=${s.falseNegatives.length} accepted=${s.accepted} precision=${s.precision.toFixed(3)} recall=${s.recall.toFixed(3)}`)
+    .join('\n');
+}
+
+function invoiceTable(seed: string, scores: Record<string, InvoiceKindScore>): string {
+  return Object.values(scores)
+    .map((s) => `${seed} ${s.kind.padEnd(28)} expected=${s.expected} tp=${s.truePositives} fp=${s.falsePositives.length} fn=${s.falseNegatives.length} accepted=${s.accepted} notYetDue=${s.notYetDue} precision=${s.precision.toFixed(3)} recall=${s.recall.toFixed(3)}`)
     .join('\n');
 }
 
@@ -92,6 +111,7 @@ describe('precision and recall against the simulator ground truth', () => {
           label: `e2e_pr_${run.seed}`, seed: run.seed, faults: run.faults, ordersPerDay: ORDERS_PER_DAY, days: 7, graceSeconds: GRACE_SECONDS,
           lateWindows: run.lateWindows ?? false,
           ...(run.apiOutageDays ? { apiOutageDays: run.apiOutageDays } : {}),
+          invoices: { payoutDays: INVOICE_PAYOUT_DAYS, format: run.reportFormat ?? 'csv', cutoffDaysBeforeEnd: 2 },
         });
         databases.push(week.db);
         const requireTimingDependent = run.requireTimingDependent ?? run.lateWindows ?? false;
@@ -139,6 +159,26 @@ describe('precision and recall against the simulator ground truth', () => {
         // The simulator never injects a state mismatch; the reconciler must not invent one.
         expect(week.rows.filter((r) => r.kind === 'state_mismatch')).toEqual([]);
         expect(week.stableUnderFullPass).toBe(true);
+
+        // Issue 24: the invoice-to-cash kinds, after the statement and payout reports are imported.
+        const inv = week.invoices!;
+        const invoiceScores = scoreInvoiceKinds(inv.rows, inv.facts, week.truth, { invoicePayoutDays: INVOICE_PAYOUT_DAYS, judgedAt: inv.judgedAt });
+        console.log(`${invoiceTable(run.seed, invoiceScores)}\n${run.seed}: ${inv.statementLines} statement lines, ${inv.payoutReports} payout reports (${run.reportFormat ?? 'csv'}), ${inv.payoutReportRows} rows; judged at simulated ${inv.judgedAt.toISOString()} (pass clock ${inv.passAt.toISOString()})`);
+        for (const kind of INVOICE_KINDS) {
+          const s = invoiceScores[kind];
+          totals.set(kind, (totals.get(kind) ?? 0) + s.expected);
+          expect({ kind, falsePositives: s.falsePositives, falseNegatives: s.falseNegatives, wrongDetails: s.wrongDetails })
+            .toEqual({ kind, falsePositives: [], falseNegatives: [], wrongDetails: [] });
+          expect(s.precision).toBe(1);
+          expect(s.recall).toBe(1);
+        }
+        // The order kinds stay where they were once the merchant's files are in and the clock moved on.
+        const after = scoreOrderKinds(inv.rows, inv.facts, week.truth, { requireTimingDependent });
+        for (const kind of SCORED_KINDS) {
+          expect({ kind, falsePositives: after[kind].falsePositives, falseNegatives: after[kind].falseNegatives, wrongDetails: after[kind].wrongDetails })
+            .toEqual({ kind, falsePositives: [], falseNegatives: [], wrongDetails: [] });
+        }
+        expect(inv.rows.filter((r) => r.kind === 'state_mismatch')).toEqual([]);
       } catch (error) {
         failed = true;
         throw error;
@@ -155,7 +195,7 @@ describe('precision and recall against the simulator ground truth', () => {
 
   it('the seeds together exercised every scored kind', () => {
     // Guards against a vacuous 1.0: each kind had findings to find.
-    for (const kind of SCORED_KINDS) expect(totals.get(kind) ?? 0, kind).toBeGreaterThan(0);
+    for (const kind of [...SCORED_KINDS, ...INVOICE_KINDS]) expect(totals.get(kind) ?? 0, kind).toBeGreaterThan(0);
   });
 
   it('with faults off: no discrepancy of any kind', { timeout: 180_000 }, async () => {

@@ -1,7 +1,12 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { runReconcilePass } from '../../src/reconcile/pass.js';
-import { DAY_MS, HOUR_MS, type FaultRates, type GroundTruth } from '../../sim/index.js';
+import { importPayoutReportFile } from '../../src/payout-import/file.js';
+import { importStatementFile } from '../../src/statements/import.js';
+import { DAY_MS, DEFAULT_CONTRACT_TERMS, HOUR_MS, type FaultRates, type GroundTruth } from '../../sim/index.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
-import { settleDue, startStack, waitFor } from './harness.js';
+import { settleDue, startStack, waitFor, type Stack } from './harness.js';
 import { discrepancyReport, ledgerFacts, stable } from './report.js';
 import type { ReportRow, RowLedgerFacts } from './score.js';
 
@@ -21,6 +26,41 @@ export interface WeekOptions {
   lateWindows?: boolean;
   /** Simulated days on which the provider's orders API is down while webhooks go on (SimulatorOptions.apiOutageDays). */
   apiOutageDays?: number[];
+  /**
+   * Issue 24: after the order kinds' final report, import the simulated merchant's bank statement
+   * and every payout report, and judge the invoice-to-cash kinds (see WeekInvoices).
+   */
+  invoices?: {
+    /** the daemon's INVOICE_PAYOUT_DAYS */
+    payoutDays: number;
+    /** how the payout reports are read: the simulator writes each as CSV and XLSX */
+    format: 'csv' | 'xlsx';
+    /**
+     * The judging cut-off, this many simulated days before the end: invoices factored by then are
+     * judged, so every one the provider owes has had at least this many daily payout runs to be paid
+     * (one run may be cancelled by the provider, its invoices waiting for the next).
+     */
+    cutoffDaysBeforeEnd: number;
+  };
+}
+
+/**
+ * The invoice-to-cash kinds, judged by a full pass whose clock stands INVOICE_PAYOUT_DAYS after the
+ * cut-off. The rules date an invoice's debt by the factoring webhook's arrival (factoring payloads
+ * carry no event time), real time here, while the simulator plays a day in a second or so: the
+ * cut-off is the last arrival of the cut-off day's deliveries, so the pass judges exactly the
+ * invoices factored by the simulated cut-off, as the ground truth's payable_since does.
+ */
+export interface WeekInvoices {
+  rows: ReportRow[];
+  facts: Map<number, RowLedgerFacts>;
+  /** the simulated cut-off + INVOICE_PAYOUT_DAYS: scoreInvoiceKinds' judgedAt */
+  judgedAt: Date;
+  /** the pass's clock: the last delivery's arrival by the cut-off + INVOICE_PAYOUT_DAYS */
+  passAt: Date;
+  statementLines: number;
+  payoutReports: number;
+  payoutReportRows: number;
 }
 
 export interface WeekOutcome {
@@ -33,6 +73,7 @@ export interface WeekOutcome {
   /** the report after one more full pass equals the final report (idempotent; incremental == full) */
   stableUnderFullPass: boolean;
   realMs: number;
+  invoices?: WeekInvoices;
 }
 
 /**
@@ -47,6 +88,7 @@ export async function runWeek(o: WeekOptions): Promise<WeekOutcome> {
   const db = await createTestDatabase(o.label, { poolMax: 3 });
   const stack = await startStack({
     db, seed: o.seed, faults: o.faults, ordersPerDay: o.ordersPerDay, graceSeconds: o.graceSeconds,
+    ...(o.invoices ? { env: { CONTRACT_TERMS: JSON.stringify(DEFAULT_CONTRACT_TERMS), INVOICE_PAYOUT_DAYS: String(o.invoices.payoutDays) } } : {}),
     sim: {
       ...(o.lateWindows ? { graceMs: DAY_MS + 2 * HOUR_MS } : {}),
       ...(o.apiOutageDays ? { apiOutageDays: o.apiOutageDays } : {}),
@@ -56,8 +98,11 @@ export async function runWeek(o: WeekOptions): Promise<WeekOutcome> {
     const { sim, daemon } = stack;
     const margin = 0.5;
     const graceElapsed = () => waitForGrace(db, o.graceSeconds + margin);
+    let cutoff: { sim: number; real: Date } | undefined;
     for (let day = 0; day < o.days; day++) {
       await sim.advance(DAY_MS);
+      // The business has run to here (drain may move the clock on for deliveries, never the business).
+      const dayEnd = sim.now();
       if (o.lateWindows) {
         await settleDue(sim);
         await daemon.pollNow();
@@ -66,6 +111,12 @@ export async function runWeek(o: WeekOptions): Promise<WeekOutcome> {
       } else {
         await sim.drain();
         await daemon.pollNow();
+      }
+      if (o.invoices && day === o.days - 1 - o.invoices.cutoffDaysBeforeEnd) {
+        // The business has run to the day's end; every delivery of it has arrived (settled or drained).
+        const [last] = await db.sql<{ ms: number | null }[]>`select ceil(extract(epoch from max(received_at)) * 1000)::float8 as ms from webhook_deliveries`;
+        if (last?.ms == null) throw new Error('no delivery by the invoice cut-off');
+        cutoff = { sim: dayEnd, real: new Date(last.ms) };
       }
     }
     await sim.drain();
@@ -83,6 +134,11 @@ export async function runWeek(o: WeekOptions): Promise<WeekOutcome> {
     const full = await runReconcilePass(daemon.ctx, new Date(), { full: true });
     if (full.skipped) throw new Error('full pass skipped');
     const again = await discrepancyReport(daemon.ctx.database);
+    let invoices: WeekInvoices | undefined;
+    if (o.invoices) {
+      if (!cutoff) throw new Error('the invoice cut-off day is outside the run');
+      invoices = await judgeInvoices(stack, o.invoices, cutoff);
+    }
     const [counts] = await db.sql<{ deliveries: number; orders: number }[]>`
       select (select count(*) from webhook_deliveries)::int as deliveries, (select count(*) from order_snapshots)::int as orders`;
     return {
@@ -94,9 +150,50 @@ export async function runWeek(o: WeekOptions): Promise<WeekOutcome> {
       orders: counts?.orders ?? 0,
       stableUnderFullPass: JSON.stringify(stable(again)) === JSON.stringify(stable(rows)),
       realMs: Date.now() - started,
+      ...(invoices ? { invoices } : {}),
     };
   } finally {
     await stack.stop();
+  }
+}
+
+/**
+ * The merchant's side of invoice to cash: the bank statement (CAMT.053) and every payout report the
+ * simulator has published, imported as an accountant would, then one full pass at the cut-off's
+ * clock (WeekInvoices).
+ */
+async function judgeInvoices(
+  { sim, daemon }: Pick<Stack, 'sim' | 'daemon'>,
+  o: NonNullable<WeekOptions['invoices']>,
+  cutoff: { sim: number; real: Date },
+): Promise<WeekInvoices> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'bnpl-week-'));
+  try {
+    const statements = await sim.writeStatements(dir);
+    const camt = statements.find((f) => path.basename(f) === 'sandbox-statement.camt053.xml');
+    if (!camt) throw new Error('the simulator wrote no sandbox CAMT.053 statement');
+    const statement = await importStatementFile(daemon.ctx.database, 'sandbox', camt);
+    const reports = (await sim.writePayoutReports(dir, { format: o.format })).filter((f) => path.basename(f).startsWith('sandbox-'));
+    let payoutReportRows = 0;
+    for (const file of reports.sort()) {
+      const r = await importPayoutReportFile(daemon.ctx.database, 'sandbox', file);
+      if (r.alreadyImported) throw new Error(`${file}: imported twice`);
+      payoutReportRows += r.rowsNew;
+    }
+    const passAt = new Date(cutoff.real.getTime() + o.payoutDays * DAY_MS);
+    const pass = await runReconcilePass(daemon.ctx, passAt, { full: true });
+    if (pass.skipped) throw new Error('invoice pass skipped');
+    return {
+      rows: await discrepancyReport(daemon.ctx.database),
+      facts: await ledgerFacts(daemon.ctx.database),
+      judgedAt: new Date(cutoff.sim + o.payoutDays * DAY_MS),
+      passAt,
+      statementLines: statement.linesNew,
+      payoutReports: reports.length,
+      payoutReportRows,
+    };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
   }
 }
 
