@@ -203,7 +203,7 @@ export const configShape = {
   // that exhausts either is moved to inbox/failed/, and the daemon goes on answering.
   STATEMENT_IMPORT_MAX_MEMORY_MB: positiveInt.min(64).default(1024),
   // CSV statements (src/statements/csv.ts): a profile file of the user's for a bank the built-in
-  // profiles do not know (README "CSV profiles"), and the currency of accounts whose CSV exports
+  // profiles do not know (docs/how-it-decides.md, "CSV profiles"), and the currency of accounts whose CSV exports
   // name none ('IBAN=CHF,IBAN=CZK'); a CSV naming no currency for an account not listed is refused.
   STATEMENT_CSV_PROFILE: z.string().min(1).optional(),
   STATEMENT_ACCOUNT_CURRENCIES: csvList
