@@ -153,13 +153,17 @@ function currencyIn(value: string | null): string | null {
 export function csvLayout(head: string, whole: boolean, options: CsvOptions = {}): CsvLayout {
   const user = options.profiles ?? [];
   const profiles = [...user, ...BUILT_IN_PROFILES];
-  let nearest: { profile: CsvProfile; cells: string[]; missing: string[]; score: number } | null = null;
+  let nearest: { profile: CsvProfile; cells: string[]; missing: string[]; score: number; row: number } | null = null;
   let widest: string[] = [];
+  let widestRow = 1;
   for (const delimiter of DELIMITERS) {
     const rows = headRecords(head, delimiter, whole);
     for (const [index, cells] of rows.entries()) {
       if (cells.length < 2) continue;
-      if (cells.length > widest.length) widest = cells;
+      if (cells.length > widest.length) {
+        widest = cells;
+        widestRow = index + 1;
+      }
       let best: { profile: CsvProfile; columns: Partial<Record<CsvField, number[]>>; rank: number } | null = null;
       for (const [order, profile] of profiles.entries()) {
         if (profile.delimiter !== undefined && profile.delimiter !== delimiter) continue;
@@ -172,7 +176,7 @@ export function csvLayout(head: string, whole: boolean, options: CsvOptions = {}
         const missing = missingOf(profile, cells, columns);
         const score = matchedCount(columns) - missing.length;
         if (missing.length > 0) {
-          if (matchedCount(columns) > 0 && (!nearest || score > nearest.score)) nearest = { profile, cells, missing, score };
+          if (matchedCount(columns) > 0 && (!nearest || score > nearest.score)) nearest = { profile, cells, missing, score, row: index + 1 };
           continue;
         }
         // The user's profiles win when they fit; among the built-in ones, the one explaining the most columns.
@@ -187,9 +191,11 @@ export function csvLayout(head: string, whole: boolean, options: CsvOptions = {}
     }
   }
   const found = nearest?.cells ?? widest;
+  // Named by its row, like every other refusal of a CSV: the header row the nearest profile read.
+  const row = nearest?.row ?? widestRow;
   const columns = found.length > 0 ? `the columns found: ${found.slice(0, 30).map((c) => quoted(excerpt(c.trim(), 40))).join(', ')}` : 'no columns found';
   const near = nearest ? `; the nearest profile, ${nearest.profile.name}, misses ${nearest.missing.map((m) => quoted(m)).join(', ')}` : '';
-  throw new StatementFormatError(`CSV that no bank profile fits (${columns}${near}); write a profile for it (statement import --profile FILE, see the README)`);
+  throw new StatementFormatError(`CSV row ${row}: no bank profile fits this header (${columns}${near}); write a profile for it (statement import --profile FILE, see docs/how-it-decides.md, "CSV profiles")`);
 }
 
 function preamble(profile: CsvProfile, rows: readonly string[][]): { account: string | null; currency: string | null } {

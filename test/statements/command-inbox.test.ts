@@ -92,7 +92,7 @@ describe('statement import --profile', () => {
       e.mockRestore();
       for (const [k, v] of Object.entries(saved)) if (v === undefined) delete process.env[k]; else process.env[k] = v;
     }
-    expect(out[0]).toMatch(/hausbank\.csv: failed: CSV that no bank profile fits \(the columns found: 'Tag', 'Summe', 'Whg', 'Text'/);
+    expect(out[0]).toMatch(/hausbank\.csv: failed: CSV row 1: no bank profile fits this header \(the columns found: 'Tag', 'Summe', 'Whg', 'Text'/);
     expect(out[2]).toBe(`${csv}: format csv, statements 1, lines read 2, lines new 2, already known 0, known from overlapping statements 0, balances not checked 1\n`);
     expect(err.join('')).toContain(`bnpl-recon statement: CSV profile ${broken}: not a CSV profile: columns: needs an amount column, or a debit and a credit column`);
     const rows = await db.sql<{ amount_cents: string; direction: string; sepa_reference: string | null }[]>`

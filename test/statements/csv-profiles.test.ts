@@ -105,7 +105,7 @@ describe('a user-written profile', () => {
   const text = 'Tag;Summe;Richtung;Text;Whg\r\n02.03.2026;10,00;Eingang;Auszahlung PO2026030200009999;EUR\r\n03.03.2026;2,50;Ausgang;Gebühr;EUR\r\n';
 
   it('reads a bank no built-in profile knows', () => {
-    expect(() => parseStatement(text)).toThrow(/^CSV that no bank profile fits \(the columns found: 'Tag', 'Summe', 'Richtung', 'Text', 'Whg'; the nearest profile, Raiffeisen Schweiz, misses 'Booked At', 'Credit\/Debit Amount'\); write a profile for it \(statement import --profile FILE, see the README\)$/);
+    expect(() => parseStatement(text)).toThrow(/^CSV row 1: no bank profile fits this header \(the columns found: 'Tag', 'Summe', 'Richtung', 'Text', 'Whg'; the nearest profile, Raiffeisen Schweiz, misses 'Booked At', 'Credit\/Debit Amount'\); write a profile for it \(statement import --profile FILE, see docs\/how-it-decides.md, "CSV profiles"\)$/);
     const p = parseStatement(text, { csv: { profiles: [parseCsvProfile(JSON.stringify(profile), 'hausbank.json')] } });
     expect(p.lines.map(tuple)).toEqual([
       ['2026-03-02', null, 1000n, 'credit', 'EUR', null, null, null, null, 'Auszahlung PO2026030200009999', null],

@@ -177,7 +177,7 @@ describe('hand-written statements', () => {
     }
     // A table no bank profile fits goes to the CSV reader, which names its columns and the nearest profile's missing ones.
     expect(detectFormat('a,b,c\n1,2,3\n')).toBe('csv');
-    expect(() => parseStatement('a,b,c\n1,2,3\n')).toThrow(/^CSV that no bank profile fits \(the columns found: 'a', 'b', 'c'\); write a profile/);
+    expect(() => parseStatement('a,b,c\n1,2,3\n')).toThrow(/^CSV row 1: no bank profile fits this header \(the columns found: 'a', 'b', 'c'\); write a profile/);
     expect(() => parseStatement('Datum;Omschrijving;Saldo na trn;x\n2026-03-02;a;1,00;b\n')).toThrow(/the columns found: 'Datum', 'Omschrijving', 'Saldo na trn', 'x'; the nearest profile, ING Nederland, misses 'Bedrag \(EUR\)', 'Mutatiesoort'\)/);
     expect(() => parseStatement('<Document><BkToCstmrStmt><Stmt>')).toThrow(StatementFormatError);
   });
