@@ -60,7 +60,9 @@ export interface CsvLayout {
 /** A record longer than this is no bank's booking: refused, naming its row, instead of filling the import's heap. */
 export const MAX_RECORD_CHARS = 1 << 20;
 
-const PARSE: Options = { relax_column_count: true, relax_quotes: true, skip_empty_lines: false, max_record_size: MAX_RECORD_CHARS };
+// Every line ending at once: exports mix them (a CRLF file with a bare LF blank line), and csv-parse's
+// discovery would take the first it meets and read a quote after another ending as text.
+const PARSE: Options = { record_delimiter: ['\r\n', '\n', '\r'], relax_column_count: true, relax_quotes: true, skip_empty_lines: false, max_record_size: MAX_RECORD_CHARS };
 
 /** The head's records with `delimiter`, the last (maybe cut) record dropped unless the head is the whole text. */
 function headRecords(head: string, delimiter: string, whole: boolean): string[][] {

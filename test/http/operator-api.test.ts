@@ -115,9 +115,9 @@ describe('operator API: authorisation', () => {
     expect((await call(`${server.url}/api/orders`, { token: ALICE, scheme: 'Basic' })).status).toBe(401);
     expect((await call(`${disabled.url}/api/discrepancies`, { token: SHARED })).status).toBe(403);
     expect((await call(`${server.url}/api/nothing`, { token: ALICE })).status).toBe(404);
-    expect(await json('/api/session', ALICE)).toEqual({ operator: 'alice', environment: 'sandbox' });
-    expect(await json('/api/session', BOB)).toEqual({ operator: 'bob', environment: 'sandbox' });
-    expect(await json('/api/session', SHARED)).toEqual({ operator: 'api', environment: 'sandbox' });
+    expect(await json('/api/session', ALICE)).toEqual({ operator: 'alice', environment: 'sandbox', time_zone: 'UTC' });
+    expect(await json('/api/session', BOB)).toEqual({ operator: 'bob', environment: 'sandbox', time_zone: 'UTC' });
+    expect(await json('/api/session', SHARED)).toEqual({ operator: 'api', environment: 'sandbox', time_zone: 'UTC' });
     expect((await call(`${server.url}/api/session`, { token: ALICE, scheme: 'bearer' })).status).toBe(200);
     passed = true;
   });

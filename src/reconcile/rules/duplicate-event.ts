@@ -14,8 +14,9 @@ import type { Rule, RuleParams } from '../types.js';
  *  - orders: >= 2 order_events with the same order_uuid and order_state (e.g. two order/confirmed
  *    with different event_time). Entity the order, subject = the state.
  *  - payouts sharing a SEPA reference: >= 2 distinct payout_uuid in payout_events with one
- *    sepa_instruction_id. The payout that reported the reference first (earliest received_at,
- *    then uuid: stable, since applied rows never change) holds it; each later payout is a
+ *    sepa_instruction_id. The payout the provider announced first holds it (earliest event_time,
+ *    the provider's own clock, then earliest received_at, then uuid: stable, since applied rows
+ *    never change; arrival alone is not evidence, as retries reorder deliveries); each later payout is a
  *    finding of its own (entity that payout, subject = the SEPA reference): it is the claim a
  *    person has to check against the bank, and a third claimant is a new finding.
  *  - one payout reported twice: >= 2 payout_events of one payout_uuid with the same status and
@@ -68,9 +69,9 @@ export const duplicateEvent: Rule = {
              md5(g.first_payout || '|' || g.payout_uuid)
       from (
         select sepa_instruction_id, payout_uuid::text as payout_uuid,
-               first_value(payout_uuid::text) over (partition by sepa_instruction_id order by first_received, payout_uuid) as first_payout
+               first_value(payout_uuid::text) over (partition by sepa_instruction_id order by first_event_time, first_received, payout_uuid) as first_payout
         from (
-          select sepa_instruction_id, payout_uuid, min(received_at) as first_received
+          select sepa_instruction_id, payout_uuid, min(event_time_sortable) as first_event_time, min(received_at) as first_received
           from payout_events
           where environment = ${p.environment} and sepa_instruction_id is not null
           group by sepa_instruction_id, payout_uuid
