@@ -28,6 +28,12 @@ export interface Simulator {
   runFor(simulatedMs: number): Promise<void>;
   /** Plays the business without end at the time scale (the `sim` command). */
   play(): void;
+  /**
+   * Stops the business at the simulated now: no new orders, events or faults from here on, while
+   * deliveries already planned (retries and held-back ones included) still go out as the clock runs.
+   * `play()` starts it again. The demo's settling phase: what was injected stops growing.
+   */
+  pause(): void;
   /** Resolves when every planned delivery, retries included, has succeeded or been given up. */
   drain(options?: { fastForward?: boolean }): Promise<void>;
   /** Every injected fault and its expected finding; `environment` keeps one environment's part. */

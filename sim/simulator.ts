@@ -60,6 +60,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   let plannedSeq = 0;
   let events = 0;
   let horizon = start;
+  /** How far the business has been played: pause() stops it there, so no event follows the call. */
+  let businessRanUntil = start;
   let stopped = false;
   let wake: (() => void) | undefined;
   const waiters: { check: () => boolean; resolve: () => void }[] = [];
@@ -163,6 +165,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     const now = clock.now();
     const limit = Math.min(now, horizon);
     for (const w of worlds) w.business.runUntil(limit);
+    businessRanUntil = Math.max(businessRanUntil, limit);
     dispatcher.runDue(now);
     // Only while the business is bounded: jumping an endless business would just run it faster.
     if (drainFastForward > 0 && Number.isFinite(horizon) && !dispatcher.hasInFlight) {
@@ -182,7 +185,9 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   };
 
   const realWait = (): number => {
-    const dueTimes = [dispatcher.busy ? undefined : dispatcher.nextDueAt(), nextBusinessAt(), Number.isFinite(horizon) ? horizon : undefined];
+    // A horizon already reached is no reason to wake (after pause() or runFor() it stays behind the
+    // running clock, and waking for it would spin the loop).
+    const dueTimes = [dispatcher.busy ? undefined : dispatcher.nextDueAt(), nextBusinessAt(), Number.isFinite(horizon) && horizon > clock.now() ? horizon : undefined];
     let wait = 250;
     for (const at of dueTimes) if (at !== undefined) wait = Math.min(wait, clock.realDelayUntil(at));
     return wait;
@@ -233,6 +238,11 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     },
     play() {
       horizon = Number.POSITIVE_INFINITY;
+      clock.resume();
+      wake?.();
+    },
+    pause() {
+      horizon = Math.min(horizon, businessRanUntil);
       clock.resume();
       wake?.();
     },

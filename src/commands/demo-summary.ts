@@ -1,5 +1,6 @@
+import type { Counter } from 'prom-client';
 import type { Database } from '../db/database.js';
-import type { GroundTruth, Simulator } from '../../sim/index.js';
+import type { ExpectedDiscrepancy, GroundTruth, Simulator } from '../../sim/index.js';
 
 /** Kinds whose evidence needs days of real time: a demo cannot show them (README, "Not done"). */
 const NEEDS_REAL_DAYS = new Map([
@@ -65,7 +66,76 @@ export function describeTallies(tallies: KindTally[], graceSeconds: number, data
   return lines;
 }
 
-export async function demoSummary(database: Database, sim: Simulator, refusedSignatures: number, graceSeconds: number, dataDir?: string): Promise<string> {
+/** A finding as the ledger holds it, for matching against the ground truth. */
+export interface FoundFinding {
+  kind: string;
+  entity_type: string;
+  entity_id: string;
+  status: string;
+}
+
+/** Kinds keyed by order in both the ground truth and the ledger: a difference can be named per order. */
+const ORDER_KEYED = new Set(['missed_webhook', 'orphan_webhook']);
+const NAMED_PER_KIND = 5;
+
+/**
+ * After the demo settled (no injection, retries and held-back deliveries done, a grace period, a
+ * last poll and pass), names each order where the ledger and the simulator's ground truth differ
+ * by what the ground truth says happened to it: a delivery held back past the grace period
+ * (timing_dependent: flagged only if a pass ran while it was late), or one delivered out of order
+ * (a benign reordering, flagged while its successor was there and it was not). An order the ground
+ * truth does not explain is said to be unexplained, not guessed at.
+ */
+export function nameDifferences(truth: GroundTruth, found: readonly FoundFinding[], tallies: readonly KindTally[]): string[] {
+  const lines: string[] = [];
+  for (const t of tallies) {
+    if (!ORDER_KEYED.has(t.kind)) {
+      if (t.found === t.injected) continue;
+      const setting = NEEDS_REAL_DAYS.get(t.kind);
+      lines.push(setting !== undefined && t.found < t.injected
+        ? `  difference: ${t.kind} ${t.injected - t.found} not found: it needs ${setting} of real time, longer than a demo`
+        : `  difference: ${t.kind} found ${t.found}, injected ${t.injected}: unexplained by the ground truth (a defect: please report it with the seed)`);
+      continue;
+    }
+    const injected = new Map<string, ExpectedDiscrepancy>();
+    for (const d of truth.discrepancies) if (d.kind === t.kind && d.environment === 'sandbox') injected.set(d.entity_id, d);
+    const foundOrders = new Map<string, string[]>();
+    for (const f of found) if (f.kind === t.kind && f.entity_type === 'order') foundOrders.set(f.entity_id, [...(foundOrders.get(f.entity_id) ?? []), f.status]);
+    const reordered = new Set(truth.benign_faults.filter((b) => b.fault === 'reordered' && b.environment === 'sandbox').map((b) => b.entity_id));
+    const named: string[] = [];
+    for (const [order, d] of injected) {
+      if (foundOrders.has(order)) continue;
+      named.push(d.timing_dependent
+        ? `order ${order} injected (${d.fault}), not found: its held-back delivery arrived before any pass saw it late`
+        : `order ${order} injected (${d.fault}), not found: unexplained by the ground truth (a defect: please report it with the seed)`);
+    }
+    for (const [order, statuses] of foundOrders) {
+      if (injected.has(order)) continue;
+      named.push(reordered.has(order) && statuses.every((status) => status === 'resolved')
+        ? `order ${order} found, not injected as a fault: one of its events was delivered out of order, flagged while it was missing and resolved when it came`
+        : `order ${order} found, not injected: unexplained by the ground truth (a defect: please report it with the seed)`);
+    }
+    // Equal counts can still hide one order missed and another found beyond: compared order by order.
+    if (named.length === 0) continue;
+    lines.push(`  difference: ${t.kind} found ${t.found}, injected ${t.injected}:`);
+    for (const line of named.slice(0, NAMED_PER_KIND)) lines.push(`    ${line}`);
+    if (named.length > NAMED_PER_KIND) lines.push(`    and ${named.length - NAMED_PER_KIND} more`);
+  }
+  return lines;
+}
+
+/** Every delivery refused for its signature, from the counter the receiver increments for each. */
+export async function badSignatureCount(deliveries: Counter<'outcome' | 'parse_status'>): Promise<number> {
+  const { values } = await deliveries.get();
+  return values.filter((v) => v.labels.outcome === 'bad_signature').reduce((sum, v) => sum + v.value, 0);
+}
+
+/**
+ * The demo's summary line and per-kind tallies. `settled`: the simulator stopped injecting and
+ * everything in flight was judged, so each difference is named from the ground truth; while it
+ * runs, a difference may still be on its way and is described as such.
+ */
+export async function demoSummary(database: Database, sim: Simulator, refusedSignatures: number, graceSeconds: number, dataDir?: string, settled = false): Promise<string> {
   const truth = sim.groundTruth({ environment: 'sandbox' });
   const [deliveries] = await database.sql<{ n: number }[]>`select count(*)::int as n from webhook_deliveries`;
   const [open] = await database.sql<{ n: number }[]>`select count(*)::int as n from discrepancies where status = 'open'`;
@@ -80,5 +150,11 @@ export async function demoSummary(database: Database, sim: Simulator, refusedSig
     `bad signatures refused ${refusedSignatures} times (${injectedBadSignatures} injected copies signed with the other environment's key, each retried; ` +
     `${refusedSignatures === simulatorSaw401 ? 'as expected' : `the simulator counted ${simulatorSaw401} refusals: a difference`})`;
   const tallies = compareTallies(tallyInjected(truth), await tallyFound(database));
-  return [head, ...describeTallies(tallies, graceSeconds, dataDir)].join('\n');
+  if (!settled) return [head, ...describeTallies(tallies, graceSeconds, dataDir)].join('\n');
+  const found = await database.sql<FoundFinding[]>`
+    select kind::text as kind, entity_type::text as entity_type, entity_id, status::text as status from discrepancies where environment = 'sandbox'`;
+  const differences = nameDifferences(truth, found, tallies);
+  const all = `${dataDir === undefined ? '' : `RECON_DATA_DIR=${dataDir} `}npx bnpl-recon report discrepancies --status all`;
+  return [head, `  found/injected: ${tallies.map((t) => `${t.kind} ${t.found}/${t.injected}`).join(', ')}`,
+    ...(differences.length === 0 ? [`  every kind's found count equals what was injected; the findings: ${all}`] : differences)].join('\n');
 }

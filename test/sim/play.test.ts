@@ -33,6 +33,33 @@ describe('playing at a time scale', () => {
   });
 });
 
+describe('pausing the business', () => {
+  it('plans no new event after pause(), while what was planned is still delivered', async () => {
+    const receiver = await startReceiver();
+    const sim = await startSimulator({ seed: 'pause', timeScale: 7200, business: { ordersPerDay: 480 } });
+    try {
+      sim.register('sandbox', 'order', receiver.url);
+      sim.play();
+      while (sim.stats().events < 20) await new Promise((r) => setTimeout(r, 50));
+      sim.pause();
+      const eventsAtPause = sim.stats().events;
+      const plannedAtPause = sim.plannedDeliveries().length;
+      await sim.drain();
+      // An hour of simulated business would add dozens of orders; paused, it adds none.
+      await new Promise((r) => setTimeout(r, 600));
+      expect(sim.stats().events).toBe(eventsAtPause);
+      expect(sim.plannedDeliveries().length).toBe(plannedAtPause);
+      const planned = sim.plannedDeliveries().filter((p) => p.env === 'sandbox' && p.topic.startsWith('order/'));
+      expect(planned.length).toBeGreaterThan(0);
+      expect(receiver.received).toHaveLength(planned.length);
+      expect(sim.stats()).toMatchObject({ pending: 0, inFlight: 0 });
+    } finally {
+      await sim.stop();
+      await receiver.close();
+    }
+  });
+});
+
 describe('bnpl-recon sim', () => {
   it('serves the API, starts the business at the first registration and writes ground truth on SIGTERM', async () => {
     const out = await mkdtemp(path.join(tmpdir(), 'sim-cli-'));
