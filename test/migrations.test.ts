@@ -1,18 +1,12 @@
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { applyMigrations, migrationsAreCurrent } from '../src/ledger/migrate.js';
 import { silentLogger } from '../src/log/logger.js';
 import { createTestDatabase, type TestDatabase } from './helpers/database.js';
 
 describe('migrations', () => {
   let database: TestDatabase | undefined;
-  let passed = true;
-  afterAll(async () => {
-    if (passed) await database?.drop();
-    else await database?.close();
-  });
 
   it('apply to an empty database, concurrently and repeatedly, and leave it current', async () => {
-    passed = false;
     database = await createTestDatabase('migrations', { migrate: false });
     expect(await migrationsAreCurrent(database)).toBe(false);
     // Two "replicas" racing on boot: the advisory lock must serialise them.
@@ -23,6 +17,5 @@ describe('migrations', () => {
       select table_name from information_schema.tables where table_schema = 'public' order by 1`;
     expect(tables.map((t) => t.table_name)).toContain('webhook_deliveries');
     expect(tables.map((t) => t.table_name)).toContain('discrepancies');
-    passed = true;
   });
 });

@@ -1,6 +1,5 @@
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { DEFAULT_FAULT_RATES, NO_FAULTS, type FaultRates, type GroundTruth } from '../../sim/index.js';
-import type { TestDatabase } from '../helpers/database.js';
 import { INVOICE_KINDS, SCORED_KINDS, scoreInvoiceKinds, scoreOrderKinds, type InvoiceKindScore, type KindScore, type ReportRow } from './score.js';
 import { runWeek } from './week.js';
 
@@ -59,14 +58,6 @@ const RUNS: { seed: string; faults: FaultRates; name: string; lateWindows?: bool
 const ORDERS_PER_DAY = 60;
 const GRACE_SECONDS = 2;
 
-const databases: TestDatabase[] = [];
-let failed = false;
-afterAll(async () => {
-  for (const db of databases) {
-    if (failed) await db.close();
-    else await db.drop();
-  }
-});
 
 function table(seed: string, scores: Record<string, KindScore>): string {
   return Object.values(scores)
@@ -106,83 +97,77 @@ describe('precision and recall against the simulator ground truth', () => {
 
   for (const run of RUNS) {
     it(`seed ${run.seed} (${run.name}): every order kind at precision 1 and recall 1`, { timeout: 180_000 }, async () => {
-      try {
-        const week = await runWeek({
-          label: `e2e_pr_${run.seed}`, seed: run.seed, faults: run.faults, ordersPerDay: ORDERS_PER_DAY, days: 7, graceSeconds: GRACE_SECONDS,
-          lateWindows: run.lateWindows ?? false,
-          ...(run.apiOutageDays ? { apiOutageDays: run.apiOutageDays } : {}),
-          invoices: { payoutDays: INVOICE_PAYOUT_DAYS, format: run.reportFormat ?? 'csv', cutoffDaysBeforeEnd: 2 },
-        });
-        databases.push(week.db);
-        const requireTimingDependent = run.requireTimingDependent ?? run.lateWindows ?? false;
-        const scores = scoreOrderKinds(week.rows, week.facts, week.truth, { requireTimingDependent });
-        if (run.apiOutageDays) {
-          const [failedPolls] = await week.db.sql<{ n: number }[]>`select count(*)::int as n from poll_runs where status = 'failed'`;
-          console.log(`${run.seed}: ${failedPolls?.n ?? 0} polls failed during the API outage`);
-          expect(failedPolls?.n).toBeGreaterThan(0);
-        }
-        if (requireTimingDependent) {
-          const late = week.truth.discrepancies.filter((d) => d.timing_dependent && d.environment === 'sandbox');
-          console.log(`${run.seed}: ${late.length} late deliveries in the ground truth, required`);
-          expect(late.length).toBeGreaterThan(0);
-        }
-        console.log(`${table(run.seed, scores)}\n${run.seed}: ${week.orders} orders, ${week.deliveries} deliveries, ${week.rows.length} report rows, ${week.truth.uncertain_deliveries.length} uncertain, ${week.realMs} ms`);
-        for (const kind of SCORED_KINDS) if (scores[kind].accepted > 0) console.log(`${run.seed} ${kind} accepted: ${scores[kind].acceptedKeys.join(', ')}`);
-        console.log(`${run.seed} rows by kind: ${breakdown(week.rows)}`);
-        console.log(`${run.seed} outside the order kinds: ${payoutDuplicates(week.rows, week.truth)}`);
-        payoutSepaFindings.push({
-          reported: week.rows.filter((r) => r.kind === 'duplicate_event' && r.entity_type === 'payout').map((r) => r.entity_id).sort(),
-          expected: week.truth.discrepancies.filter((d) => d.kind === 'duplicate_event' && d.entity_type === 'payout').map((d) => d.entity_id).sort(),
-        });
-        for (const kind of SCORED_KINDS) totals.set(kind, (totals.get(kind) ?? 0) + scores[kind].expected);
-
-        expect(week.orders).toBeGreaterThan(100);
-        for (const kind of SCORED_KINDS) {
-          const s = scores[kind];
-          expect({ kind, falsePositives: s.falsePositives, falseNegatives: s.falseNegatives, wrongDetails: s.wrongDetails })
-            .toEqual({ kind, falsePositives: [], falseNegatives: [], wrongDetails: [] });
-          expect(s.precision).toBe(1);
-          expect(s.recall).toBe(1);
-        }
-        // The simulator sends some payout and payment amounts as JSON numbers (its default
-        // numericAmounts variant): every one is parsed and applied like a string amount.
-        const [forms] = await week.db.sql<{ unparsed: number; numeric: number; numericApplied: number }[]>`
-          select count(*) filter (where parse_status <> 'parsed')::int as unparsed,
-                 count(*) filter (where topic in ('payout/complete', 'payout/cancelled', 'invoice/payment')
-                                    and convert_from(raw_body, 'UTF8') ~ '"amount_cents":[0-9]')::int as numeric,
-                 count(*) filter (where applied and topic in ('payout/complete', 'payout/cancelled', 'invoice/payment')
-                                    and convert_from(raw_body, 'UTF8') ~ '"amount_cents":[0-9]')::int as "numericApplied"
-          from webhook_deliveries`;
-        expect(forms?.unparsed).toBe(0);
-        expect(forms?.numeric).toBeGreaterThan(0);
-        expect(forms?.numericApplied).toBeGreaterThan(0);
-        // The simulator never injects a state mismatch; the reconciler must not invent one.
-        expect(week.rows.filter((r) => r.kind === 'state_mismatch')).toEqual([]);
-        expect(week.stableUnderFullPass).toBe(true);
-
-        // Issue 24: the invoice-to-cash kinds, after the statement and payout reports are imported.
-        const inv = week.invoices!;
-        const invoiceScores = scoreInvoiceKinds(inv.rows, inv.facts, week.truth, { invoicePayoutDays: INVOICE_PAYOUT_DAYS, judgedAt: inv.judgedAt });
-        console.log(`${invoiceTable(run.seed, invoiceScores)}\n${run.seed}: ${inv.statementLines} statement lines, ${inv.payoutReports} payout reports (${run.reportFormat ?? 'csv'}), ${inv.payoutReportRows} rows; judged at simulated ${inv.judgedAt.toISOString()} (pass clock ${inv.passAt.toISOString()})`);
-        for (const kind of INVOICE_KINDS) {
-          const s = invoiceScores[kind];
-          totals.set(kind, (totals.get(kind) ?? 0) + s.expected);
-          expect({ kind, falsePositives: s.falsePositives, falseNegatives: s.falseNegatives, wrongDetails: s.wrongDetails })
-            .toEqual({ kind, falsePositives: [], falseNegatives: [], wrongDetails: [] });
-          expect(s.precision).toBe(1);
-          expect(s.recall).toBe(1);
-        }
-        // The order kinds stay where they were once the merchant's files are in and the clock moved on.
-        const after = scoreOrderKinds(inv.rows, inv.facts, week.truth, { requireTimingDependent });
-        for (const kind of SCORED_KINDS) {
-          expect({ kind, falsePositives: after[kind].falsePositives, falseNegatives: after[kind].falseNegatives, wrongDetails: after[kind].wrongDetails })
-            .toEqual({ kind, falsePositives: [], falseNegatives: [], wrongDetails: [] });
-        }
-        expect(inv.rows.filter((r) => r.kind === 'state_mismatch')).toEqual([]);
-      } catch (error) {
-        failed = true;
-        throw error;
+      const week = await runWeek({
+        label: `e2e_pr_${run.seed}`, seed: run.seed, faults: run.faults, ordersPerDay: ORDERS_PER_DAY, days: 7, graceSeconds: GRACE_SECONDS,
+        lateWindows: run.lateWindows ?? false,
+        ...(run.apiOutageDays ? { apiOutageDays: run.apiOutageDays } : {}),
+        invoices: { payoutDays: INVOICE_PAYOUT_DAYS, format: run.reportFormat ?? 'csv', cutoffDaysBeforeEnd: 2 },
+      });
+      const requireTimingDependent = run.requireTimingDependent ?? run.lateWindows ?? false;
+      const scores = scoreOrderKinds(week.rows, week.facts, week.truth, { requireTimingDependent });
+      if (run.apiOutageDays) {
+        const [failedPolls] = await week.db.sql<{ n: number }[]>`select count(*)::int as n from poll_runs where status = 'failed'`;
+        console.log(`${run.seed}: ${failedPolls?.n ?? 0} polls failed during the API outage`);
+        expect(failedPolls?.n).toBeGreaterThan(0);
       }
+      if (requireTimingDependent) {
+        const late = week.truth.discrepancies.filter((d) => d.timing_dependent && d.environment === 'sandbox');
+        console.log(`${run.seed}: ${late.length} late deliveries in the ground truth, required`);
+        expect(late.length).toBeGreaterThan(0);
+      }
+      console.log(`${table(run.seed, scores)}\n${run.seed}: ${week.orders} orders, ${week.deliveries} deliveries, ${week.rows.length} report rows, ${week.truth.uncertain_deliveries.length} uncertain, ${week.realMs} ms`);
+      for (const kind of SCORED_KINDS) if (scores[kind].accepted > 0) console.log(`${run.seed} ${kind} accepted: ${scores[kind].acceptedKeys.join(', ')}`);
+      console.log(`${run.seed} rows by kind: ${breakdown(week.rows)}`);
+      console.log(`${run.seed} outside the order kinds: ${payoutDuplicates(week.rows, week.truth)}`);
+      payoutSepaFindings.push({
+        reported: week.rows.filter((r) => r.kind === 'duplicate_event' && r.entity_type === 'payout').map((r) => r.entity_id).sort(),
+        expected: week.truth.discrepancies.filter((d) => d.kind === 'duplicate_event' && d.entity_type === 'payout').map((d) => d.entity_id).sort(),
+      });
+      for (const kind of SCORED_KINDS) totals.set(kind, (totals.get(kind) ?? 0) + scores[kind].expected);
+
+      expect(week.orders).toBeGreaterThan(100);
+      for (const kind of SCORED_KINDS) {
+        const s = scores[kind];
+        expect({ kind, falsePositives: s.falsePositives, falseNegatives: s.falseNegatives, wrongDetails: s.wrongDetails })
+          .toEqual({ kind, falsePositives: [], falseNegatives: [], wrongDetails: [] });
+        expect(s.precision).toBe(1);
+        expect(s.recall).toBe(1);
+      }
+      // The simulator sends some payout and payment amounts as JSON numbers (its default
+      // numericAmounts variant): every one is parsed and applied like a string amount.
+      const [forms] = await week.db.sql<{ unparsed: number; numeric: number; numericApplied: number }[]>`
+        select count(*) filter (where parse_status <> 'parsed')::int as unparsed,
+               count(*) filter (where topic in ('payout/complete', 'payout/cancelled', 'invoice/payment')
+                                  and convert_from(raw_body, 'UTF8') ~ '"amount_cents":[0-9]')::int as numeric,
+               count(*) filter (where applied and topic in ('payout/complete', 'payout/cancelled', 'invoice/payment')
+                                  and convert_from(raw_body, 'UTF8') ~ '"amount_cents":[0-9]')::int as "numericApplied"
+        from webhook_deliveries`;
+      expect(forms?.unparsed).toBe(0);
+      expect(forms?.numeric).toBeGreaterThan(0);
+      expect(forms?.numericApplied).toBeGreaterThan(0);
+      // The simulator never injects a state mismatch; the reconciler must not invent one.
+      expect(week.rows.filter((r) => r.kind === 'state_mismatch')).toEqual([]);
+      expect(week.stableUnderFullPass).toBe(true);
+
+      // Issue 24: the invoice-to-cash kinds, after the statement and payout reports are imported.
+      const inv = week.invoices!;
+      const invoiceScores = scoreInvoiceKinds(inv.rows, inv.facts, week.truth, { invoicePayoutDays: INVOICE_PAYOUT_DAYS, judgedAt: inv.judgedAt });
+      console.log(`${invoiceTable(run.seed, invoiceScores)}\n${run.seed}: ${inv.statementLines} statement lines, ${inv.payoutReports} payout reports (${run.reportFormat ?? 'csv'}), ${inv.payoutReportRows} rows; judged at simulated ${inv.judgedAt.toISOString()} (pass clock ${inv.passAt.toISOString()})`);
+      for (const kind of INVOICE_KINDS) {
+        const s = invoiceScores[kind];
+        totals.set(kind, (totals.get(kind) ?? 0) + s.expected);
+        expect({ kind, falsePositives: s.falsePositives, falseNegatives: s.falseNegatives, wrongDetails: s.wrongDetails })
+          .toEqual({ kind, falsePositives: [], falseNegatives: [], wrongDetails: [] });
+        expect(s.precision).toBe(1);
+        expect(s.recall).toBe(1);
+      }
+      // The order kinds stay where they were once the merchant's files are in and the clock moved on.
+      const after = scoreOrderKinds(inv.rows, inv.facts, week.truth, { requireTimingDependent });
+      for (const kind of SCORED_KINDS) {
+        expect({ kind, falsePositives: after[kind].falsePositives, falseNegatives: after[kind].falseNegatives, wrongDetails: after[kind].wrongDetails })
+          .toEqual({ kind, falsePositives: [], falseNegatives: [], wrongDetails: [] });
+      }
+      expect(inv.rows.filter((r) => r.kind === 'state_mismatch')).toEqual([]);
     });
   }
 
@@ -199,21 +184,15 @@ describe('precision and recall against the simulator ground truth', () => {
   });
 
   it('with faults off: no discrepancy of any kind', { timeout: 180_000 }, async () => {
-    try {
-      const week = await runWeek({ label: 'e2e_pr_nofaults', seed: 'e2e-clean', faults: NO_FAULTS, ordersPerDay: ORDERS_PER_DAY, days: 7, graceSeconds: GRACE_SECONDS });
-      databases.push(week.db);
-      const uncertain = new Set(week.truth.uncertain_deliveries.map((u) => u.event_key));
-      console.log(`e2e-clean: ${week.orders} orders, ${week.deliveries} deliveries, ${week.rows.length} report rows, ${uncertain.size} uncertain, ${week.realMs} ms`);
-      expect(week.truth.discrepancies).toEqual([]);
-      expect(week.orders).toBeGreaterThan(100);
-      expect(week.deliveries).toBeGreaterThan(500);
-      // Only a retry after an attempt that timed out on the simulator's side may show up (a real duplicate).
-      const unexplained = week.rows.filter((r) => !(r.kind === 'duplicate_delivery' && uncertain.has(week.facts.get(r.id)?.eventKey ?? '')));
-      expect(unexplained).toEqual([]);
-      expect(week.stableUnderFullPass).toBe(true);
-    } catch (error) {
-      failed = true;
-      throw error;
-    }
+    const week = await runWeek({ label: 'e2e_pr_nofaults', seed: 'e2e-clean', faults: NO_FAULTS, ordersPerDay: ORDERS_PER_DAY, days: 7, graceSeconds: GRACE_SECONDS });
+    const uncertain = new Set(week.truth.uncertain_deliveries.map((u) => u.event_key));
+    console.log(`e2e-clean: ${week.orders} orders, ${week.deliveries} deliveries, ${week.rows.length} report rows, ${uncertain.size} uncertain, ${week.realMs} ms`);
+    expect(week.truth.discrepancies).toEqual([]);
+    expect(week.orders).toBeGreaterThan(100);
+    expect(week.deliveries).toBeGreaterThan(500);
+    // Only a retry after an attempt that timed out on the simulator's side may show up (a real duplicate).
+    const unexplained = week.rows.filter((r) => !(r.kind === 'duplicate_delivery' && uncertain.has(week.facts.get(r.id)?.eventKey ?? '')));
+    expect(unexplained).toEqual([]);
+    expect(week.stableUnderFullPass).toBe(true);
   });
 });

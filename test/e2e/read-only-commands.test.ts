@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSqlClient } from '../../src/db/database.js';
 import { createTestDatabase, serverUrl, type TestDatabase } from '../helpers/database.js';
 import { cleanEnv, runCli } from './cli.js';
@@ -11,10 +11,6 @@ import { cleanEnv, runCli } from './cli.js';
 const role = `ro_${randomBytes(4).toString('hex')}`;
 let migrated: TestDatabase;
 let empty: TestDatabase;
-let passed = true;
-afterEach(({ task }) => {
-  if (task.result?.state === 'fail') passed = false;
-});
 
 function asRole(db: TestDatabase): string {
   const url = new URL(db.url);
@@ -43,16 +39,12 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  if (passed) {
-    await migrated.drop();
-    await empty.drop();
-  } else {
-    await migrated.close();
-    await empty.close();
-  }
+  // The role is the server's, not the file's database's: its grants go first (drop owned revokes
+  // them in each database), so it can go whether the databases are dropped or kept.
+  for (const db of [migrated, empty]) await db?.sql.unsafe(`drop owned by ${role}`);
   const admin = createSqlClient(serverUrl(), { poolMax: 1 });
   try {
-    if (passed) await admin.unsafe(`drop role if exists ${role}`);
+    await admin.unsafe(`drop role if exists ${role}`);
   } finally {
     await admin.end({ timeout: 5 });
   }

@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { afterAll, afterEach, beforeAll, inject } from 'vitest';
+import { beforeAll, inject } from 'vitest';
 import { createSqlClient, databaseOver, type Database } from '../../src/db/database.js';
 
 export interface TestDatabase extends Database {
   url: string;
   name: string;
-  /** Drops the database; call it only when the tests passed, so a failure leaves data to inspect. */
+  /** Drops the database (the isolation setup file does, when the file's tests passed). */
   drop(): Promise<void>;
 }
 
@@ -21,9 +21,18 @@ export function serverUrl(): string {
 }
 
 /**
+ * Every database this test file created. test/helpers/database-isolation.ts (a setup file) drops
+ * them after the file's own afterAll hooks when every test passed, and closes but keeps them when
+ * one failed, so its rows are there to inspect. Files run in processes of their own (pool 'forks'),
+ * so the list is the file's.
+ */
+export const createdDatabases: TestDatabase[] = [];
+
+/**
  * A fresh database on the test server, named after the test file, with every migration applied
  * (cloned from the run's template).
- * Each test file gets its own, so files run in parallel without seeing each other's rows.
+ * Each test file gets its own, so files run in parallel without seeing each other's rows. Nothing
+ * to clean up: the isolation setup file drops it (or keeps it after a failure).
  */
 export async function createTestDatabase(label: string, options: { migrate?: boolean; poolMax?: number } = {}): Promise<TestDatabase> {
   const admin = createSqlClient(serverUrl(), { poolMax: 1 });
@@ -51,24 +60,13 @@ export async function createTestDatabase(label: string, options: { migrate?: boo
       }
     },
   };
+  createdDatabases.push(database);
   return database;
 }
 
-/**
- * This test file's database: created before its tests, dropped after them when every test passed,
- * and kept (closed) when one failed, so its rows are there to inspect. `set` receives it.
- */
+/** This test file's database, created before its tests; `set` receives it. */
 export function useTestDatabase(label: string, set: (database: TestDatabase) => void, options: { migrate?: boolean; poolMax?: number } = {}): void {
-  let database: TestDatabase | undefined;
-  let failed = false;
   beforeAll(async () => {
-    database = await createTestDatabase(label, options);
-    set(database);
-  });
-  afterEach(({ task }) => {
-    if (task.result?.state === 'fail') failed = true;
-  });
-  afterAll(async () => {
-    await (failed ? database?.close() : database?.drop());
+    set(await createTestDatabase(label, options));
   });
 }

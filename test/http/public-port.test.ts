@@ -47,7 +47,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await daemon?.stop('test');
   await rm(dataDir, { recursive: true, force: true });
-  await db?.drop();
 });
 
 async function call(target: string, options: { method?: 'GET' | 'POST'; token?: string; from?: string; body?: string } = {}) {

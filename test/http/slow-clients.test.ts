@@ -21,7 +21,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await receiver?.close();
-  await database?.drop();
 });
 
 interface Cut {

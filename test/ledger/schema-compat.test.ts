@@ -35,12 +35,10 @@ describe('which schema a release can work on', () => {
 
   describe('on a ledger', () => {
     let db: TestDatabase;
-    let passed = false;
     beforeAll(async () => {
       db = await createTestDatabase('schema_compat', { migrate: false, poolMax: 2 });
     });
     afterAll(async () => {
-      await (passed ? db.drop() : db.close());
     });
 
     it('migrate says what it applied, records what the schema requires, and refuses a schema from a release it cannot follow', async () => {
@@ -77,7 +75,6 @@ describe('which schema a release can work on', () => {
       const report = await runCli(['report', 'discrepancies'], env, 240_000);
       expect(report.code).not.toBe(0);
       expect(report.stderr).toContain('0100_future_contract');
-      passed = true;
     }, 900_000);
   });
 });

@@ -1,7 +1,7 @@
 import { mkdtemp, readdir, readFile, rm, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { UsageError } from '../../src/config/usage-error.js';
 import { command } from '../../src/commands/payout-report.js';
 import { loadConfig } from '../../src/config/load.js';
@@ -30,17 +30,12 @@ vi.mock('../../src/payout-reports/read.js', async (original) => {
 
 let db: TestDatabase;
 let dir: string;
-let failed = false;
 beforeAll(async () => {
   db = await createTestDatabase('payout_report_cmd_inbox');
   dir = await mkdtemp(path.join(tmpdir(), 'bnpl-payout-report-'));
 });
-afterEach(({ task }) => {
-  if (task.result?.state === 'fail') failed = true;
-});
 afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
-  await (failed ? db.close() : db.drop());
 });
 
 const json = (v: unknown) => JSON.stringify(v, (_k, x: unknown) => (typeof x === 'bigint' ? `${x}n` : x));

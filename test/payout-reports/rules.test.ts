@@ -1,24 +1,15 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import {
   deductionRow, factoringEvent, findings, importCsv, importReport, invoiceEvent, invoiceRow, OTHER_IBAN, pass, payoutEvent, transferOf,
 } from './fixtures.js';
 
 // Each describe block uses its own database: the rules look at the whole environment.
-const dbs: TestDatabase[] = [];
-let failed = false;
 async function db(label: string): Promise<TestDatabase> {
   const d = await createTestDatabase(`i2c_rules_${label}`);
-  dbs.push(d);
   return d;
 }
-afterEach(({ task }) => {
-  if (task.result?.state === 'fail') failed = true;
-});
-afterAll(async () => {
-  for (const d of dbs) await (failed ? d.close() : d.drop());
-});
 
 const day = (d: number, time = '06:00:00') => `2026-03-${String(d).padStart(2, '0')}T${time}.000000000Z`;
 const at = (d: number, time = '12:00:00') => new Date(`2026-03-${String(d).padStart(2, '0')}T${time}Z`);

@@ -5,7 +5,7 @@ import { testMetrics } from '../helpers/metrics.js';
 import { createProviderClient } from '../../src/provider/client.js';
 import { runPoll } from '../../src/poller/run.js';
 import { useTestDatabase, type TestDatabase } from '../helpers/database.js';
-import { TEST_API_KEY, capturingLogger, testConfig } from '../provider/helpers.js';
+import { capturingLogger, testConfig } from '../provider/helpers.js';
 
 /**
  * The poller against a hostile provider on loopback: malformed JSON, the wrong shape, a body that

@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createProviderClient, type ProviderClient } from '../../src/provider/client.js';
 import { runPoll } from '../../src/poller/run.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
@@ -7,22 +7,16 @@ import { TEST_API_KEY, capturingLogger, testConfig } from '../provider/helpers.j
 import { testMetrics } from '../helpers/metrics.js';
 
 let database: TestDatabase;
-let failed = false;
 const open: { provider: FakeProvider; client: ProviderClient }[] = [];
 
 beforeAll(async () => {
   database = await createTestDatabase('poller_poll');
-});
-afterEach((ctx) => {
-  if (ctx.task.result?.state === 'fail') failed = true;
 });
 afterAll(async () => {
   for (const { provider, client } of open.splice(0)) {
     await client.close();
     await provider.close();
   }
-  if (failed) await database.close();
-  else await database.drop();
 });
 
 async function setup(environment: 'sandbox' | 'production', options: Partial<FakeProviderOptions>, settings: Record<string, string | number> = {}) {

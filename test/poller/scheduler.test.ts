@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { AppContext } from '../../src/daemon/context.js';
 import { createSqlClient, databaseOver, type Database } from '../../src/db/database.js';
 import { Shutdown } from '../../src/lifecycle/shutdown.js';
@@ -12,19 +12,13 @@ import { TEST_API_KEY, capturingLogger, testConfig } from '../provider/helpers.j
 import { testMetrics } from '../helpers/metrics.js';
 
 let shared: TestDatabase;
-let failed = false;
 const cleanups: (() => Promise<void>)[] = [];
 
 beforeAll(async () => {
   shared = await createTestDatabase('poller_scheduler');
 });
 afterEach(async (ctx) => {
-  if (ctx.task.result?.state === 'fail') failed = true;
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-afterAll(async () => {
-  if (failed) await shared.close();
-  else await shared.drop();
 });
 
 interface Replica {

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { startRun } from '../../src/jobs/runs.js';
 import { upsertOrdersPages } from '../../src/poller/upsert.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
@@ -7,9 +7,6 @@ import { orderUuid } from '../provider/fake-provider.js';
 let database: TestDatabase;
 beforeAll(async () => {
   database = await createTestDatabase('poller_upsert');
-});
-afterAll(async () => {
-  await database.drop();
 });
 
 const order = (id: number, state = 'confirmed') => ({ uuid: orderUuid(id), state, external_reference_id: `r${id}` });

@@ -1,5 +1,5 @@
 import { ALL_TOPICS } from '../../src/provider/vocabulary.js';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { main } from '../../src/cli.js';
 import { fingerprint } from '../../src/commands/webhooks.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
@@ -9,7 +9,6 @@ import { TEST_API_KEY } from './helpers.js';
 let provider: FakeProvider;
 let providerUrl: string;
 let database: TestDatabase;
-let failed = false;
 const saved = { ...process.env };
 
 beforeAll(async () => {
@@ -25,14 +24,9 @@ beforeAll(async () => {
     LOG_LEVEL: 'silent',
   });
 });
-afterEach((ctx) => {
-  if (ctx.task.result?.state === 'fail') failed = true;
-});
 afterAll(async () => {
   process.env = saved;
   await provider.close();
-  if (failed) await database.close();
-  else await database.drop();
 });
 
 async function run(...argv: string[]): Promise<{ code: number; out: string; err: string }> {

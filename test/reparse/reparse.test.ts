@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { request } from 'undici';
 import { loadConfig } from '../../src/config/load.js';
 import { operatorRoutes } from '../../src/http/operator-api.js';
@@ -14,17 +14,8 @@ import { PARSER_VERSION } from '../../src/webhooks/parser-version.js';
 import { derivedFields, storeAsOldParser, typedCount, typedSnapshot, type OldDelivery } from './old-deliveries.js';
 import { testMetrics } from '../helpers/metrics.js';
 
-const dbs: TestDatabase[] = [];
-let failed = false;
-afterEach(({ task }) => {
-  if (task.result?.state === 'fail') failed = true;
-});
-afterAll(async () => {
-  for (const d of dbs) await (failed ? d.close() : d.drop());
-});
 async function db(label: string): Promise<TestDatabase> {
   const d = await createTestDatabase(`reparse_${label}`);
-  dbs.push(d);
   return d;
 }
 

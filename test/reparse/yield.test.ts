@@ -1,4 +1,4 @@
-import { afterAll, afterEach, expect, it } from 'vitest';
+import { afterAll, expect, it } from 'vitest';
 import { createRegistry } from '../../src/metrics/registry.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { createReparseMetrics } from '../../src/reparse/metrics.js';
@@ -11,15 +11,9 @@ import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { postDelivery, startTestReceiver, type TestReceiver } from '../helpers/receiver.js';
 import { storeAsOldParser } from './old-deliveries.js';
 
-const dbs: TestDatabase[] = [];
 let receiver: TestReceiver | undefined;
-let failed = false;
-afterEach(({ task }) => {
-  if (task.result?.state === 'fail') failed = true;
-});
 afterAll(async () => {
   await receiver?.close();
-  for (const d of dbs) await (failed ? d.close() : d.drop());
 });
 
 const payout = (n: number) => {
@@ -32,7 +26,6 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 it('the receiver reports how long its commits make deliveries wait, and forgets it after 500 ms', { timeout: 30_000 }, async () => {
   const d = await createTestDatabase('reparse_pressure');
-  dbs.push(d);
   receiver = await startTestReceiver(d);
   expect(receiver.receiver.commitPressureMs()).toBe(0);
   // A lock on the ledger holds the receiver's commit: while it waits, its pressure is the wait so far.
@@ -53,7 +46,6 @@ it('the receiver reports how long its commits make deliveries wait, and forgets 
 
 it('the daemon\'s reparse starts no batch while the receiver\'s commits are slow, and finishes once they are fast', { timeout: 30_000 }, async () => {
   const d = await createTestDatabase('reparse_yield');
-  dbs.push(d);
   await storeAsOldParser(d, Array.from({ length: 250 }, (_, i) => ({ body: payout(i + 1), old: { status: 'invalid_shape' as const, topic: 'payout/complete', error: NUMBER_ERROR } })));
   let pressureMs = 100;
   const metrics = createReparseMetrics(createRegistry({ defaultMetrics: false }));
@@ -76,7 +68,6 @@ it('the daemon\'s reparse starts no batch while the receiver\'s commits are slow
 it('a reparse batch commits without waiting for the WAL flush, and leaves its connection as it was for the receiver', { timeout: 30_000 }, async () => {
   // One connection, so what the batch leaves behind is what the next user of it sees.
   const d = await createTestDatabase('reparse_no_flush_wait', { poolMax: 1 });
-  dbs.push(d);
   await storeAsOldParser(d, [{ body: payout(1), old: { status: 'invalid_shape', topic: 'payout/complete', error: NUMBER_ERROR } }]);
   const [row] = await d.sql<{ id: string; raw_body: Buffer }[]>`select id::text, raw_body from webhook_deliveries`;
   const classification = classifyDelivery(row!.raw_body);

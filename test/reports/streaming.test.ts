@@ -36,10 +36,7 @@ class Sink extends Writable {
 
 describe('streamed reports', () => {
   let db: TestDatabase | undefined;
-  let passed = false;
   afterAll(async () => {
-    if (passed) await db?.drop();
-    else await db?.close();
   });
 
   it(`streams ${ROWS} discrepancies with heap growth far below the report's size`, async () => {
@@ -60,11 +57,9 @@ describe('streamed reports', () => {
     console.log(`report ${Math.round(sink.bytes / 1048576)} MiB, peak retained heap growth ${Math.round(growth / 1048576)} MiB`);
     expect(sink.peakHeap).toBeGreaterThan(0);
     expect(growth).toBeLessThan(16 * 1024 * 1024);
-    passed = true;
   });
 
   it('stops early when the destination closes', async () => {
-    passed = false;
     const out = new Writable({
       highWaterMark: 1024,
       write(_chunk, _enc, done) {
@@ -78,6 +73,5 @@ describe('streamed reports', () => {
     // The cursor was closed: the pool still answers.
     const [row] = await db!.sql<{ ok: number }[]>`select 1 as ok`;
     expect(row?.ok).toBe(1);
-    passed = true;
   });
 });

@@ -1,7 +1,7 @@
 import { mkdtemp, readdir, readFile, rm, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import { Shutdown } from '../../src/lifecycle/shutdown.js';
 import { silentLogger } from '../../src/log/logger.js';
@@ -54,17 +54,12 @@ describe('statement amounts as text', () => {
 describe('statement limits on import', () => {
   let db: TestDatabase;
   let dir: string;
-  let failed = false;
   beforeAll(async () => {
     db = await createTestDatabase('statement_limits');
     dir = await mkdtemp(path.join(tmpdir(), 'bnpl-stmt-limits-'));
   });
-  afterEach(({ task }) => {
-    if (task.result?.state === 'fail') failed = true;
-  });
   afterAll(async () => {
     await rm(dir, { recursive: true, force: true });
-    await (failed ? db.close() : db.drop());
   });
 
   const limits = importLimits(loadConfig({}));

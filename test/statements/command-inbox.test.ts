@@ -1,7 +1,7 @@
 import { mkdtemp, readdir, readFile, rm, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { command } from '../../src/commands/statement.js';
 import { loadConfig } from '../../src/config/load.js';
 import { Shutdown } from '../../src/lifecycle/shutdown.js';
@@ -15,17 +15,12 @@ import { testMetrics } from '../helpers/metrics.js';
 
 let db: TestDatabase;
 let dir: string;
-let failed = false;
 beforeAll(async () => {
   db = await createTestDatabase('statements_cmd_inbox');
   dir = await mkdtemp(path.join(tmpdir(), 'bnpl-stmt-cmd-'));
 });
-afterEach(({ task }) => {
-  if (task.result?.state === 'fail') failed = true;
-});
 afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
-  await (failed ? db.close() : db.drop());
 });
 
 const statement = (ref: string) => csvStatement([{ ref, date: '2026-03-02', cents: 1_00n, sepa: `PO20260302${ref.padStart(8, '0')}` }]);

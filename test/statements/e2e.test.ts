@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DAY_MS, startSimulator, type ExpectedDiscrepancy, type Simulator } from '../../sim/index.js';
 import { importStatementFile } from '../../src/statements/import.js';
 import { streamPayoutsReport } from '../../src/reports/payouts.js';
@@ -20,7 +20,6 @@ let db: TestDatabase;
 let receiver: TestReceiver;
 let dir: string;
 let files: Record<'camt' | 'csv' | 'mt940', string>;
-let failed = false;
 
 beforeAll(async () => {
   db = await createTestDatabase('statements_e2e');
@@ -42,14 +41,10 @@ beforeAll(async () => {
   const pick = (suffix: string) => written.find((f) => path.basename(f).startsWith('sandbox-') && f.endsWith(suffix))!;
   files = { camt: pick('.camt053.xml'), csv: pick('.csv'), mt940: pick('.mt940') };
 }, 120_000);
-afterEach(({ task }) => {
-  if (task.result?.state === 'fail') failed = true;
-});
 afterAll(async () => {
   await receiver?.close();
   await sim?.stop();
   await rm(dir, { recursive: true, force: true });
-  await (failed ? db.close() : db.drop());
 });
 
 describe('import idempotency on the simulator statements', () => {

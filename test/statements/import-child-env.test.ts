@@ -20,7 +20,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
-  await db.drop();
 });
 
 /** Environments of this process's children running import-child, as they are seen by the kernel. */

@@ -3,7 +3,7 @@ import { lstat, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import { Shutdown } from '../../src/lifecycle/shutdown.js';
 import { silentLogger } from '../../src/log/logger.js';
@@ -23,17 +23,12 @@ import { csvStatement } from './fixtures.js';
 
 let db: TestDatabase;
 let root: string;
-let failed = false;
 beforeAll(async () => {
   db = await createTestDatabase('statements_inbox_links');
   root = await mkdtemp(path.join(tmpdir(), 'bnpl-inbox-links-'));
 });
-afterEach(({ task }) => {
-  if (task.result?.state === 'fail') failed = true;
-});
 afterAll(async () => {
   await rm(root, { recursive: true, force: true });
-  await (failed ? db.close() : db.drop());
 });
 
 const statement = (ref: string) => csvStatement([{ ref, date: '2026-03-02', cents: 1_00n, sepa: `PO20260302${ref.padStart(8, '0')}` }]);

@@ -4,7 +4,7 @@ import { mkdtemp, readdir, readFile, rename, rm, utimes, writeFile } from 'node:
 import { importInChildProcess } from '../../src/statements/isolated-import.js';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import { Shutdown } from '../../src/lifecycle/shutdown.js';
 import { silentLogger } from '../../src/log/logger.js';
@@ -19,7 +19,6 @@ import { testMetrics } from '../helpers/metrics.js';
  */
 let db: TestDatabase;
 let dir: string;
-let failed = false;
 let bigText = '';
 const BIG_LINES = 250_000;
 
@@ -31,12 +30,8 @@ beforeAll(async () => {
   const entries = Array.from({ length: BIG_LINES }, (_, i) => `:61:2604010401C1,00NTRFB${i}//B${i}\r\n:86:Auszahlung PO20260401${String(i).padStart(8, '0')}\r\n`);
   bigText = `:20:BIG\r\n:25:DE44500105175407324931\r\n:28C:1/1\r\n:60F:C260401EUR0,00\r\n${entries.join('')}:62F:C260401EUR${BIG_LINES},00\r\n-\r\n`;
 });
-afterEach(({ task }) => {
-  if (task.result?.state === 'fail') failed = true;
-});
 afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
-  await (failed ? db.close() : db.drop());
 });
 
 async function withInbox(name: string, env: Record<string, string>, use: (inbox: StatementInbox) => Promise<void>): Promise<void> {

@@ -34,7 +34,6 @@ describe('ack deadline under a table lock', () => {
   let database: TestDatabase;
   let receiver: TestReceiver;
   let health: HttpServer;
-  let failed = false;
 
   beforeAll(async () => {
     database = await createTestDatabase('ack_deadline');
@@ -50,79 +49,72 @@ describe('ack deadline under a table lock', () => {
   afterAll(async () => {
     await health?.close();
     await receiver?.close();
-    if (failed) await database?.close();
-    else await database?.drop();
   });
 
   it('answers 503 within the deadline while the ledger is locked, is unready, and applies each event once after the lock is gone', async () => {
+    const body = (n: number) => JSON.stringify(samplePayload('order/confirmed', n));
+    for (let n = 0; n < 5; n += 1) expect((await postDelivery(receiver.url, body(n))).status).toBe(200);
+    expect((await readiness(health.url)).status).toBe(200);
+
+    const locker = createSqlClient(database.url, { poolMax: 1 });
+    const held = await locker.reserve();
+    await held`begin`;
+    await held`lock table webhook_deliveries in access exclusive mode`;
+    const lockedAt = performance.now();
+    let released = false;
+    const release = async () => {
+      if (released) return;
+      released = true;
+      await held`commit`;
+      held.release();
+      await locker.end({ timeout: 2 });
+    };
     try {
-      const body = (n: number) => JSON.stringify(samplePayload('order/confirmed', n));
-      for (let n = 0; n < 5; n += 1) expect((await postDelivery(receiver.url, body(n))).status).toBe(200);
-      expect((await readiness(health.url)).status).toBe(200);
+      // New events, and a retry of an event stored before the lock.
+      const underLock = [...Array.from({ length: 10 }, (_, i) => body(100 + i)), body(0)];
+      const first = await timedPost(receiver.url, underLock[0] as string);
+      const rest = await Promise.all(underLock.slice(1).map((b) => timedPost(receiver.url, b)));
+      const answers = [first, ...rest];
+      expect(answers.map((a) => a.status)).toEqual(Array(answers.length).fill(503));
+      const longest = Math.max(...answers.map((a) => a.ms));
+      expect(longest).toBeLessThan(DEADLINE_MS + MARGIN_MS);
+      console.info(`ack under a table lock: longest ${longest.toFixed(0)} ms with WEBHOOK_ACK_DEADLINE_MS=${DEADLINE_MS}`);
 
-      const locker = createSqlClient(database.url, { poolMax: 1 });
-      const held = await locker.reserve();
-      await held`begin`;
-      await held`lock table webhook_deliveries in access exclusive mode`;
-      const lockedAt = performance.now();
-      let released = false;
-      const release = async () => {
-        if (released) return;
-        released = true;
-        await held`commit`;
-        held.release();
-        await locker.end({ timeout: 2 });
-      };
-      try {
-        // New events, and a retry of an event stored before the lock.
-        const underLock = [...Array.from({ length: 10 }, (_, i) => body(100 + i)), body(0)];
-        const first = await timedPost(receiver.url, underLock[0] as string);
-        const rest = await Promise.all(underLock.slice(1).map((b) => timedPost(receiver.url, b)));
-        const answers = [first, ...rest];
-        expect(answers.map((a) => a.status)).toEqual(Array(answers.length).fill(503));
-        const longest = Math.max(...answers.map((a) => a.ms));
-        expect(longest).toBeLessThan(DEADLINE_MS + MARGIN_MS);
-        console.info(`ack under a table lock: longest ${longest.toFixed(0)} ms with WEBHOOK_ACK_DEADLINE_MS=${DEADLINE_MS}`);
+      // The first batch is still waiting for the lock: this replica cannot acknowledge.
+      const unready = await readiness(health.url);
+      expect(unready.status).toBe(503);
+      expect(unready.body).toContain('ledger commits stalled');
 
-        // The first batch is still waiting for the lock: this replica cannot acknowledge.
-        const unready = await readiness(health.url);
-        expect(unready.status).toBe(503);
-        expect(unready.body).toContain('ledger commits stalled');
+      // The lock outlives the deadline several times over.
+      const lockFor = 3 * DEADLINE_MS - (performance.now() - lockedAt);
+      if (lockFor > 0) await new Promise((r) => setTimeout(r, lockFor));
+      const late = await timedPost(receiver.url, body(200));
+      expect(late.status).toBe(503);
+      expect(late.ms).toBeLessThan(DEADLINE_MS + MARGIN_MS);
+      await release();
 
-        // The lock outlives the deadline several times over.
-        const lockFor = 3 * DEADLINE_MS - (performance.now() - lockedAt);
-        if (lockFor > 0) await new Promise((r) => setTimeout(r, lockFor));
-        const late = await timedPost(receiver.url, body(200));
-        expect(late.status).toBe(503);
-        expect(late.ms).toBeLessThan(DEADLINE_MS + MARGIN_MS);
-        await release();
-
-        let ready = 0;
-        for (let i = 0; i < 50 && ready !== 200; i += 1) {
-          ready = (await readiness(health.url)).status;
-          if (ready !== 200) await new Promise((r) => setTimeout(r, 100));
-        }
-        expect(ready).toBe(200);
-
-        // The provider retries every 503: each lands, the batch that was already sent when the
-        // deadline passed committed after the lock and its retry is a duplicate.
-        const retries = await Promise.all([...underLock, body(200)].map((b) => postDelivery(receiver.url, b)));
-        expect(retries.map((r) => r.status)).toEqual(Array(retries.length).fill(200));
-        expect(retries[0]?.body.duplicate).toBe(true);
-      } finally {
-        await release();
+      let ready = 0;
+      for (let i = 0; i < 50 && ready !== 200; i += 1) {
+        ready = (await readiness(health.url)).status;
+        if (ready !== 200) await new Promise((r) => setTimeout(r, 100));
       }
+      expect(ready).toBe(200);
 
-      const perEvent = await database.sql<{ key: string; applied: number }[]>`
-        select event_key as key, count(*) filter (where applied)::int as applied from webhook_deliveries group by event_key`;
-      expect(perEvent).toHaveLength(16);
-      for (const row of perEvent) expect(row.applied, row.key).toBe(1);
-      const [typed] = await database.sql<{ n: number }[]>`select count(*)::int as n from order_events`;
-      expect(typed?.n).toBe(16);
-    } catch (error) {
-      failed = true;
-      throw error;
+      // The provider retries every 503: each lands, the batch that was already sent when the
+      // deadline passed committed after the lock and its retry is a duplicate.
+      const retries = await Promise.all([...underLock, body(200)].map((b) => postDelivery(receiver.url, b)));
+      expect(retries.map((r) => r.status)).toEqual(Array(retries.length).fill(200));
+      expect(retries[0]?.body.duplicate).toBe(true);
+    } finally {
+      await release();
     }
+
+    const perEvent = await database.sql<{ key: string; applied: number }[]>`
+      select event_key as key, count(*) filter (where applied)::int as applied from webhook_deliveries group by event_key`;
+    expect(perEvent).toHaveLength(16);
+    for (const row of perEvent) expect(row.applied, row.key).toBe(1);
+    const [typed] = await database.sql<{ n: number }[]>`select count(*)::int as n from order_events`;
+    expect(typed?.n).toBe(16);
   });
 });
 

@@ -34,7 +34,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await http?.close();
   await receiver?.drain();
-  await db?.drop();
 });
 
 async function post(body: string, signature: string) {

@@ -15,7 +15,6 @@ import { postDelivery, startTestReceiver, type PostResult, type TestReceiver } f
 
 let database: TestDatabase;
 let receiver: TestReceiver;
-let failed = false;
 
 beforeAll(async () => {
   database = await createTestDatabase('hostile_deliveries');
@@ -23,8 +22,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await receiver?.close();
-  if (failed) await database?.close();
-  else await database?.drop();
 });
 
 const deep = (open: string, close: string, depth: number, inner = '1') => `${open.repeat(depth)}${inner}${close.repeat(depth)}`;
@@ -117,73 +114,63 @@ async function expectAllStored(bodies: readonly string[], results: readonly Post
 
 describe('hostile but signed JSON', () => {
   it('stores every topic with each member replaced by out-of-range, wrong-type and empty values, or removed', { timeout: 120_000 }, async () => {
-    try {
-      const bodies = ALL_TOPICS.flatMap((topic) =>
-        paths(samplePayload(topic)).flatMap((path) => [...HOSTILE_VALUES, undefined].map((value) => replaced(topic, path, value))),
-      );
-      const results = await postAll(bodies);
-      await expectAllStored(bodies, results);
-      const statuses = new Map<string, number>();
-      for (const r of results) statuses.set(r.body.parse_status as string, (statuses.get(r.body.parse_status as string) ?? 0) + 1);
-      console.log(`hostile members: ${bodies.length} deliveries, by parse status ${JSON.stringify(Object.fromEntries(statuses))}`);
-      expect(statuses.get('invalid_shape')).toBeGreaterThan(bodies.length / 2);
-      // Values the schemas accept are applied with their typed row.
-      const [counts] = await database.sql`
-        select count(*) filter (where parse_status = 'parsed' and applied)::int as applied,
-               count(*) filter (where parse_status = 'parsed')::int as parsed,
-               (select count(*)::int from order_events) + (select count(*)::int from invoice_events) + (select count(*)::int from payout_events)
-               + (select count(*)::int from buyer_events) + (select count(*)::int from kyc_events) + (select count(*)::int from applicant_events)
-               + (select count(*)::int from factoring_events) + (select count(*)::int from billing_configuration_events) as typed
-        from webhook_deliveries`;
-      expect(counts?.parsed).toBeGreaterThan(0);
-      expect(counts?.typed).toBe(counts?.applied);
-    } catch (error) {
-      failed = true;
-      throw error;
-    }
+    const bodies = ALL_TOPICS.flatMap((topic) =>
+      paths(samplePayload(topic)).flatMap((path) => [...HOSTILE_VALUES, undefined].map((value) => replaced(topic, path, value))),
+    );
+    const results = await postAll(bodies);
+    await expectAllStored(bodies, results);
+    const statuses = new Map<string, number>();
+    for (const r of results) statuses.set(r.body.parse_status as string, (statuses.get(r.body.parse_status as string) ?? 0) + 1);
+    console.log(`hostile members: ${bodies.length} deliveries, by parse status ${JSON.stringify(Object.fromEntries(statuses))}`);
+    expect(statuses.get('invalid_shape')).toBeGreaterThan(bodies.length / 2);
+    // Values the schemas accept are applied with their typed row.
+    const [counts] = await database.sql`
+      select count(*) filter (where parse_status = 'parsed' and applied)::int as applied,
+             count(*) filter (where parse_status = 'parsed')::int as parsed,
+             (select count(*)::int from order_events) + (select count(*)::int from invoice_events) + (select count(*)::int from payout_events)
+             + (select count(*)::int from buyer_events) + (select count(*)::int from kyc_events) + (select count(*)::int from applicant_events)
+             + (select count(*)::int from factoring_events) + (select count(*)::int from billing_configuration_events) as typed
+      from webhook_deliveries`;
+    expect(counts?.parsed).toBeGreaterThan(0);
+    expect(counts?.typed).toBe(counts?.applied);
   });
 
   it("stores the issue's cases as invalid_shape naming the field", async () => {
-    try {
-      const limit = (raw: string) => {
-        const body = samplePayload('buyer/limit_updated') as { buyer: Record<string, unknown> };
-        body.buyer.purchasing_limit_cents = '__V__';
-        return JSON.stringify(body).replace('"__V__"', raw);
-      };
-      const cases: [string, string][] = [
-        [limit('"12.5"'), 'buyer.purchasing_limit_cents'],
-        [limit('"1e3"'), 'buyer.purchasing_limit_cents'],
-        [limit('""'), 'buyer.purchasing_limit_cents'],
-        [limit('"18446744073709551616"'), 'buyer.purchasing_limit_cents'],
-        [replaced('order/confirmed', ['net_term'], '2147483648'), 'net_term'],
-        [replaced('billing_configuration/created', ['due_in_days'], '2147483648'), 'due_in_days'],
-        [replaced('billing_configuration/created', ['generation_delay_days'], '4294967296'), 'generation_delay_days'],
-        [replaced('order/confirmed', ['buyer', 'name'], '"N\\ud800"'), 'buyer.name'],
-        [replaced('order/confirmed', ['bank_account', 'iban'], '"DE\\u0000"'), 'bank_account'],
-        [replaced('order/confirmed', ['bank_account', 'deep'], deep('[', ']', 10_000)), 'bank_account'],
-        [replaced('applicant/pending', ['applicant', 'buyer', 'deep'], deep('{"a":', '}', 10_000)), 'applicant.buyer'],
-      ];
-      const results = await postAll(cases.map(([body]) => body));
-      await expectAllStored(cases.map(([body]) => body), results);
-      const rows = await database.sql<{ id: number; parse_status: string; parse_error: string }[]>`
-        select id::int as id, parse_status, parse_error from webhook_deliveries where id in ${database.sql(results.map((r) => r.body.delivery_id as number))}`;
-      const byId = new Map(rows.map((r) => [r.id, r]));
-      cases.forEach(([, field], i) => {
-        const row = byId.get(results[i]?.body.delivery_id as number);
-        expect(row?.parse_status, field).toBe('invalid_shape');
-        expect(row?.parse_error.startsWith(`${field}: `), `${field}: ${row?.parse_error}`).toBe(true);
-      });
-      // An unknown topic holding NUL or a lone surrogate is stored too, under a storable label.
-      const unknown = await postAll(['{"topic":"order/\\u0000x","v":"\\u0000"}', '{"topic":"N\\ud800"}']);
-      await expectAllStored(['{"topic":"order/\\u0000x","v":"\\u0000"}', '{"topic":"N\\ud800"}'], unknown);
-      expect(unknown.map((r) => r.body.parse_status)).toEqual(['unknown_topic', 'unknown_topic']);
-      const metrics = await receiver.ctx.registry.metrics();
-      expect(metrics).toMatch(/bnpl_recon_webhook_deliveries_unparsed_total\{topic_family="buyer",reason="invalid_field"\} [1-9]/);
-      expect(metrics).toMatch(/bnpl_recon_webhook_deliveries_unparsed_total\{topic_family="unknown",reason="unknown_topic"\} [1-9]/);
-    } catch (error) {
-      failed = true;
-      throw error;
-    }
+    const limit = (raw: string) => {
+      const body = samplePayload('buyer/limit_updated') as { buyer: Record<string, unknown> };
+      body.buyer.purchasing_limit_cents = '__V__';
+      return JSON.stringify(body).replace('"__V__"', raw);
+    };
+    const cases: [string, string][] = [
+      [limit('"12.5"'), 'buyer.purchasing_limit_cents'],
+      [limit('"1e3"'), 'buyer.purchasing_limit_cents'],
+      [limit('""'), 'buyer.purchasing_limit_cents'],
+      [limit('"18446744073709551616"'), 'buyer.purchasing_limit_cents'],
+      [replaced('order/confirmed', ['net_term'], '2147483648'), 'net_term'],
+      [replaced('billing_configuration/created', ['due_in_days'], '2147483648'), 'due_in_days'],
+      [replaced('billing_configuration/created', ['generation_delay_days'], '4294967296'), 'generation_delay_days'],
+      [replaced('order/confirmed', ['buyer', 'name'], '"N\\ud800"'), 'buyer.name'],
+      [replaced('order/confirmed', ['bank_account', 'iban'], '"DE\\u0000"'), 'bank_account'],
+      [replaced('order/confirmed', ['bank_account', 'deep'], deep('[', ']', 10_000)), 'bank_account'],
+      [replaced('applicant/pending', ['applicant', 'buyer', 'deep'], deep('{"a":', '}', 10_000)), 'applicant.buyer'],
+    ];
+    const results = await postAll(cases.map(([body]) => body));
+    await expectAllStored(cases.map(([body]) => body), results);
+    const rows = await database.sql<{ id: number; parse_status: string; parse_error: string }[]>`
+      select id::int as id, parse_status, parse_error from webhook_deliveries where id in ${database.sql(results.map((r) => r.body.delivery_id as number))}`;
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    cases.forEach(([, field], i) => {
+      const row = byId.get(results[i]?.body.delivery_id as number);
+      expect(row?.parse_status, field).toBe('invalid_shape');
+      expect(row?.parse_error.startsWith(`${field}: `), `${field}: ${row?.parse_error}`).toBe(true);
+    });
+    // An unknown topic holding NUL or a lone surrogate is stored too, under a storable label.
+    const unknown = await postAll(['{"topic":"order/\\u0000x","v":"\\u0000"}', '{"topic":"N\\ud800"}']);
+    await expectAllStored(['{"topic":"order/\\u0000x","v":"\\u0000"}', '{"topic":"N\\ud800"}'], unknown);
+    expect(unknown.map((r) => r.body.parse_status)).toEqual(['unknown_topic', 'unknown_topic']);
+    const metrics = await receiver.ctx.registry.metrics();
+    expect(metrics).toMatch(/bnpl_recon_webhook_deliveries_unparsed_total\{topic_family="buyer",reason="invalid_field"\} [1-9]/);
+    expect(metrics).toMatch(/bnpl_recon_webhook_deliveries_unparsed_total\{topic_family="unknown",reason="unknown_topic"\} [1-9]/);
   });
 
   it('stores random JSON put anywhere in any topic (fast-check)', { timeout: 120_000 }, async () => {
@@ -216,7 +203,6 @@ describe('hostile but signed JSON', () => {
       const results = await postAll(bodies);
       await expectAllStored(bodies, results);
     } catch (error) {
-      failed = true;
       console.error(`fast-check seed ${seed} (FUZZ_SEED=${seed} to repeat)`);
       throw error;
     }
