@@ -133,6 +133,24 @@ describe('the embedded ledger on a newcomer machine', () => {
     expect(isAlive(postmaster)).toBe(false);
   }, 240_000);
 
+  it('with --duration, settles before it stops: every difference in the final summary is named by the ground truth', async () => {
+    const demo = startDemo(env, ['--duration', '40', '--seed', '7']);
+    demos.push(demo);
+    expect(await demo.exited).toBe(0);
+    const out = demo.stdout();
+    expect(out).toContain('settling: the simulator stops injecting');
+    const final = out.slice(out.indexOf('\nfinal: '));
+    const tallies = /found\/injected: (.*)/.exec(final)?.[1] ?? '';
+    const kinds = [...tallies.matchAll(/(\w+) (\d+)\/(\d+)/g)].map(([, kind, found, injected]) => ({ kind: kind!, found: Number(found), injected: Number(injected) }));
+    // Forty seconds of a busy simulated merchant inject several kinds.
+    expect(kinds.length, final).toBeGreaterThanOrEqual(3);
+    expect(final).not.toContain('unexplained');
+    for (const k of kinds.filter((t) => t.found !== t.injected)) expect(final, k.kind).toContain(`difference: ${k.kind} found ${k.found}, injected ${k.injected}:`);
+    const named = final.split('\n').filter((l) => l.startsWith('    order '));
+    for (const line of named) expect(line).toMatch(/: its held-back delivery arrived before any pass saw it late$|: one of its events was delivered out of order, flagged while it was missing and resolved when it came$/);
+    expect(errorLines(demo.stderr())).toEqual([]);
+  }, 240_000);
+
   it('a server that cannot start is one clear line and exit 1, never a stack trace', async () => {
     const result = await runCli(['migrate'], { ...env, RECON_DATA_DIR: '/dev/null/ledger' });
     expect(result.code).toBe(1);
