@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { Parser, type Options } from 'csv-parse';
 import { parse as parseSync } from 'csv-parse/sync';
 import { accountId } from './account.js';
-import { canonicalHeader, headerMatches, headerUnit, type CsvField, type CsvProfile } from './csv-profile.js';
+import { canonicalHeader, cellsMatching, headerRow, headerUnit, type CsvField, type CsvProfile, type HeaderRow } from './csv-profile.js';
 import { BUILT_IN_PROFILES, COMMON_SKIP } from './csv-profiles.js';
 import { csvAmount, csvDate, isCsvDate } from './csv-values.js';
 import { withinLedger } from './money.js';
@@ -74,16 +74,18 @@ function headRecords(head: string, delimiter: string, whole: boolean): string[][
   }
 }
 
-function columnsOf(profile: CsvProfile, cells: readonly string[]): Partial<Record<CsvField, number[]>> {
+function columnsOf(profile: CsvProfile, row: HeaderRow): Partial<Record<CsvField, number[]>> {
+  const cells = row.cells;
   const out: Partial<Record<CsvField, number[]>> = {};
   for (const [field, names] of Object.entries(profile.columns) as [CsvField, (string | number)[]][]) {
     const found: number[] = [];
     if (!profile.header) {
       for (const n of names) if (typeof n === 'number' && n <= cells.length) found.push(n - 1);
     } else {
-      cells.forEach((cell, i) => {
-        if (names.some((n) => typeof n === 'string' && headerMatches(cell, n))) found.push(i);
-      });
+      const at = new Set<number>();
+      for (const n of names) if (typeof n === 'string') for (const i of cellsMatching(row, n)) at.add(i);
+      // A loop, not push(...): a record may hold up to a million cells, more than a call's arguments.
+      for (const i of [...at].sort((a, b) => a - b)) found.push(i);
     }
     if (found.length > 0) out[field] = field === 'remittance' ? found : [found[0]!];
   }
@@ -91,7 +93,7 @@ function columnsOf(profile: CsvProfile, cells: readonly string[]): Partial<Recor
 }
 
 /** The profile's fields (and required headers) that `cells` lacks, by their first name. */
-function missingOf(profile: CsvProfile, cells: readonly string[], columns: Partial<Record<CsvField, number[]>>): string[] {
+function missingOf(profile: CsvProfile, row: HeaderRow, columns: Partial<Record<CsvField, number[]>>): string[] {
   const c = profile.columns;
   const first = (f: CsvField) => String(c[f]?.[0]);
   const missing: string[] = [];
@@ -99,7 +101,7 @@ function missingOf(profile: CsvProfile, cells: readonly string[], columns: Parti
   const split = c.debit && c.credit;
   if (c.amount && !columns.amount && !(split && columns.debit && columns.credit)) missing.push(first('amount'));
   if (!c.amount && split) for (const f of ['debit', 'credit'] as const) if (!columns[f]) missing.push(first(f));
-  for (const r of profile.requires) if (!cells.some((cell) => headerMatches(cell, r))) missing.push(r);
+  for (const r of profile.requires) if (cellsMatching(row, r).length === 0) missing.push(r);
   return missing;
 }
 
@@ -167,15 +169,17 @@ export function csvLayout(head: string, whole: boolean, options: CsvOptions = {}
         widestRow = index + 1;
       }
       let best: { profile: CsvProfile; columns: Partial<Record<CsvField, number[]>>; rank: number } | null = null;
+      let header: HeaderRow | undefined;
       for (const [order, profile] of profiles.entries()) {
         if (profile.delimiter !== undefined && profile.delimiter !== delimiter) continue;
         if (!profile.header) {
           if (!fitsHeaderless(profile, cells)) continue;
-          const columns = columnsOf(profile, cells);
+          const columns = columnsOf(profile, headerRow(cells));
           return { profile, delimiter, skipRecords: index, header: null, columns, unitCurrency: null, ...preamble(profile, rows.slice(0, index)) };
         }
-        const columns = columnsOf(profile, cells);
-        const missing = missingOf(profile, cells, columns);
+        header ??= headerRow(cells);
+        const columns = columnsOf(profile, header);
+        const missing = missingOf(profile, header, columns);
         const score = matchedCount(columns) - missing.length;
         if (missing.length > 0) {
           if (matchedCount(columns) > 0 && (!nearest || score > nearest.score)) nearest = { profile, cells, missing, score, row: index + 1 };
