@@ -2,6 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
+import { TOPICS_BY_FAMILY } from '../src/provider/vocabulary.js';
 
 /**
  * The import graph of src/ (the product) and sim/ (the provider simulator, a developer tool shipped
@@ -149,6 +150,23 @@ describe('the import graph of src/ and sim/', () => {
     // and re-exported names that nothing imported through them.
     const barrels = [...graph.keys()].filter((f) => f.startsWith(SRC + path.sep) && path.basename(f) === 'index.ts').map(rel);
     expect(barrels).toEqual([]);
+  });
+
+  it('names the provider\'s topics only through its vocabulary: no topic literal outside src/provider/vocabulary.ts', () => {
+    // A topic written by hand in an SQL comparison compares with nothing when it is misspelt;
+    // topic('…') is checked against the spec's list at compile time.
+    const families = Object.keys(TOPICS_BY_FAMILY).join('|');
+    const literal = new RegExp(`'(?:${families})/[a-z_]+'`);
+    const vocabulary = path.join(SRC, 'provider', 'vocabulary.ts');
+    const wrong = [...graph.keys()]
+      .filter((f) => f.startsWith(SRC + path.sep) && f !== vocabulary)
+      .flatMap((f) => readFileSync(f, 'utf8').split('\n').flatMap((line, i) => {
+        const code = line.replace(/topic\('[^']*'\)/g, '').replace(/^\s*(\*|\/\/).*$/, '');
+        return literal.test(code) ? [`${rel(f)}:${i + 1}: ${line.trim()}`] : [];
+      }));
+    expect(wrong).toEqual([]);
+    // And the check sees one: a line as the rules were written before.
+    expect(literal.test("where f.topic = 'factoring/approved'")).toBe(true);
   });
 
   it('keeps the simulator beside the product: only the demo and sim commands start it, and it reads no receiver, client, poller or reconciler', () => {

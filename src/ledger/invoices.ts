@@ -1,5 +1,6 @@
 import type { Sql, TransactionSql } from 'postgres';
 import type { ProviderEnvironment } from '../config/schema.js';
+import { topic } from '../provider/vocabulary.js';
 
 /**
  * Each invoice the ledger has an invoice event of, by invoice uuid, with its reference (the
@@ -13,10 +14,10 @@ export function invoiceFacts(sql: Sql | TransactionSql, environment: ProviderEnv
     select i.invoice_uuid,
            (array_agg(i.external_reference_id order by i.received_at) filter (where i.external_reference_id is not null))[1] as ref,
            (array_agg(i.order_uuid order by i.received_at) filter (where i.order_uuid is not null))[1] as order_uuid,
-           coalesce(min(coalesce(i.event_time_sortable::timestamptz, i.received_at)) filter (where i.topic = 'invoice/created'),
+           coalesce(min(coalesce(i.event_time_sortable::timestamptz, i.received_at)) filter (where i.topic = ${topic('invoice/created')}),
                     min(coalesce(i.event_time_sortable::timestamptz, i.received_at))) as created_at,
-           min(coalesce(i.event_time_sortable::timestamptz, i.received_at)) filter (where i.topic = 'invoice/canceled') as canceled_at,
-           max(i.gross_amount_cents) filter (where i.topic = 'invoice/complete') as gross_amount_cents
+           min(coalesce(i.event_time_sortable::timestamptz, i.received_at)) filter (where i.topic = ${topic('invoice/canceled')}) as canceled_at,
+           max(i.gross_amount_cents) filter (where i.topic = ${topic('invoice/complete')}) as gross_amount_cents
     from invoice_events i
     where i.environment = ${environment} and ${page.after === undefined ? sql`true` : sql`i.invoice_uuid > ${page.after}::uuid`}
     group by i.invoice_uuid

@@ -4,6 +4,7 @@ import type { Database } from '../db/database.js';
 import { invoiceFacts } from '../ledger/invoices.js';
 import type { LedgerReads } from '../metrics/ledger-health.js';
 import { METRIC_PREFIX } from '../metrics/registry.js';
+import { topic } from '../provider/vocabulary.js';
 
 export interface InvoiceMetrics {
   inTransit: Gauge;
@@ -46,7 +47,7 @@ export function createInvoiceMetrics(registry: Registry, reads: LedgerReads, dat
       transit as (
         select count(*)::int as n, coalesce(sum(f.invoice_amount_cents), 0)::text as cents
         from (${invoiceFacts(sql, environment)}) i join factored f on f.ref = i.ref
-        where f.topic = 'factoring/approved' and i.canceled_at is null and i.ref not in (select ref from paid)
+        where f.topic = ${topic('factoring/approved')} and i.canceled_at is null and i.ref not in (select ref from paid)
       ),
       kept as (
         select coalesce(sum(discount_cents) filter (where doc_type = 'invoice'), 0)::text as discount,

@@ -43,6 +43,15 @@ export const UNLISTED_TOPICS = ['kyc/accepted', 'applicant/pending', 'applicant/
 /** What `webhooks register` and the demo subscribe to: every topic family the daemon reads. */
 export const SUBSCRIPTION_TOPICS: readonly string[] = [...BARE_TOPICS, ...UNLISTED_TOPICS];
 
+/**
+ * A topic named in code (an SQL comparison, say) checked against the spec's list at compile time:
+ * `topic('factoring/approved')`. Every topic literal in src/ goes through here (the architecture
+ * test refuses one elsewhere), so a topic the spec does not have cannot be compared with.
+ */
+export function topic<T extends Topic>(name: T): T {
+  return name;
+}
+
 export function familyOf(topic: string): TopicFamily | undefined {
   return FAMILY_OF.get(topic);
 }

@@ -6,6 +6,7 @@ import { creditLines } from '../ledger/payout-credits.js';
 import type { CsvOptions, ReportFormat, ReportShape } from './format.js';
 import { REPORT_TIME_FORMAT, streamSource, type ReportSource } from './source.js';
 import type { StreamResult } from './writer.js';
+import { topic } from '../provider/vocabulary.js';
 
 /**
  * CONTRACT.md, `report invoices`: per invoice its reference, order, amount, factoring state, the
@@ -70,7 +71,7 @@ export function invoicesSource(database: Database, filters: { environment: Provi
            to_char(p.created_at at time zone 'UTC', ${REPORT_TIME_FORMAT}) as invoice_date,
            a.cents::text as amount_cents, round(a.cents::numeric / 100, 2)::text as amount,
            case when a.cents is not null then coalesce(w.currency, 'EUR') end as currency,
-           replace(f.topic, 'factoring/', '') as factoring_state, (p.canceled_at is not null)::text as canceled,
+           split_part(f.topic, '/', 2) as factoring_state, (p.canceled_at is not null)::text as canceled,
            l.payout_uuid::text as payout_uuid, l.sepa_instruction_id as payout_sepa_reference,
            to_char(l.anchor at time zone 'UTC', ${REPORT_TIME_FORMAT}) as payout_date, coalesce(l.payouts, 0)::text as payouts,
            w.total_deductions_cents::text as deductions_cents, round(w.total_deductions_cents::numeric / 100, 2)::text as deductions,
@@ -143,7 +144,7 @@ export function ageingSource(database: Database, filters: { environment: Provide
                (array_agg(e.invoice_amount_cents order by e.received_at desc, e.event_key desc) filter (where e.invoice_amount_cents is not null))[1] as amount
         from factoring_events e where e.environment = ${env} and e.invoice_external_reference_id = i.ref
       ) f on true
-      where i.canceled_at is null and f.topic is distinct from 'factoring/declined' and i.ref not in (select ref from paid)
+      where i.canceled_at is null and f.topic is distinct from ${topic('factoring/declined')} and i.ref not in (select ref from paid)
     )
     select b.bucket, count(w.invoice_uuid)::text as invoices, coalesce(sum(w.cents), 0)::text as amount_cents,
            round(coalesce(sum(w.cents), 0)::numeric / 100, 2)::text as amount, 'EUR' as currency

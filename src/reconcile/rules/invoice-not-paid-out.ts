@@ -2,6 +2,7 @@ import type { TransactionSql } from 'postgres';
 import { ISO_FORMAT, insertIntoFound } from '../found.js';
 import type { Rule, RuleParams } from '../types.js';
 import { invoiceFacts, invoiceSettings, payoutListings } from './invoice-common.js';
+import { topic } from '../../provider/vocabulary.js';
 
 /**
  * invoice_not_paid_out: an invoice the provider owes the merchant for, which no completed payout
@@ -44,7 +45,7 @@ export const invoiceNotPaidOut: Rule = {
         from (${invoiceFacts(tx, p)}) i
         left join factoring f on f.ref = i.ref
         where i.canceled_at is null
-          and (not (select yes from any_factoring) or f.topic = 'factoring/approved')
+          and (not (select yes from any_factoring) or f.topic = ${topic('factoring/approved')})
       )
       ${insertIntoFound(tx)}
       select ${p.environment}::provider_environment, 'invoice_not_paid_out', 'invoice', o.invoice_uuid::text, '',

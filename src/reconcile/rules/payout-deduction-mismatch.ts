@@ -3,6 +3,7 @@ import { insertIntoFound } from '../found.js';
 import type { Rule, RuleParams } from '../types.js';
 import { invoiceSettings } from './invoice-common.js';
 import { latestPayouts } from './payout-common.js';
+import { topic } from '../../provider/vocabulary.js';
 
 /**
  * payout_deduction_mismatch: a payout report row keeps back what the contract (CONTRACT_TERMS)
@@ -77,7 +78,7 @@ export const payoutDeductionMismatch: Rule = {
           select f.payment_method, f.payment_terms_days from factoring_events f
           where r.doc_type = 'invoice' and f.environment = ${p.environment} and f.invoice_external_reference_id = r.doc_no
             and f.payment_method is not null
-          order by (f.topic = 'factoring/approved') desc, f.received_at desc, f.event_key desc limit 1
+          order by (f.topic = ${topic('factoring/approved')}) desc, f.received_at desc, f.event_key desc limit 1
         ) fa on true
         left join lateral (
           select t.rate_micros from terms t

@@ -2,6 +2,7 @@ import type { TransactionSql } from 'postgres';
 import { ISO_FORMAT, insertIntoFound } from '../found.js';
 import type { Rule, RuleParams } from '../types.js';
 import { invoiceFacts, payoutListings } from './invoice-common.js';
+import { topic } from '../../provider/vocabulary.js';
 
 /**
  * payout_pays_canceled_invoice: a payout paid the merchant for an invoice the provider does not owe.
@@ -26,7 +27,7 @@ export const payoutPaysCanceledInvoice: Rule = {
       with judged as (
         select i.invoice_uuid, i.ref, l.payout_uuid, l.sepa_instruction_id, l.anchor, i.canceled_at,
                case when i.canceled_at < l.anchor then 'canceled'
-                    when f.topic = 'factoring/declined' then 'declined' end as why
+                    when f.topic = ${topic('factoring/declined')} then 'declined' end as why
         from (${payoutListings(tx, p)}) l
         join (${invoiceFacts(tx, p)}) i on i.ref = l.ref
         left join lateral (
