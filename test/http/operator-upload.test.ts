@@ -9,7 +9,7 @@ import { MAX_UPLOADS_AT_ONCE, uploadName } from '../../src/http/operator-upload.
 import { startHttpServer, type HttpServer } from '../../src/http/server.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
-import { payoutEvent } from '../statements/fixtures.js';
+import { mt940Statement, payoutEvent } from '../statements/fixtures.js';
 
 /**
  * The operator API's uploads (src/http/operator-upload.ts) over loopback HTTP against a real
@@ -24,15 +24,7 @@ let disabled: HttpServer;
 let passed = false;
 const logLines: { level: number; msg: string; reason?: string; file?: string; operator?: string }[] = [];
 
-/** One MT940 statement; `closing` in cents (the opening balance is 1,000.00). */
-function mt940(number: string, entries: { dc: 'C' | 'D'; cents: bigint; ref: string }[], closing: bigint): Buffer {
-  const amount = (cents: bigint) => `${cents / 100n},${String(cents % 100n).padStart(2, '0')}`;
-  return Buffer.from([
-    ':20:UPLOAD', ':25:NL81ASNB0708271234', `:28C:${number}`, ':60F:C250301EUR1000,00',
-    ...entries.flatMap((e) => [`:61:2503020302${e.dc}${amount(e.cents)}NTRFNONREF//${e.ref}`, `:86:/EREF/${e.ref}/REMI/Upload test/`]),
-    `:62F:C250302EUR${amount(closing)}`, '-',
-  ].join('\r\n'));
-}
+const mt940 = mt940Statement;
 const BALANCED = mt940('11', [{ dc: 'C', cents: 5_562_931n, ref: 'U1' }, { dc: 'D', cents: 123_400n, ref: 'U2' }], 100_000n + 5_562_931n - 123_400n);
 // 150 short of opening + bookings: the import refuses it unless STATEMENT_ACCEPT_UNBALANCED.
 const UNBALANCED = mt940('12', [{ dc: 'C', cents: 1_000n, ref: 'U3' }, { dc: 'D', cents: 200n, ref: 'U4' }], 100_000n + 800n - 150n);
