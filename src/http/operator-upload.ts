@@ -24,7 +24,10 @@ import { sendJson, type Route } from './server.js';
  */
 export const MAX_UPLOADS_AT_ONCE = 4;
 
-/** An answer to an upload: its status and JSON body, or a refusal's message. */
+/** What an upload is answered: a status and JSON body (`unread`: the rest of the body was not read), or nothing when the client left. */
+type Answer = { status: number; body: Record<string, unknown>; unread?: boolean } | 'gone';
+
+/** What an import made of a file: its status and JSON body, or a refusal's message. */
 type Outcome = { status: 200 | 201; body: Record<string, unknown>; summary: Record<string, unknown> } | { status: 422 | 503; error: string };
 
 /**
@@ -175,33 +178,42 @@ export function uploadRoutes(deps: {
     }
     inFlight += 1;
     const name = uploadName(url.searchParams.get('name'));
-    const dir = await mkdtemp(path.join(tmpdir(), 'bnpl-recon-upload-'));
+    let dir: string | undefined;
+    let answer: Answer;
     try {
-      const file = path.join(dir, name);
-      try {
-        await saveBody(req, kind.maxBytes, file);
-      } catch (error) {
-        if (!(error instanceof BodyTooLargeError)) {
-          // The client went away mid-body: there is nobody to answer.
-          log.info({ operator: who.name, file: name, err: (error as Error).message }, `${kind.what} upload not received whole: nothing imported`);
-          res.destroy();
-          return;
-        }
-        refused(who, kind, name, `larger than ${kind.limitSetting} (${kind.maxBytes} bytes)`);
-        return refuseUnread(req, res, 413, `${name}: larger than ${kind.limitSetting} (${kind.maxBytes} bytes): nothing was imported; drop the file in the inbox instead, or raise the setting`);
-      }
-      const outcome = await kind.importFile(file, name);
-      if ('error' in outcome) {
-        refused(who, kind, name, outcome.error);
-        return sendJson(res, outcome.status, { error: outcome.error });
-      }
-      log.info({ operator: who.name, file: name, ...outcome.summary }, `${kind.what} uploaded`);
-      sendJson(res, outcome.status, outcome.body);
+      dir = await mkdtemp(path.join(tmpdir(), 'bnpl-recon-upload-'));
+      answer = await receiveAndImport(req, kind, path.join(dir, name), name, who);
     } finally {
       inFlight -= 1;
-      await rm(dir, { recursive: true, force: true });
+      // Before the answer: an upload answered has left nothing behind.
+      if (dir !== undefined) await rm(dir, { recursive: true, force: true });
     }
+    if (answer === 'gone') return void res.destroy();
+    if (answer.unread) return refuseUnread(req, res, answer.status, String(answer.body.error));
+    sendJson(res, answer.status, answer.body);
   });
+
+  /** The body into `file`, then its import: the answer, or 'gone' when the client left mid-body. */
+  async function receiveAndImport(req: IncomingMessage, kind: UploadKind, file: string, name: string, who: Operator): Promise<Answer> {
+    try {
+      await saveBody(req, kind.maxBytes, file);
+    } catch (error) {
+      if (!(error instanceof BodyTooLargeError)) {
+        log.info({ operator: who.name, file: name, err: (error as Error).message }, `${kind.what} upload not received whole: nothing imported`);
+        return 'gone';
+      }
+      refused(who, kind, name, `larger than ${kind.limitSetting} (${kind.maxBytes} bytes)`);
+      const error413 = `${name}: larger than ${kind.limitSetting} (${kind.maxBytes} bytes): nothing was imported; drop the file in the inbox instead, or raise the setting`;
+      return { status: 413, body: { error: error413 }, unread: true };
+    }
+    const outcome = await kind.importFile(file, name);
+    if ('error' in outcome) {
+      refused(who, kind, name, outcome.error);
+      return { status: outcome.status, body: { error: outcome.error } };
+    }
+    log.info({ operator: who.name, file: name, ...outcome.summary }, `${kind.what} uploaded`);
+    return { status: outcome.status, body: outcome.body };
+  }
 
   const refused = (who: Operator, kind: UploadKind, name: string, reason: string) =>
     log.warn({ operator: who.name, file: name, reason }, `${kind.what} upload refused: ${reason}`);

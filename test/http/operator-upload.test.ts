@@ -1,4 +1,7 @@
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { request as rawRequest, type ClientRequest } from 'node:http';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pino } from 'pino';
 import { request } from 'undici';
@@ -10,6 +13,7 @@ import { startHttpServer, type HttpServer } from '../../src/http/server.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { mt940Statement, payoutEvent } from '../statements/fixtures.js';
+import { waitFor } from '../helpers/wait.js';
 
 /**
  * The operator API's uploads (src/http/operator-upload.ts) over loopback HTTP against a real
@@ -22,6 +26,9 @@ let server: HttpServer;
 let small: HttpServer;
 let disabled: HttpServer;
 let passed = false;
+let uploadsDir = '';
+/** The uploads' temporary folders still there (tsx keeps its cache beside them). */
+const uploads = async () => (await readdir(uploadsDir)).filter((f) => f.startsWith('bnpl-recon-upload-'));
 const logLines: { level: number; msg: string; reason?: string; file?: string; operator?: string }[] = [];
 
 const mt940 = mt940Statement;
@@ -53,6 +60,10 @@ const counts = async () =>
            (select count(*)::int from payout_reports) as reports, (select count(*)::int from payout_report_rows) as rows`)[0]!;
 
 beforeAll(async () => {
+  // This file's own temporary folder (os.tmpdir() reads TMPDIR; each test file runs in a process of
+  // its own), so the tests can see that every upload's temporary file is gone after its answer.
+  uploadsDir = await mkdtemp(path.join(tmpdir(), 'operator-upload-test-'));
+  process.env.TMPDIR = uploadsDir;
   database = await createTestDatabase('operator_upload');
   const log = pino({ level: 'info' }, { write: (s: string) => void logLines.push(JSON.parse(s) as (typeof logLines)[number]) });
   const base = { DATABASE_URL: database.url, OPERATOR_TOKENS: `alice:${ALICE}`, PROVIDER_ENV: 'sandbox' };
@@ -66,6 +77,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await Promise.all([server?.close(), small?.close(), disabled?.close()]);
+  if (uploadsDir) await rm(uploadsDir, { recursive: true, force: true });
   if (passed) await database?.drop();
   else await database?.close();
 });
@@ -109,6 +121,7 @@ describe('uploading a bank statement', () => {
     const empty = await upload(server.url, '/api/statements', Buffer.alloc(0));
     expect(empty.status).toBe(422);
     expect(await counts()).toEqual(before);
+    expect(await uploads()).toEqual([]);
     const refusals = logLines.filter((l) => l.msg.startsWith('statement upload refused'));
     expect(refusals.map((l) => [l.level, l.file, l.operator])).toEqual([[40, 'unbalanced.sta', 'alice'], [40, 'notes.txt', 'alice'], [40, 'upload', 'alice']]);
     expect(refusals[0]!.reason).toBe(unbalanced.body.error);
@@ -187,6 +200,21 @@ describe('what an upload may not do', () => {
     expect((await upload(small.url, '/api/statements', Readable.from(chunked()))).status).toBe(413);
     expect((await upload(small.url, '/api/payout-reports', big)).status).toBe(413);
     expect(await counts()).toEqual(before);
+    expect(await uploads()).toEqual([]);
+    passed = true;
+  });
+
+  it('imports nothing from a client that goes away mid-body, and leaves no temporary file', async () => {
+    passed = false;
+    const before = await counts();
+    const req = rawRequest(new URL(`${server.url}/api/statements?name=cut.sta`), { method: 'POST', headers: { authorization: `Bearer ${ALICE}`, 'content-length': String(BALANCED.length) } });
+    req.on('error', () => undefined);
+    req.write(BALANCED.subarray(0, 40));
+    await waitFor('the upload begun', async () => ((await uploads()).length === 1 ? true : undefined), 5_000, 20);
+    req.destroy();
+    await waitFor('its temporary folder removed', async () => ((await uploads()).length === 0 ? true : undefined), 5_000, 20);
+    expect(await counts()).toEqual(before);
+    expect(logLines.some((l) => l.msg === 'statement upload not received whole: nothing imported' && l.file === 'cut.sta')).toBe(true);
     passed = true;
   });
 
@@ -221,6 +249,7 @@ describe('what an upload may not do', () => {
     expect(statuses.filter((s) => s === 503)).toHaveLength(1);
     // The places are free again.
     expect((await upload(server.url, '/api/statements', file(9), { name: 'after.sta' })).status).toBe(201);
+    expect(await uploads()).toEqual([]);
     passed = true;
   }, 60_000);
 });
