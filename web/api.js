@@ -17,7 +17,7 @@ export class ApiError extends Error {
 
 export async function api(path, options = {}) {
   const headers = { authorization: `Bearer ${options.token ?? token.get() ?? ''}`, ...(options.headers ?? {}) };
-  if (options.body !== undefined) headers['content-type'] = 'application/json';
+  if (options.body !== undefined && !headers['content-type']) headers['content-type'] = 'application/json';
   const response = await fetch(path, { method: options.method ?? 'GET', headers, body: options.body, cache: 'no-store' });
   if (!response.ok) {
     let message = `${response.status} ${response.statusText}`;

@@ -5,8 +5,11 @@ import { setTimeZone } from './format.js';
 import { loadInvoices, setUpInvoices } from './invoices.js';
 import { showOverview } from './overview.js';
 import { loadPayouts, setUpPayouts } from './payouts.js';
+import { setUpUpload, showUpload } from './upload.js';
 
-const VIEWS = { overview: showOverview, discrepancies: loadDiscrepancies, invoices: loadInvoices, payouts: loadPayouts };
+const VIEWS = { overview: showOverview, discrepancies: loadDiscrepancies, invoices: loadInvoices, payouts: loadPayouts, upload: showUpload };
+// The views that show what the ledger holds: loaded again after an upload changed it.
+const DATA_VIEWS = ['overview', 'discrepancies', 'invoices', 'payouts'];
 
 function showEnvironment(environment, operator) {
   const banner = $('env-banner');
@@ -73,9 +76,14 @@ $('sign-in-form').addEventListener('submit', async (ev) => {
   }
 });
 $('sign-out').addEventListener('click', signOut);
+window.addEventListener('data-changed', () => {
+  // Each view renders into its own (hidden) section; one that fails says so when it is opened.
+  for (const view of DATA_VIEWS) VIEWS[view]().catch(() => undefined);
+});
 window.addEventListener('hashchange', () => void route());
 setUpDiscrepancies();
 setUpPayouts();
 setUpInvoices();
+setUpUpload();
 const saved = token.get();
 if (saved) signIn(saved).catch(() => token.clear());

@@ -2,7 +2,7 @@ import { open } from 'node:fs/promises';
 import { withContext, type Command } from './command.js';
 import { UsageError } from '../config/usage-error.js';
 import { startProgress } from '../lifecycle/progress.js';
-import { balancesNote, importLimits, importStatementFile, type ImportResult } from '../statements/import.js';
+import { describeStatementImport, importLimits, importStatementFile, type ImportResult } from '../statements/import.js';
 import { StatementFormatError } from '../statements/types.js';
 import { csvSettings } from '../statements/csv-settings.js';
 import type { CsvOptions } from '../statements/csv.js';
@@ -78,10 +78,7 @@ export const command: Command = {
             onProgress: (lines) => progress.update(lines),
           }).finally(() => progress.finish());
           done.push(r);
-          process.stdout.write(
-            `${file}: format ${r.format}, statements ${r.statements ?? '?'}, lines read ${r.linesRead}, lines new ${r.linesNew}, ` +
-              `already known ${r.linesKnown}, known from overlapping statements ${r.linesOverlap}${balancesNote(r)}${r.alreadyImported ? ' (file already imported)' : ''}\n`,
-          );
+          process.stdout.write(`${describeStatementImport(file, r)}\n`);
         } catch (error) {
           failed += 1;
           const reason = error instanceof Error ? error.message : String(error);

@@ -177,6 +177,11 @@ export const configShape = {
   OPERATOR_TOKEN: strongSecret.optional(),
   // Named operator tokens (name:token,…): the acknowledgement history records the name.
   OPERATOR_TOKENS: operatorTokensSchema.default([]),
+  // A statement or payout report uploaded through the operator API (the page's Upload) larger than
+  // this is refused (413) before it is imported; a statement also by STATEMENT_MAX_FILE_BYTES,
+  // whichever is smaller. The file is written to a temporary file as it arrives, never held whole.
+  // 32 MiB holds a CAMT.053 of some 20,000 entries (about 1.5 KB each); larger files go to the inbox.
+  OPERATOR_UPLOAD_MAX_BYTES: positiveInt.default(32 * 1024 * 1024),
   MIGRATE_ON_START: booleanString.default(true),
   SHUTDOWN_TIMEOUT_MS: positiveInt.default(10000),
   DB_POOL_MAX: positiveInt.default(10),

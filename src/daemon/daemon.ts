@@ -61,7 +61,7 @@ export async function startDaemon(config: Config, log: Logger, commandShutdown?:
       name: 'receiver and operator API',
       portSetting: 'PORT',
       timeouts: serverTimeouts(config),
-      routes: [receiver.route, ...healthRoutes(database, { isStopping: () => shutdown.isShuttingDown, hasSigningSecret: () => receiver.secrets.current().length > 0, commitStall: () => receiver.commitStall(), leadership: () => leadershipFromGauges(registry, ['poll', 'reconcile']), log }), ...operatorRoutes({ config, database, log, metrics: ctx.metrics.operator }), ...pageRoutes()],
+      routes: [receiver.route, ...healthRoutes(database, { isStopping: () => shutdown.isShuttingDown, hasSigningSecret: () => receiver.secrets.current().length > 0, commitStall: () => receiver.commitStall(), leadership: () => leadershipFromGauges(registry, ['poll', 'reconcile']), log }), ...operatorRoutes({ config, database, log, metrics: ctx.metrics.operator, signal: shutdown.signal }), ...pageRoutes()],
     });
     shutdown.register('receiver', async () => {
       await Promise.all([http.close(), receiver.drain()]);

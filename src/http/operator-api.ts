@@ -13,6 +13,7 @@ import { streamReport } from '../reports/writer.js';
 import { ageingSource, invoicesSource } from '../reports/invoices.js';
 import { readBody, BodyTooLargeError } from './read-body.js';
 import { ackRoutes } from './operator-ack.js';
+import { uploadRoutes } from './operator-upload.js';
 import { detailRoutes } from './operator-detail.js';
 import {
   XLSX_TYPE, answerBadRequest, authorise, csvOptions, environmentOf, negotiateFormat, operatorMatcher, pageOf, type Guarded,
@@ -81,7 +82,14 @@ function nulParameter(url: URL): string | undefined {
   return undefined;
 }
 
-export function operatorRoutes(deps: { config: Config; database: Database; log: Logger; metrics?: OperatorMetrics }): Route[] {
+export function operatorRoutes(deps: {
+  config: Config;
+  database: Database;
+  log: Logger;
+  metrics?: OperatorMetrics;
+  /** aborted when the daemon stops: an upload's statement import is stopped then */
+  signal?: AbortSignal;
+}): Route[] {
   const { config, database, log } = deps;
   const tokens = operatorMatcher(config);
   const guard = signInGuard({ trustedProxies: addressMatcher(config.TRUSTED_PROXIES), log, metrics: deps.metrics ?? privateOperatorMetrics() });
@@ -150,6 +158,7 @@ export function operatorRoutes(deps: { config: Config; database: Database; log: 
       }),
     },
     ...ackRoutes({ config, database, log, guarded }),
+    ...uploadRoutes({ config, database, log, guarded, signal: deps.signal }),
     ...detailRoutes({ config, database, guarded }),
     ...overviewRoutes({ config, database, guarded }),
   ];

@@ -20,6 +20,7 @@ const FILES: Record<string, { file: string; type: string }> = {
   '/assets/payouts.js': { file: 'payouts.js', type: 'text/javascript; charset=utf-8' },
   '/assets/invoices.js': { file: 'invoices.js', type: 'text/javascript; charset=utf-8' },
   '/assets/format.js': { file: 'format.js', type: 'text/javascript; charset=utf-8' },
+  '/assets/upload.js': { file: 'upload.js', type: 'text/javascript; charset=utf-8' },
 };
 
 const SECURITY_HEADERS = {

@@ -1,3 +1,4 @@
+import { createWriteStream } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
 
 export class BodyTooLargeError extends Error {
@@ -8,25 +9,67 @@ export class BodyTooLargeError extends Error {
  * Reads the raw request bytes, refusing (before buffering them) anything over `maxBytes`.
  * Plain 'data'/'end' listeners: the async iterator costs a promise per chunk on the hot path.
  */
-export function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer> {
+export async function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  const size = await receive(req, maxBytes, (chunk) => void chunks.push(chunk));
+  return chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size);
+}
+
+/**
+ * Writes the raw request bytes to `file` (created new, readable by this user only), refusing
+ * anything over `maxBytes` as readBody does; the request is paused while the disk catches up, so
+ * an upload never sits in memory whole. Resolves with the size. On a refusal the partial file is
+ * left for the caller, who owns the folder it is in.
+ */
+export async function saveBody(req: IncomingMessage, maxBytes: number, file: string): Promise<number> {
+  refuseDeclared(req, maxBytes);
+  const out = createWriteStream(file, { flags: 'wx', mode: 0o600 });
+  let failure: Error | undefined;
+  out.on('error', (error) => {
+    failure ??= error;
+    req.resume(); // a paused request would wait forever for a 'drain' that cannot come
+  });
+  try {
+    const size = await receive(req, maxBytes, (chunk) => {
+      if (failure || out.write(chunk)) return;
+      req.pause();
+      out.once('drain', () => req.resume());
+    });
+    if (failure) throw failure;
+    await new Promise<void>((resolve, reject) => out.end((error?: Error | null) => (error ? reject(error) : resolve())));
+    return size;
+  } finally {
+    if (!out.closed) out.destroy();
+  }
+}
+
+function refuseDeclared(req: IncomingMessage, maxBytes: number): void {
   const declared = Number(req.headers['content-length']);
-  if (Number.isFinite(declared) && declared > maxBytes) return Promise.reject(new BodyTooLargeError(`body of ${declared} bytes is over ${maxBytes}`));
+  if (Number.isFinite(declared) && declared > maxBytes) throw new BodyTooLargeError(`body of ${declared} bytes is over ${maxBytes}`);
+}
+
+/** Hands each chunk to `take` until the body ends; the one place the size limit is enforced. */
+function receive(req: IncomingMessage, maxBytes: number, take: (chunk: Buffer) => void): Promise<number> {
+  try {
+    refuseDeclared(req, maxBytes);
+  } catch (error) {
+    return Promise.reject(error);
+  }
   return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
     let size = 0;
     const onData = (chunk: Buffer) => {
       size += chunk.length;
       if (size > maxBytes) {
         cleanup();
-        req.resume(); // drain without buffering so the 413 can be written
+        req.resume(); // drain without keeping it so the 413 can be written
         reject(new BodyTooLargeError(`body is over ${maxBytes} bytes`));
         return;
       }
-      chunks.push(chunk);
+      take(chunk);
     };
     const onEnd = () => {
       cleanup();
-      resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size));
+      resolve(size);
     };
     const onError = (error: Error) => {
       cleanup();

@@ -2,6 +2,7 @@ import { createSqlClient, databaseOver } from '../db/database.js';
 import { errorCode } from '../db/errors.js';
 import { FileChangedError, fileSource, importStatementSource } from './import.js';
 import type { ChildReply, ChildRequest } from './isolated-import.js';
+import { StatementFormatError } from './types.js';
 
 /**
  * The statement inbox's import process (isolated-import.ts forks it with its own heap limit): one
@@ -26,7 +27,7 @@ async function run(request: ChildRequest): Promise<ChildReply> {
     return { ok: true, result };
   } catch (error) {
     const e = error as Error;
-    return { ok: false, message: e.message ?? String(error), code: errorCode(error), changed: error instanceof FileChangedError };
+    return { ok: false, message: e.message ?? String(error), code: errorCode(error), changed: error instanceof FileChangedError, refused: error instanceof StatementFormatError };
   } finally {
     await database.close();
   }

@@ -22,7 +22,9 @@ import {
   type StatementLine,
   type StatementReader,
   type StatementSection,
+  type Totals,
 } from './types.js';
+import { addTotal } from './totals.js';
 
 export interface ImportResult {
   file: string;
@@ -48,6 +50,12 @@ export interface ImportResult {
   statementsUnbalanced: number | null;
   /** the statement_unbalanced findings this import opened, one per such statement (none for a file imported before) */
   unbalancedFindings: number[];
+  /**
+   * What the file's lines book, per currency (in its order of first appearance): credits and debits
+   * in cents, as decimal text (it crosses the child's IPC channel and goes out as JSON). Null for a
+   * file imported before: nothing was read into the ledger then, and its totals are not kept.
+   */
+  totals: { currency: string; creditCents: string; debitCents: string }[] | null;
 }
 
 export interface ImportOptions {
@@ -78,6 +86,12 @@ export function balancesNote(r: Pick<ImportResult, 'balancesUnchecked' | 'statem
   if (r.balancesUnchecked) parts.push(`balances not checked ${r.balancesUnchecked}`);
   if (r.statementsUnbalanced) parts.push(`unbalanced, stored with findings ${r.unbalancedFindings.join(', ') || '?'}: ${r.statementsUnbalanced}`);
   return parts.map((p) => `, ${p}`).join('');
+}
+
+/** The result line `statement import` prints for a file, and the operator API's upload answers with. */
+export function describeStatementImport(file: string, r: ImportResult): string {
+  return `${file}: format ${r.format}, statements ${r.statements ?? '?'}, lines read ${r.linesRead}, lines new ${r.linesNew}, ` +
+    `already known ${r.linesKnown}, known from overlapping statements ${r.linesOverlap}${balancesNote(r)}${r.alreadyImported ? ' (file already imported)' : ''}`;
 }
 
 /** The file's bytes differed between the two reads (still being written): nothing was imported; try again later. */
@@ -248,6 +262,7 @@ async function importSections(
     let linesRead = 0;
     let balancesUnchecked = 0;
     const unbalancedFindings: number[] = [];
+    const totals: Totals = new Map();
     // The lines of the statement being staged (a statement handed over in parts is staged part by part).
     let open: { lines: number; provisional: boolean } | null = null;
     await read(async (section, lines, more) => {
@@ -257,6 +272,7 @@ async function importSections(
         open = { lines: 0, provisional: false };
       }
       await stageLines(tx, section, lines, linesRead + open.lines);
+      for (const l of lines) addTotal(totals, l.currency, l.direction, l.amountCents);
       open.lines += lines.length;
       open.provisional ||= more === true;
       if (more) return options.onProgress?.(linesRead + open.lines);
@@ -287,6 +303,7 @@ async function importSections(
     return {
       ...base, format, statementId, alreadyImported: false, statements: sections.length, linesRead, linesNew: counts.new, linesKnown: counts.known,
       linesOverlap: counts.overlap, balancesUnchecked, statementsUnbalanced: unbalancedFindings.length, unbalancedFindings,
+      totals: [...totals].map(([currency, t]) => ({ currency, creditCents: t.credit.toString(), debitCents: t.debit.toString() })),
     };
   });
 }
@@ -301,7 +318,7 @@ async function alreadyImported(tx: TransactionSql, environment: ProviderEnvironm
   return {
     format: row.format, statementId: Number(row.id), alreadyImported: true, statements: row.statement_count, linesRead: row.line_count,
     linesNew: 0, linesKnown: row.line_count, linesOverlap: 0, balancesUnchecked: row.balances_unchecked, statementsUnbalanced: row.statements_unbalanced,
-    unbalancedFindings: [],
+    unbalancedFindings: [], totals: null,
   };
 }
 

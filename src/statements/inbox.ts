@@ -6,8 +6,9 @@ import type { Database } from '../db/database.js';
 import type { Shutdown } from '../lifecycle/shutdown.js';
 import type { Logger } from '../log/logger.js';
 import { isTransientDatabaseError } from '../db/errors.js';
-import { FileChangedError, fileSource, importLimits, importStatementSource, type ImportResult } from './import.js';
-import { ImportStoppedError, importInChildProcess } from './isolated-import.js';
+import { FileChangedError, type ImportResult } from './import.js';
+import { ImportStoppedError } from './isolated-import.js';
+import { importStatementAsDaemon } from './daemon-import.js';
 import { csvSettings } from './csv-settings.js';
 import type { CsvOptions } from './csv.js';
 import type { StatementMetrics } from './metrics.js';
@@ -100,7 +101,7 @@ export function startStatementInbox(ctx: InboxContext, options: InboxOptions = {
         return false;
       }
     },
-    importOne: (file, name) => importOne(ctx, file, name, csv),
+    importOne: (file, name) => importStatementAsDaemon({ config: ctx.config, database: ctx.database, signal: ctx.shutdown.signal }, file, name, csv),
     deferReason: (error) => {
       if (error instanceof FileChangedError) return 'statement changed while it was read; retried at the next scan';
       if (error instanceof ImportStoppedError) return 'statement import stopped by shutdown; retried at the next start';
@@ -231,25 +232,6 @@ async function scan<R>(
     }
   }
   return result;
-}
-
-/**
- * One file's import: in a child process with its own heap limit and time limit when the ledger's
- * address is known (DATABASE_URL, or the embedded server this process started), so a huge or
- * hostile file cannot stall or kill the daemon (isolated-import.ts); in this process otherwise.
- */
-function importOne(ctx: Omit<InboxContext, 'log' | 'metrics'>, file: string, name: string, csv: CsvOptions): Promise<ImportResult> {
-  const limits = importLimits(ctx.config);
-  const acceptUnbalanced = ctx.config.STATEMENT_ACCEPT_UNBALANCED;
-  const databaseUrl = ctx.config.DATABASE_URL ?? ctx.database.embeddedUrl;
-  if (databaseUrl === undefined) return importStatementSource(ctx.database, ctx.config.PROVIDER_ENV, fileSource(file, { noFollow: true }), name, { ...limits, csv, acceptUnbalanced });
-  return importInChildProcess(
-    {
-      databaseUrl, environment: ctx.config.PROVIDER_ENV, file, name, maxFileBytes: ctx.config.STATEMENT_MAX_FILE_BYTES, maxAmountCents: String(limits.maxAmountCents),
-      acceptUnbalanced, csv,
-    },
-    { maxMemoryMb: ctx.config.STATEMENT_IMPORT_MAX_MEMORY_MB, timeoutMs: ctx.config.STATEMENT_IMPORT_TIMEOUT_SECONDS * 1000, signal: ctx.shutdown.signal },
-  );
 }
 
 const SUBFOLDERS = ['imported', 'failed'] as const;

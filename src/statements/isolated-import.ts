@@ -2,6 +2,7 @@ import { fork } from 'node:child_process';
 import type { ProviderEnvironment } from '../config/schema.js';
 import { FileChangedError, type ImportResult } from './import.js';
 import type { CsvOptions } from './csv.js';
+import { StatementFormatError } from './types.js';
 
 export interface ChildRequest {
   databaseUrl: string;
@@ -17,7 +18,8 @@ export interface ChildRequest {
 }
 
 /** `peakRssMb`: the import process's peak resident memory (process.resourceUsage().maxRSS), for the log and tests. */
-export type ChildReply = ({ ok: true; result: ImportResult } | { ok: false; message: string; code: string | undefined; changed: boolean }) & { peakRssMb?: number };
+/** `refused`: the file's own fault (a StatementFormatError), rebuilt as one here, so a caller can tell a refusal from a failure. */
+export type ChildReply = ({ ok: true; result: ImportResult } | { ok: false; message: string; code: string | undefined; changed: boolean; refused?: boolean }) & { peakRssMb?: number };
 
 /** The import process died (out of memory, a crash) or ran past its time: the file is at fault, not the database. */
 export class ImportCrashedError extends Error {
@@ -66,7 +68,7 @@ const CHILD_ENVIRONMENT = /^(PG[A-Z_]+|NODE_EXTRA_CA_CERTS|SSL_CERT_FILE|SSL_CER
  * fails with ImportCrashedError, which the inbox treats like any bad file: moved to failed/. The
  * child's transaction dies with its connection, so a killed import leaves nothing half-written.
  * Errors come back as messages; a database error keeps its code, so the caller still tells an
- * outage (retry later) from a bad file.
+ * outage (retry later) from a bad file, and a refusal of the file comes back a StatementFormatError.
  */
 export function importInChildProcess(request: ChildRequest, options: IsolatedImportOptions): Promise<ImportResult> {
   return new Promise((resolve, reject) => {
@@ -99,6 +101,7 @@ export function importInChildProcess(request: ChildRequest, options: IsolatedImp
       if (reply?.ok) return resolve(reply.peakRssMb === undefined ? reply.result : { ...reply.result, peakRssMb: reply.peakRssMb });
       if (reply) {
         if (reply.changed) return reject(new FileChangedError(reply.message));
+        if (reply.refused) return reject(Object.assign(new StatementFormatError(reply.message), { peakRssMb: reply.peakRssMb }));
         return reject(Object.assign(new Error(reply.message), reply.code ? { code: reply.code } : {}, { peakRssMb: reply.peakRssMb }));
       }
       const last = stderr.trim().split('\n').slice(-3).join(' | ');

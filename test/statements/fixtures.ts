@@ -69,6 +69,19 @@ export function csvStatement(lines: Line[]): string {
   return `${[head, ...rows].join('\r\n')}\r\n`;
 }
 
+/**
+ * One MT940 statement of account NL81ASNB0708271234 booked on 2025-03-02, opening at 1,000.00 and
+ * closing at `closingCents` (opening + credits - debits when it balances).
+ */
+export function mt940Statement(number: string, entries: { dc: 'C' | 'D'; cents: bigint; ref: string }[], closingCents: bigint): Buffer {
+  const amount = (cents: bigint) => `${cents / 100n},${String(cents % 100n).padStart(2, '0')}`;
+  return Buffer.from([
+    ':20:UPLOAD', ':25:NL81ASNB0708271234', `:28C:${number}`, ':60F:C250301EUR1000,00',
+    ...entries.flatMap((e) => [`:61:2503020302${e.dc}${amount(e.cents)}NTRFNONREF//${e.ref}`, `:86:/EREF/${e.ref}/REMI/Upload test/`]),
+    `:62F:C250302EUR${amount(closingCents)}`, '-',
+  ].join('\r\n'));
+}
+
 export function importCsv(database: Database, lines: Line[], name = 'test.csv'): Promise<ImportResult> {
   return importStatement(database, 'sandbox', Buffer.from(csvStatement(lines)), name);
 }

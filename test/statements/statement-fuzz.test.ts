@@ -131,6 +131,9 @@ async function acceptedProblems(r: ImportResult, j: Judgement, before: Awaited<R
   if (r.linesRead !== parsed.lines.length || r.statements !== parsed.sections.length) problems.push(`import read ${r.linesRead} lines in ${r.statements} statements, the parser ${parsed.lines.length} in ${parsed.sections.length}`);
   if (r.linesNew + r.linesKnown + r.linesOverlap !== r.linesRead) problems.push(`lines new ${r.linesNew} + known ${r.linesKnown} + overlap ${r.linesOverlap} != read ${r.linesRead}`);
   if (r.alreadyImported) return problems;
+  // The totals the import reports (the operator API's upload answers with them) are the file's own.
+  const reported: Totals = new Map((r.totals ?? []).map((t) => [t.currency, { credit: BigInt(t.creditCents), debit: BigInt(t.debitCents) }]));
+  if (!equalTotals(reported, parsedTotals(parsed))) problems.push(`the import reported totals ${showTotals(reported)}, the file's lines ${showTotals(parsedTotals(parsed))}`);
   const after = await counts();
   if (after.statements !== before.statements + 1) problems.push(`${after.statements - before.statements} statement rows added`);
   if (after.lines - before.lines !== r.linesNew) problems.push(`${after.lines - before.lines} lines stored, ${r.linesNew} reported new`);

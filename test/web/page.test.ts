@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_FAULT_RATES } from '../../sim/index.js';
 import { sign } from '../../sim/signing.js';
 import { importStatement, importStatementFile } from '../../src/statements/import.js';
+import { mt940Statement } from '../statements/fixtures.js';
 import { importPayoutReportFile } from '../../src/payout-import/file.js';
 import { DISCREPANCY_COLUMNS } from '../../src/reports/discrepancies.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
@@ -29,6 +30,8 @@ const HOSTILE = '=HYPERLINK("http://evil.invalid/steal","Open invoice")';
 const UMLAUT = 'Müller-Bürobedarf-4711';
 const ARTEFACTS = path.resolve('test-results/page');
 const DAY_MS = 86_400_000;
+// Small, so the page's answer to a file over it is seen.
+const UPLOAD_LIMIT = 64 * 1024;
 const CHROMIUM = '/usr/bin/chromium';
 const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 const axeSource = await readFile(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
@@ -74,7 +77,7 @@ beforeAll(async () => {
   db = await createTestDatabase('web_page', { poolMax: 3 });
   stack = await startStack({
     db, seed: 14, faults: DEFAULT_FAULT_RATES, ordersPerDay: 60, graceSeconds: 2,
-    env: { OPERATOR_TOKENS: `ada:${TOKEN}`, PAYOUT_REFERENCE_PATTERN: '^PO[0-9]{16}$', DISPLAY_TIME_ZONE: 'Europe/Berlin' },
+    env: { OPERATOR_TOKENS: `ada:${TOKEN}`, PAYOUT_REFERENCE_PATTERN: '^PO[0-9]{16}$', DISPLAY_TIME_ZONE: 'Europe/Berlin', OPERATOR_UPLOAD_MAX_BYTES: String(UPLOAD_LIMIT) },
   });
   const { sim, daemon } = stack;
   await orphanWebhook(HOSTILE);
@@ -374,9 +377,60 @@ describe.skipIf(!existsSync(CHROMIUM))('the page in Chromium', () => {
     await page.selectOption('#f-kind', '');
   });
 
+  it('uploads a bank statement (its result shown in German) and refuses an unbalanced one and a file that is no payout report, with the reason', async () => {
+    passed = false;
+    await page.click('a[data-view="overview"]');
+    await expectText('#view-overview', 'balances not checked in 1 of 1 statement');
+    await page.click('a[data-view="upload"]');
+    await page.waitForSelector('#view-upload:not([hidden])');
+    expect(await page.getAttribute('#up-statement-result', 'aria-live')).toBe('polite');
+    const count = async () => (await db.sql<{ n: number }[]>`select count(*)::int as n from bank_statements`)[0]!.n;
+    const before = await count();
+    const statement = mt940Statement('31', [{ dc: 'C', cents: 5_562_931n, ref: 'RE-2026-0042' }, { dc: 'D', cents: 1_234n, ref: 'GEB-03' }], 100_000n + 5_562_931n - 1_234n);
+    await page.getByLabel('Statement file').setInputFiles({ name: 'Kontoauszug März.sta', mimeType: 'application/octet-stream', buffer: statement });
+    await page.getByRole('button', { name: 'Upload statement' }).click();
+    await expectText('#up-statement-result', 'Imported Kontoauszug März.sta as statement');
+    const shown = await page.innerText('#up-statement-result');
+    expect(shown).toContain('Credits (EUR)\n55.629,31\u00a0€');
+    expect(shown).toContain('Debits (EUR)\n12,34\u00a0€');
+    expect(shown).toContain('checked and agreeing in 1 of 1');
+    const [stored] = await db.sql<{ credits: string; debits: string }[]>`
+      select sum(l.amount_cents) filter (where l.direction = 'credit')::text as credits, sum(l.amount_cents) filter (where l.direction = 'debit')::text as debits
+      from bank_statements b join statement_lines l on l.statement_id = b.id where b.file_name = 'Kontoauszug März.sta'`;
+    expect(stored).toEqual({ credits: '5562931', debits: '1234' });
+    expect(await count()).toBe(before + 1);
+    // The views reloaded behind the upload: the overview's last import is now this one, whose balances were checked.
+    await waitFor('the overview reloaded', async () => ((await page.textContent('#overview-body'))?.includes('balances not checked') ? undefined : true), 10_000);
+    await shot('9-upload-statement');
+    expect(await axe('main')).toEqual([]);
+
+    const unbalanced = mt940Statement('32', [{ dc: 'C', cents: 1_000n, ref: 'X1' }], 100_000n + 850n);
+    await page.getByLabel('Statement file').setInputFiles({ name: 'unbalanced.sta', mimeType: 'application/octet-stream', buffer: unbalanced });
+    await page.getByRole('button', { name: 'Upload statement' }).click();
+    await expectText('#up-statement-result', 'unbalanced.sta was refused: nothing was stored.');
+    expect(await page.innerText('#up-statement-result .upload-reason')).toMatch(/^MT940 message 1 \(:28C: 32\) does not balance: opening 1000\.00 .*\(difference -1\.50\)$/);
+    expect(await count()).toBe(before + 1);
+
+    await page.getByLabel('Payout report file').setInputFiles({ name: 'notes.csv', mimeType: 'text/csv', buffer: Buffer.from('Order No;Doc No\r\nORD-1;INV-1\r\n') });
+    await page.getByRole('button', { name: 'Upload payout report' }).click();
+    await expectText('#up-report-result', 'notes.csv was refused: nothing was stored.');
+    expect(await page.innerText('#up-report-result .upload-reason')).toMatch(/^missing required columns 'Doc Type', .* \(header on line 1\)$/);
+
+    // Far over the limit, so most of it is still on its way when the 413 goes out: the answer is read, not a reset.
+    const big = Buffer.concat([statement, Buffer.alloc(32 * UPLOAD_LIMIT, 0x20)]);
+    await page.getByLabel('Statement file').setInputFiles({ name: 'big.sta', mimeType: 'application/octet-stream', buffer: big });
+    await page.getByRole('button', { name: 'Upload statement' }).click();
+    await expectText('#up-statement-result', 'big.sta was not imported: nothing was stored.');
+    expect(await page.innerText('#up-statement-result .upload-reason')).toMatch(new RegExp(`^big\\.sta: larger than OPERATOR_UPLOAD_MAX_BYTES \\(${UPLOAD_LIMIT} bytes\\)`));
+    expect(await count()).toBe(before + 1);
+    await shot('9b-upload-refused');
+    expect(await axe('main')).toEqual([]);
+    passed = true;
+  });
+
   it('stays readable at 200 % zoom (640 CSS px wide), loads nothing from elsewhere and breaks no CSP rule', async () => {
     await page.setViewportSize({ width: 640, height: 450 });
-    for (const view of ['overview', 'discrepancies', 'invoices', 'payouts']) {
+    for (const view of ['overview', 'discrepancies', 'invoices', 'payouts', 'upload']) {
       await page.click(`a[data-view="${view}"]`);
       await page.waitForTimeout(300);
       // The page itself never scrolls sideways; wide tables scroll inside their own box.

@@ -1,0 +1,39 @@
+import type { Config } from '../config/schema.js';
+import type { Database } from '../db/database.js';
+import { fileSource, importLimits, importStatementSource, type ImportResult } from './import.js';
+import { importInChildProcess } from './isolated-import.js';
+import type { CsvOptions } from './csv.js';
+
+/** What importing a file as the daemon does needs: the settings, the ledger, and the stop signal. */
+export interface DaemonImportContext {
+  config: Pick<
+    Config,
+    'PROVIDER_ENV' | 'DATABASE_URL' | 'STATEMENT_MAX_FILE_BYTES' | 'STATEMENT_MAX_AMOUNT_CENTS' | 'STATEMENT_ACCEPT_UNBALANCED' | 'STATEMENT_IMPORT_MAX_MEMORY_MB' | 'STATEMENT_IMPORT_TIMEOUT_SECONDS'
+  >;
+  database: Database;
+  /** aborted when the daemon stops: an import in a child process is then stopped (ImportStoppedError) */
+  signal?: AbortSignal | undefined;
+}
+
+/**
+ * One statement file imported by the daemon, as the inbox and the operator API's upload both do:
+ * in a child process with its own heap limit and time limit when the ledger's address is known
+ * (DATABASE_URL, or the embedded server this process started), so a huge or hostile file cannot
+ * stall or kill the daemon (isolated-import.ts); in this process otherwise. The file is opened
+ * without following a symlink. STATEMENT_ACCEPT_UNBALANCED and the limits come from the settings;
+ * `csv` from csvSettings (read by the caller, which decides what a broken profile file means).
+ * `name` is the file's name as recorded and quoted in refusals.
+ */
+export function importStatementAsDaemon(ctx: DaemonImportContext, file: string, name: string, csv: CsvOptions): Promise<ImportResult> {
+  const limits = importLimits(ctx.config);
+  const acceptUnbalanced = ctx.config.STATEMENT_ACCEPT_UNBALANCED;
+  const databaseUrl = ctx.config.DATABASE_URL ?? ctx.database.embeddedUrl;
+  if (databaseUrl === undefined) return importStatementSource(ctx.database, ctx.config.PROVIDER_ENV, fileSource(file, { noFollow: true }), name, { ...limits, csv, acceptUnbalanced });
+  return importInChildProcess(
+    {
+      databaseUrl, environment: ctx.config.PROVIDER_ENV, file, name, maxFileBytes: ctx.config.STATEMENT_MAX_FILE_BYTES, maxAmountCents: String(limits.maxAmountCents),
+      acceptUnbalanced, csv,
+    },
+    { maxMemoryMb: ctx.config.STATEMENT_IMPORT_MAX_MEMORY_MB, timeoutMs: ctx.config.STATEMENT_IMPORT_TIMEOUT_SECONDS * 1000, ...(ctx.signal ? { signal: ctx.signal } : {}) },
+  );
+}
