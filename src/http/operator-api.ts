@@ -11,7 +11,6 @@ import { ordersSource } from '../reports/orders.js';
 import { payoutsSource } from '../reports/payouts.js';
 import { streamReport } from '../reports/writer.js';
 import { ageingSource, invoicesSource } from '../reports/invoices.js';
-import { readBody, BodyTooLargeError } from './read-body.js';
 import { ackRoutes } from './operator-ack.js';
 import { uploadRoutes } from './operator-upload.js';
 import { detailRoutes } from './operator-detail.js';
