@@ -1,6 +1,6 @@
 import postgres from 'postgres';
-import { DAY_MS, NO_FAULTS, startSimulator } from '../../sim/index.js';
 import { cleanEnv, spawnCli, type CliChild } from './cli.js';
+import { businessFigures, deliverOrdersTo, GRACE_SECONDS, settleBusiness, startBusinessSimulator, type BusinessFigures } from './failover-business.js';
 import { startLoad, type LoadAnswer } from './fault-load.js';
 import { daemonEnv, sleep, waitFor } from './harness.js';
 import { startPgCluster } from './pg-cluster.js';
@@ -54,6 +54,8 @@ export interface FailoverFigures {
   reconcileRunsAfterPromotion: number;
   /** pairs of complete runs of the same job whose times overlap (a run recorded twice, or two leaders at once) */
   overlappingRuns: number;
+  /** the simulator's order webhooks, and the findings the promoted ledger shows for the lost ones */
+  business: BusinessFigures;
   daemonStderr: string;
 }
 
@@ -82,21 +84,22 @@ export async function runFailover(options: FailoverOptions): Promise<FailoverFig
   const lagMs = options.lagMs ?? 1000;
   const detectMs = options.detectMs ?? 1000;
   const cluster = await startPgCluster({ synchronous: options.synchronous });
-  const sim = await startSimulator({ seed: 'failover', faults: NO_FAULTS, business: { ordersPerDay: 60 } });
+  const sim = await startBusinessSimulator();
   const replicas: Replica[] = [];
   let ledger: postgres.Sql | undefined;
   try {
     const admin = postgres(cluster.primary.url(), { max: 1, onnotice: () => {} });
     await admin`create database recon`;
     await admin.end();
-    await sim.advance(2 * DAY_MS);
+    // Polls every second, so most order states are seen before the business moves them on.
     const env = cleanEnv(daemonEnv({
       sim,
       databaseUrl: cluster.multiHostUrl('recon'),
-      graceSeconds: 3600,
-      extra: { LOG_LEVEL: 'info', POLL_SCHEDULE: '*/2 * * * * *', RECONCILE_SCHEDULE: '*/3 * * * * *', POLL_LOCK_HEARTBEAT_MS: '500', DB_POOL_MAX: '4' },
+      graceSeconds: GRACE_SECONDS,
+      extra: { LOG_LEVEL: 'info', POLL_SCHEDULE: '* * * * * *', RECONCILE_SCHEDULE: '*/2 * * * * *', POLL_LOCK_HEARTBEAT_MS: '500', DB_POOL_MAX: '4' },
     }));
     replicas.push(...(await Promise.all([spawnReplica(env), spawnReplica(env)])));
+    deliverOrdersTo(sim, replicas.map((r) => `${r.url}/webhooks`));
     // Both polled once on the primary before the load, so "again after the promotion" means something.
     const primarySql = postgres(cluster.primary.url('recon'), { max: 1, onnotice: () => {} });
     await waitFor('a complete poll and pass on the primary', async () => {
@@ -161,6 +164,8 @@ export async function runFailover(options: FailoverOptions): Promise<FailoverFig
     }, 60_000, 200);
     watching = false;
     await watcher;
+    await settleBusiness(sim, sql);
+    const business = await businessFigures(sim, sql);
     const [runs] = await sql<{ polls: number; passes: number; overlapping: number }[]>`
       select (select count(*)::int from poll_runs where status = 'complete' and started_at > to_timestamp(${promotedAtEpochMs / 1000})) as polls,
              (select count(*)::int from reconcile_runs where status = 'complete' and started_at > to_timestamp(${promotedAtEpochMs / 1000})) as passes,
@@ -211,6 +216,7 @@ export async function runFailover(options: FailoverOptions): Promise<FailoverFig
       pollRunsAfterPromotion: runs?.polls ?? 0,
       reconcileRunsAfterPromotion: runs?.passes ?? 0,
       overlappingRuns: runs?.overlapping ?? -1,
+      business,
       daemonStderr: replicas.map((r) => r.cli.stderr()).join(''),
     };
   } catch (error) {
