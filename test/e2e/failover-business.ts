@@ -16,8 +16,9 @@ import { waitFor } from './harness.js';
 /** 1 real second = 10 simulated minutes. */
 const TIME_SCALE = 600;
 /**
- * One order a simulated minute: ~10 created and ~8 moved on per real second, so a held second of
- * replication holds back ~20 acknowledged order events; an order stays authorized 0.5-18 s (real)
+ * One order a simulated minute: about 10 created and 8 moved on per real second, of which the held
+ * second and the kill catch a dozen or so acknowledged order events (12-20 in the runs of
+ * docs/high-availability.md); an order stays authorized 0.5-18 s (real)
  * and confirmed 12 s or more, so most states live past the first poll after the promotion and some
  * do not (both paths of the verdict below are taken).
  */

@@ -9,10 +9,11 @@ import { getText, metricValue } from './replica-probe.js';
 /**
  * A Postgres failover under load, with real servers (pg-cluster.ts): a primary and a streaming
  * standby, two daemon replicas (`bnpl-recon start`) with both hosts in DATABASE_URL
- * (target_session_attrs=read-write) polling the simulator every 2 s and reconciling every 3 s,
+ * (target_session_attrs=read-write) polling the simulator every second and reconciling every 2 s,
  * signed deliveries from concurrent senders that retry a 503 or a failed connection as the
- * provider does. Then the primary's whole process group is SIGKILLed (the machine is gone), and
- * after `detectMs` (what Patroni or CloudNativePG take to decide) the standby is promoted.
+ * provider does, and the simulator's own order webhooks (failover-business.ts). Then the
+ * primary's whole process group is SIGKILLed (the machine is gone), and after `detectMs` (what
+ * Patroni or CloudNativePG take to decide) the standby is promoted.
  *
  * `lagMs` holds back replication before the kill (SIGSTOP of the primary's walsender; stopping
  * the standby's walreceiver is not enough on loopback, where what was sent already waits in its
@@ -22,8 +23,9 @@ import { getText, metricValue } from './replica-probe.js';
  * is acknowledged in that window; with asynchronous replication whatever was acknowledged in it
  * is on the dead primary only.
  *
- * The ledger is read on the promoted standby afterwards. Used by test/e2e/failover.test.ts and
- * `npm run soak`.
+ * The ledger is read on the promoted standby afterwards, and what became of the lost order
+ * webhooks once the poller and the reconciliation have had their grace period there. Used by
+ * test/e2e/failover.test.ts and `npm run soak`.
  */
 export interface FailoverFigures {
   replication: 'synchronous' | 'asynchronous';
