@@ -169,6 +169,19 @@ describe('the import graph of src/ and sim/', () => {
     expect(literal.test("where f.topic = 'factoring/approved'")).toBe(true);
   });
 
+  it('opens every transaction through src/db/transaction.ts: postgres.js\'s own begin() ends the process when the connection dies under it', () => {
+    const helper = path.join(SRC, 'db', 'transaction.ts');
+    const begin = /\.begin\(/;
+    const wrong = [...graph.keys()]
+      .filter((f) => f.startsWith(SRC + path.sep) && f !== helper)
+      .flatMap((f) => readFileSync(f, 'utf8').split('\n').flatMap((line, i) => {
+        const code = line.replace(/^\s*(\*|\/\/).*$/, '');
+        return begin.test(code) ? [`${rel(f)}:${i + 1}: ${line.trim()}`] : [];
+      }));
+    expect(wrong).toEqual([]);
+    expect(begin.test('return database.sql.begin(async (tx) => {')).toBe(true);
+  });
+
   it('keeps the simulator beside the product: only the demo and sim commands start it, and it reads no receiver, client, poller or reconciler', () => {
     // The simulator stands in for the provider; were it to share the receiver's or the poller's
     // code, a bug in that code would be mirrored in the oracle and hide from the tests.

@@ -17,9 +17,11 @@ import { startReplicas } from '../../test/e2e/replicas.js';
  *
  * `npm run soak -- --postgres-failover [--trials N]`: instead, N (default 3) Postgres failovers
  * with synchronous replication and N with asynchronous replication, on private clusters of the
- * machine's Postgres (test/e2e/failover.ts), 10 s of load before and after each; one JSON line
- * per failover, then a summary line. Exit status 1 if a synchronous failover lost an acknowledged
- * delivery, applied one twice, or took more than 15 s from the promotion to the first 2xx.
+ * machine's Postgres (test/e2e/failover.ts), 10 s of load before and after each, with the
+ * simulator's order webhooks (test/e2e/failover-business.ts); one JSON line per failover, then a
+ * summary line. Exit status 1 if a synchronous failover lost an acknowledged delivery, applied one
+ * twice, or took more than 15 s from the promotion to the first 2xx, or if any failover left a lost
+ * order webhook unexplained or a missed_webhook finding without a lost webhook behind it.
  */
 async function postgresFailovers(trials: number): Promise<boolean> {
   if (!postgresServerBin()) {
@@ -48,10 +50,19 @@ async function postgresFailovers(trials: number): Promise<boolean> {
     promotionToReadyMs: fs.map((f) => f.promotionToReadyMs),
     overlappingRuns: fs.reduce((n, f) => n + f.overlappingRuns, 0),
     unexpected: fs.flatMap((f) => f.unexpected),
+    orderWebhooksAcknowledged: fs.map((f) => f.business.acknowledged),
+    orderWebhooksLost: fs.map((f) => f.business.acknowledgedLost),
+    lostShownAsMissedWebhook: fs.map((f) => f.business.lostShownAsMissedWebhook),
+    lostSuperseded: fs.map((f) => f.business.lostSuperseded.length),
+    lostUnexplained: fs.reduce((n, f) => n + f.business.lostUnexplained.length, 0),
+    falseMissedWebhooks: fs.reduce((n, f) => n + f.business.missedWebhookUnexplained.length, 0),
   });
   process.stdout.write(`${JSON.stringify({ synchronous: summary(sync), asynchronous: summary(async) })}\n`);
   clearInterval(alive);
-  return sync.every((f) => f.acknowledgedLost === 0 && f.appliedTwice === 0 && f.promotionToFirstAckMs <= 15_000 && f.unexpected.length === 0);
+  return (
+    sync.every((f) => f.acknowledgedLost === 0 && f.appliedTwice === 0 && f.promotionToFirstAckMs <= 15_000 && f.unexpected.length === 0) &&
+    all.every((f) => f.business.lostUnexplained.length === 0 && f.business.missedWebhookUnexplained.length === 0)
+  );
 }
 
 if (process.argv.includes('--postgres-failover')) {

@@ -10,6 +10,7 @@ import type { Sql } from 'postgres';
 import type { Logger } from '../log/logger.js';
 import { webhookDeliveries } from '../schema/deliveries.js';
 import { DEFAULT_PARTITION, PARTITION_PREFIX, addMonths, isRetired, monthOfPartition, monthStart, monthsCoveredAhead, monthsToEnsure, partitionName } from './partition-months.js';
+import { transaction } from '../db/transaction.js';
 
 /**
  * The columns of an archive, in order: every column of webhook_deliveries, read from the drizzle
@@ -51,7 +52,7 @@ export async function ensurePartitions(sql: Sql, now: Date, ahead: number, onCre
     if (existing.has(name)) continue;
     const from = month.toISOString();
     const to = addMonths(month, 1).toISOString();
-    await sql.begin(async (tx) => {
+    await transaction(sql, async (tx) => {
       await tx.unsafe(`set local lock_timeout = '${DDL_LOCK_TIMEOUT}'`);
       await tx`create table ${tx(name)} (like webhook_deliveries including defaults)`;
       await tx`
@@ -93,7 +94,7 @@ export async function retirePartitions(
   for (const name of retentionMonths === undefined ? [] : await attachedPartitions(sql)) {
     const month = monthOfPartition(name);
     if (!month || !isRetired(month, now, retentionMonths)) continue;
-    await sql.begin(async (tx) => {
+    await transaction(sql, async (tx) => {
       await tx.unsafe(`set local lock_timeout = '${DDL_LOCK_TIMEOUT}'`);
       await tx.unsafe(`alter table webhook_deliveries detach partition "${name}"`);
     });

@@ -4,6 +4,7 @@ import type { Database } from '../db/database.js';
 import { lockKey } from '../jobs/lock-keys.js';
 import { transactionLock } from '../jobs/session-lock.js';
 import type { PayoutReportFile, PayoutReportRow } from '../payout-reports/read.js';
+import { transaction } from '../db/transaction.js';
 
 export interface PayoutReportImportResult {
   file: string | null;
@@ -51,7 +52,7 @@ export async function importPayoutReport(
   const base = { file, format: report.format, sha256: report.sha256, rows: report.rows.length };
   if (report.rows.length === 0) throw new PayoutReportRefusedError('the file holds no rows');
   refuseDuplicates(report.rows);
-  return database.sql.begin(async (tx) => {
+  return transaction(database.sql, async (tx) => {
     await transactionLock(tx, lockKey('payoutReportImport', environment));
     const [known] = await tx<{ id: number; payouts: string[] | null }[]>`
       select r.id, (select array_agg(distinct payout_uuid::text order by payout_uuid::text) from payout_report_rows w where w.report_id = r.id) as payouts

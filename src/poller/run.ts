@@ -13,6 +13,7 @@ import { finishRun, startRun, type RunEnd } from '../jobs/runs.js';
 import { assertStillHeld, type SessionLock } from '../jobs/session-lock.js';
 import { upsertOrdersPages, type PageToWrite } from './upsert.js';
 import { pageBatcher } from './write-batcher.js';
+import { transaction } from '../db/transaction.js';
 
 export interface PollContext {
   config: Config;
@@ -145,7 +146,7 @@ export async function runPoll(ctx: PollContext, client: ProviderClient, signal?:
  */
 async function writePages(sql: Sql, environment: Config['PROVIDER_ENV'], runId: number, pages: readonly PageToWrite[], lock: PollRunOptions['lock']): Promise<number[]> {
   if (!lock) return (await upsertOrdersPages(sql, environment, runId, pages)).newInRunByPage;
-  return await sql.begin(async (tx) => {
+  return await transaction(sql, async (tx) => {
     await assertStillHeld(tx, lock);
     return (await upsertOrdersPages(tx as unknown as Sql, environment, runId, pages)).newInRunByPage;
   });

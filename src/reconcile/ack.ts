@@ -3,6 +3,7 @@ import { lockKey } from '../jobs/lock-keys.js';
 import { transactionLock } from '../jobs/session-lock.js';
 import type { ProviderEnvironment } from '../config/schema.js';
 import { SQL_ISO_MICROSECONDS } from '../db/time-format.js';
+import { transaction } from '../db/transaction.js';
 
 export interface AcknowledgedDiscrepancy {
   id: number;
@@ -46,7 +47,7 @@ export async function acknowledgeDiscrepancy(
   const by = operatorActor(actor);
   const [found] = await database.sql<{ environment: ProviderEnvironment }[]>`select environment from discrepancies where id = ${id}`;
   if (!found || (environment !== undefined && found.environment !== environment)) return { outcome: 'not_found' };
-  return database.sql.begin(async (tx) => {
+  return transaction(database.sql, async (tx) => {
     await tx`set local lock_timeout = '60s'`;
     await transactionLock(tx, lockKey('reconcile', found.environment));
     const [row] = await tx<{ status: string }[]>`select status from discrepancies where id = ${id} for update`;

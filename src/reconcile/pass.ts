@@ -15,6 +15,7 @@ import { ORDER_RULE_KINDS, RULES, RULE_KINDS } from './rules/registry.js';
 import type { DeductionTerms, PassSummary, RuleParams } from './types.js';
 import { judgingSettings } from './settings.js';
 import { DEFAULT_INVOICE_SETTINGS } from './rules/invoice-common.js';
+import { transaction } from '../db/transaction.js';
 
 export interface ReconcileContext {
   config: Pick<Config, 'PROVIDER_ENV' | 'WEBHOOK_GRACE_SECONDS'> &
@@ -129,12 +130,12 @@ async function runRules(
   // ledger's indexes while the order rules keep the CPU busy (1,000,000 orders: ~3 s that no longer
   // adds to the pass). If either transaction fails the pass fails; what the other committed is
   // still true, and the next pass repeats it without effect.
-  const duplicates = ctx.database.sql.begin(async (tx) => {
+  const duplicates = transaction(ctx.database.sql, async (tx) => {
     await tuneForPass(tx);
     summary.duplicateDeliveries = await timed('duplicate_delivery', () => recordDuplicateDeliveries(tx, base));
     await assertStillHeld(tx, lock);
   });
-  const orderAndPayoutRules = ctx.database.sql.begin(async (tx) => {
+  const orderAndPayoutRules = transaction(ctx.database.sql, async (tx) => {
     await tuneForPass(tx);
     const scope = await timed('scope', () => buildScope(tx, base, forceFull, ORDER_RULE_KINDS));
     const params: RuleParams = { ...base, scoped: scope.mode === 'incremental' };

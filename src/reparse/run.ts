@@ -14,6 +14,7 @@ import { PARSER_VERSION } from '../webhooks/parser-version.js';
 import type { ReparseMetrics } from './metrics.js';
 import { YieldingPace, type PaceSettings } from './pace.js';
 import { outcomeOf, ReparseTally, type ReparseChange, type ReparseOutcome, type StoredFields } from './outcome.js';
+import { transaction } from '../db/transaction.js';
 
 /** Which stored deliveries a run re-classifies: one unparsed status, both (unparsed), or every delivery (all). */
 export const REPARSE_STATUS_FILTERS = ['unknown_topic', 'invalid_shape', 'unparsed', 'all'] as const;
@@ -221,7 +222,7 @@ class DryRunRollback extends Error {
 /** The batch written and decided by the database, then rolled back. */
 async function rolledBack(sql: Sql, batch: Rederived[]): Promise<RederiveResult[]> {
   try {
-    await sql.begin(async (tx) => {
+    await transaction(sql, async (tx) => {
       throw new DryRunRollback(await rederiveDeliveries(tx, batch));
     });
   } catch (error) {

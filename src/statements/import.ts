@@ -25,6 +25,7 @@ import {
   type Totals,
 } from './types.js';
 import { addTotal } from './totals.js';
+import { transaction } from '../db/transaction.js';
 
 export interface ImportResult {
   file: string;
@@ -245,7 +246,7 @@ async function importSections(
   options: ImportOptions,
   read: (stage: Stage) => Promise<void>,
 ): Promise<ImportResult> {
-  return database.sql.begin(async (tx) => {
+  return transaction(database.sql, async (tx) => {
     // One import per environment at a time: the overlap rule (overlap.ts) must see what the other committed.
     await transactionLock(tx, lockKey('statementImport', environment));
     const base = { file: fileName, sha256 };

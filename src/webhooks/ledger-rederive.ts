@@ -3,6 +3,7 @@ import type { StorableClassification } from './classify.js';
 import { parsedFields, typedInsert, typedJson } from './ledger-write.js';
 import { TYPED_TABLES } from './typed-rows.js';
 import { PARSER_VERSION } from './parser-version.js';
+import { transaction } from '../db/transaction.js';
 
 /** A stored delivery and what the current parser makes of its raw bytes. */
 export interface Rederived {
@@ -90,7 +91,7 @@ export async function rederiveDeliveries(sql: Sql | TransactionSql, batch: reado
     return outcome.map(([deliveryId, applied]) => ({ deliveryId, applied }));
   };
   // Inside a caller's transaction (a dry run, rolled back) the two statements join it.
-  return 'savepoint' in sql ? write(sql) : sql.begin(write);
+  return 'savepoint' in sql ? write(sql) : transaction(sql, write);
 }
 
 /** The applied-events key refused a claim: a retry of the event was committed meanwhile. */

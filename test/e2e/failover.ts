@@ -1,6 +1,6 @@
 import postgres from 'postgres';
-import { DAY_MS, NO_FAULTS, startSimulator } from '../../sim/index.js';
 import { cleanEnv, spawnCli, type CliChild } from './cli.js';
+import { businessFigures, deliverOrdersTo, GRACE_SECONDS, settleBusiness, startBusinessSimulator, type BusinessFigures } from './failover-business.js';
 import { startLoad, type LoadAnswer } from './fault-load.js';
 import { daemonEnv, sleep, waitFor } from './harness.js';
 import { startPgCluster } from './pg-cluster.js';
@@ -9,10 +9,11 @@ import { getText, metricValue } from './replica-probe.js';
 /**
  * A Postgres failover under load, with real servers (pg-cluster.ts): a primary and a streaming
  * standby, two daemon replicas (`bnpl-recon start`) with both hosts in DATABASE_URL
- * (target_session_attrs=read-write) polling the simulator every 2 s and reconciling every 3 s,
+ * (target_session_attrs=read-write) polling the simulator every second and reconciling every 2 s,
  * signed deliveries from concurrent senders that retry a 503 or a failed connection as the
- * provider does. Then the primary's whole process group is SIGKILLed (the machine is gone), and
- * after `detectMs` (what Patroni or CloudNativePG take to decide) the standby is promoted.
+ * provider does, and the simulator's own order webhooks (failover-business.ts). Then the
+ * primary's whole process group is SIGKILLed (the machine is gone), and after `detectMs` (what
+ * Patroni or CloudNativePG take to decide) the standby is promoted.
  *
  * `lagMs` holds back replication before the kill (SIGSTOP of the primary's walsender; stopping
  * the standby's walreceiver is not enough on loopback, where what was sent already waits in its
@@ -22,8 +23,9 @@ import { getText, metricValue } from './replica-probe.js';
  * is acknowledged in that window; with asynchronous replication whatever was acknowledged in it
  * is on the dead primary only.
  *
- * The ledger is read on the promoted standby afterwards. Used by test/e2e/failover.test.ts and
- * `npm run soak`.
+ * The ledger is read on the promoted standby afterwards, and what became of the lost order
+ * webhooks once the poller and the reconciliation have had their grace period there. Used by
+ * test/e2e/failover.test.ts and `npm run soak`.
  */
 export interface FailoverFigures {
   replication: 'synchronous' | 'asynchronous';
@@ -54,6 +56,8 @@ export interface FailoverFigures {
   reconcileRunsAfterPromotion: number;
   /** pairs of complete runs of the same job whose times overlap (a run recorded twice, or two leaders at once) */
   overlappingRuns: number;
+  /** the simulator's order webhooks, and the findings the promoted ledger shows for the lost ones */
+  business: BusinessFigures;
   daemonStderr: string;
 }
 
@@ -82,21 +86,22 @@ export async function runFailover(options: FailoverOptions): Promise<FailoverFig
   const lagMs = options.lagMs ?? 1000;
   const detectMs = options.detectMs ?? 1000;
   const cluster = await startPgCluster({ synchronous: options.synchronous });
-  const sim = await startSimulator({ seed: 'failover', faults: NO_FAULTS, business: { ordersPerDay: 60 } });
+  const sim = await startBusinessSimulator();
   const replicas: Replica[] = [];
   let ledger: postgres.Sql | undefined;
   try {
     const admin = postgres(cluster.primary.url(), { max: 1, onnotice: () => {} });
     await admin`create database recon`;
     await admin.end();
-    await sim.advance(2 * DAY_MS);
+    // Polls every second, so most order states are seen before the business moves them on.
     const env = cleanEnv(daemonEnv({
       sim,
       databaseUrl: cluster.multiHostUrl('recon'),
-      graceSeconds: 3600,
-      extra: { LOG_LEVEL: 'info', POLL_SCHEDULE: '*/2 * * * * *', RECONCILE_SCHEDULE: '*/3 * * * * *', POLL_LOCK_HEARTBEAT_MS: '500', DB_POOL_MAX: '4' },
+      graceSeconds: GRACE_SECONDS,
+      extra: { LOG_LEVEL: 'info', POLL_SCHEDULE: '* * * * * *', RECONCILE_SCHEDULE: '*/2 * * * * *', POLL_LOCK_HEARTBEAT_MS: '500', DB_POOL_MAX: '4' },
     }));
     replicas.push(...(await Promise.all([spawnReplica(env), spawnReplica(env)])));
+    deliverOrdersTo(sim, replicas.map((r) => `${r.url}/webhooks`));
     // Both polled once on the primary before the load, so "again after the promotion" means something.
     const primarySql = postgres(cluster.primary.url('recon'), { max: 1, onnotice: () => {} });
     await waitFor('a complete poll and pass on the primary', async () => {
@@ -161,6 +166,8 @@ export async function runFailover(options: FailoverOptions): Promise<FailoverFig
     }, 60_000, 200);
     watching = false;
     await watcher;
+    await settleBusiness(sim, sql);
+    const business = await businessFigures(sim, sql);
     const [runs] = await sql<{ polls: number; passes: number; overlapping: number }[]>`
       select (select count(*)::int from poll_runs where status = 'complete' and started_at > to_timestamp(${promotedAtEpochMs / 1000})) as polls,
              (select count(*)::int from reconcile_runs where status = 'complete' and started_at > to_timestamp(${promotedAtEpochMs / 1000})) as passes,
@@ -211,6 +218,7 @@ export async function runFailover(options: FailoverOptions): Promise<FailoverFig
       pollRunsAfterPromotion: runs?.polls ?? 0,
       reconcileRunsAfterPromotion: runs?.passes ?? 0,
       overlappingRuns: runs?.overlapping ?? -1,
+      business,
       daemonStderr: replicas.map((r) => r.cli.stderr()).join(''),
     };
   } catch (error) {
