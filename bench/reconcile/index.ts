@@ -5,6 +5,7 @@ import { createSqlClient, databaseOver, type Database } from '../../src/db/datab
 import { applyMigrations } from '../../src/ledger/migrate.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { seedLedger } from './seed.js';
+import { BENCH_CONTRACT_TERMS } from './invoice-seed.js';
 import { naiveBaseline } from './baseline.js';
 import { median } from '../support.js';
 
@@ -49,7 +50,9 @@ export interface RunnerReport {
 /** The passes run in a child process (bench/reconcile/runner.ts): see there why. */
 export function runPasses(databaseUrl: string): Promise<RunnerReport> {
   const child = fork(fileURLToPath(new URL('./runner.ts', import.meta.url)), [], {
-    env: { ...process.env, DATABASE_URL: databaseUrl, GRACE_SECONDS: String(GRACE_SECONDS), FULL_PASSES: String(FULL_PASSES) },
+    // The contract's terms in both variants, so payout_deduction_mismatch judges (and costs) the same
+    // way whether or not the ledger holds payout reports.
+    env: { ...process.env, DATABASE_URL: databaseUrl, GRACE_SECONDS: String(GRACE_SECONDS), FULL_PASSES: String(FULL_PASSES), CONTRACT_TERMS: BENCH_CONTRACT_TERMS },
     execArgv: ['--import', 'tsx'],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
@@ -63,24 +66,21 @@ export function runPasses(databaseUrl: string): Promise<RunnerReport> {
   });
 }
 
-async function measureScale(serverUrl: string, orders: number, baselineSample: number): Promise<Record<string, unknown>> {
-  const database = await freshDatabase(serverUrl, `r${orders}`);
+/** baselineSample 0: no baseline (the invoice-to-cash variant is compared with the plain pass instead). */
+async function measureScale(serverUrl: string, orders: number, baselineSample: number, invoiceToCash = false): Promise<Record<string, unknown>> {
+  const database = await freshDatabase(serverUrl, `r${orders}${invoiceToCash ? 'i' : ''}`);
   try {
     const t0 = performance.now();
-    const shape = await seedLedger(database.sql, orders, GRACE_SECONDS);
+    const shape = await seedLedger(database.sql, orders, GRACE_SECONDS, { invoiceToCash });
     const seedSeconds = (performance.now() - t0) / 1000;
     const passes = await runPasses(databaseUrlOf(serverUrl, database.name));
     const fullMs = median(passes.full.map((p) => p.durationMs));
     const medianRun = passes.full.find((p) => p.durationMs === fullMs) ?? passes.full[0];
-    const [counts] = await database.sql<Record<string, number>[]>`
-      select count(*) filter (where kind = 'missed_webhook')::int as missed_webhook,
-             count(*) filter (where kind = 'state_mismatch')::int as state_mismatch,
-             count(*) filter (where kind = 'duplicate_event')::int as duplicate_event,
-             count(*) filter (where kind = 'orphan_webhook')::int as orphan_webhook,
-             count(*) filter (where kind = 'duplicate_delivery')::int as duplicate_delivery
-      from discrepancies`;
-    const baseline = await naiveBaseline(database, orders, baselineSample, GRACE_SECONDS);
-    return {
+    // Every kind found, in the order of the seed's expected counts, then any kind it did not seed.
+    const byKind = await database.sql<{ kind: string; n: number }[]>`select kind::text as kind, count(*)::int as n from discrepancies group by kind`;
+    const counts: Record<string, number> = Object.fromEntries(Object.keys(shape.expected).map((k) => [k, 0]));
+    for (const row of byKind) counts[row.kind] = row.n;
+    const fullRuns = {
       orders: shape.orders,
       deliveries: shape.deliveries,
       order_events: shape.orderEvents,
@@ -93,11 +93,6 @@ async function measureScale(serverUrl: string, orders: number, baselineSample: n
       found: counts,
       expected: shape.expected,
       findings_match_seeded_faults: JSON.stringify(counts) === JSON.stringify(shape.expected),
-      baseline_sample_orders: baseline.sample,
-      baseline_ms_per_order: Number(baseline.msPerOrder.toFixed(3)),
-      baseline_extrapolated_ms: Math.round(baseline.msPerOrder * orders),
-      baseline_over_full_pass_ratio: Number(((baseline.msPerOrder * orders) / Math.max(1, fullMs)).toFixed(1)),
-      baseline_over_no_change_pass_ratio: Number(((baseline.msPerOrder * orders) / Math.max(1, passes.noChange.durationMs)).toFixed(1)),
       no_change_pass_mode: passes.noChange.mode,
       full_pass_step_ms: medianRun?.stepMs,
       // Every run's steps, so an outlier shows which rule was slow.
@@ -105,6 +100,16 @@ async function measureScale(serverUrl: string, orders: number, baselineSample: n
       no_change_pass_step_ms: passes.noChange.stepMs,
       reconciler_start_rss_mib: passes.startRssMib,
       reconciler_peak_rss_mib: passes.peakRssMib,
+    };
+    if (baselineSample === 0) return fullRuns;
+    const baseline = await naiveBaseline(database, orders, baselineSample, GRACE_SECONDS);
+    return {
+      ...fullRuns,
+      baseline_sample_orders: baseline.sample,
+      baseline_ms_per_order: Number(baseline.msPerOrder.toFixed(3)),
+      baseline_extrapolated_ms: Math.round(baseline.msPerOrder * orders),
+      baseline_over_full_pass_ratio: Number(((baseline.msPerOrder * orders) / Math.max(1, fullMs)).toFixed(1)),
+      baseline_over_no_change_pass_ratio: Number(((baseline.msPerOrder * orders) / Math.max(1, passes.noChange.durationMs)).toFixed(1)),
     };
   } finally {
     await database.drop();
@@ -118,10 +123,16 @@ async function measureScale(serverUrl: string, orders: number, baselineSample: n
  * timed on a sample and extrapolated. Runs on BENCH_DATABASE_URL or TEST_DATABASE_URL (a server it
  * may create databases on); each scale gets a fresh database, dropped afterwards.
  *
+ * Then (issue 24) the same passes over the large scale's orders seeded with what follows each
+ * invoice to cash (invoices, factoring, payouts, payout reports, bank credits: invoice-seed.ts),
+ * and the growth over the plain pass of the same run: the invoice rules look at every invoice in
+ * every pass, incremental or not (rules/invoice-common.ts), so the no-change pass grows most.
+ * `invoices: false` leaves that part out.
+ *
  * The full pass is the median of three on the same ledger (cleared in between); growth compares
  * medians. Figures and command: bench/README.md.
  */
-export async function runReconcileBench(opts: { quick?: boolean } = {}): Promise<Record<string, unknown>> {
+export async function runReconcileBench(opts: { quick?: boolean; invoices?: boolean } = {}): Promise<Record<string, unknown>> {
   const serverUrl = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL;
   if (!serverUrl) throw new Error('set BENCH_DATABASE_URL or TEST_DATABASE_URL to a Postgres server the benchmark may create databases on');
   const large = opts.quick ? 100_000 : 1_000_000;
@@ -130,7 +141,7 @@ export async function runReconcileBench(opts: { quick?: boolean } = {}): Promise
   const atLarge = await measureScale(serverUrl, large, 2000);
   const fullGrowth = (atLarge.full_pass_ms as number) / Math.max(1, atSmall.full_pass_ms as number);
   const noChangeGrowth = (atLarge.no_change_pass_ms as number) / Math.max(1, atSmall.no_change_pass_ms as number);
-  return {
+  const result: Record<string, unknown> = {
     part: 'reconcile',
     quick: Boolean(opts.quick),
     large: atLarge,
@@ -139,11 +150,24 @@ export async function runReconcileBench(opts: { quick?: boolean } = {}): Promise
     no_change_pass_growth_for_10x_orders: Number(noChangeGrowth.toFixed(2)),
     targets: { full_pass_ms: 10_000, no_change_pass_ms: 2_000, note: 'targets are for 1,000,000 orders; growth <= 10x is linear; memory flat: reconciler_peak_rss_mib alike at both scales' },
   };
+  if (opts.invoices === false) return result;
+  const withInvoices = await measureScale(serverUrl, large, 0, true);
+  const ratio = (a: unknown, b: unknown) => Number(((a as number) / Math.max(1, b as number)).toFixed(2));
+  result.invoice_to_cash = {
+    large: withInvoices,
+    // with invoices / without, at the same orders in the same run
+    full_pass_ratio: ratio(withInvoices.full_pass_ms, atLarge.full_pass_ms),
+    no_change_pass_ratio: ratio(withInvoices.no_change_pass_ms, atLarge.no_change_pass_ms),
+    peak_rss_ratio: ratio(withInvoices.reconciler_peak_rss_mib, atLarge.reconciler_peak_rss_mib),
+    full_pass_added_ms: (withInvoices.full_pass_ms as number) - (atLarge.full_pass_ms as number),
+    no_change_pass_added_ms: (withInvoices.no_change_pass_ms as number) - (atLarge.no_change_pass_ms as number),
+  };
+  return result;
 }
 
 const entry = process.argv[1];
 if (entry && import.meta.url.endsWith(entry.replace(/^.*\/bench\//, '/bench/'))) {
-  runReconcileBench({ quick: process.argv.includes('--quick') }).then(
+  runReconcileBench({ quick: process.argv.includes('--quick'), invoices: !process.argv.includes('--no-invoices') }).then(
     (result) => process.stdout.write(`${JSON.stringify(result, null, 2)}\n`),
     (error: unknown) => {
       process.stderr.write(`${String((error as Error).stack ?? error)}\n`);

@@ -2,7 +2,7 @@
  * Child process for bench/reconcile/index.ts: the passes over one seeded ledger, in a process of their
  * own, so the peak RSS reported is the reconciler's alone and not whatever the benchmark process did
  * before (the ingest part's load generator holds ~150 MiB of deliveries). Settings arrive as
- * environment variables: DATABASE_URL, GRACE_SECONDS, FULL_PASSES.
+ * environment variables: DATABASE_URL, GRACE_SECONDS, FULL_PASSES, CONTRACT_TERMS (JSON; unset: deductions not judged).
  *
  * A full pass is run FULL_PASSES times, the discrepancies and runs cleared in between, so one
  * slow pass on a shared machine does not decide the figure alone (every run is reported); then one
@@ -14,11 +14,18 @@ import { runReconcilePass } from '../../src/reconcile/pass.js';
 import type { PassSummary } from '../../src/reconcile/types.js';
 import { createMetrics } from '../../src/daemon/metrics.js';
 import { createRegistry } from '../../src/metrics/registry.js';
+import { parseContractTerms } from '../../src/payout-reports/contract-terms.js';
 
 const sql = createSqlClient(process.env.DATABASE_URL as string, { poolMax: 4 });
 const database = databaseOver(sql);
 const metrics = createMetrics(createRegistry({ defaultMetrics: false }), database, 'sandbox');
-const ctx = { config: { PROVIDER_ENV: 'sandbox' as const, WEBHOOK_GRACE_SECONDS: Number(process.env.GRACE_SECONDS) }, log: silentLogger(), database, metrics };
+const ctx = {
+  config: { PROVIDER_ENV: 'sandbox' as const, WEBHOOK_GRACE_SECONDS: Number(process.env.GRACE_SECONDS) },
+  deductionTerms: process.env.CONTRACT_TERMS ? parseContractTerms(process.env.CONTRACT_TERMS) : null,
+  log: silentLogger(),
+  database,
+  metrics,
+};
 const fullPasses = Number(process.env.FULL_PASSES ?? 1);
 
 const startRss = process.memoryUsage().rss;

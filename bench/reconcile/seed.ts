@@ -1,4 +1,5 @@
 import type { Sql } from 'postgres';
+import { entityIdOf, invoiceToCashEvents, seedInvoiceToCash } from './invoice-seed.js';
 
 /**
  * Bulk-seeds one environment's ledger for the reconciliation benchmark with generate_series, in a
@@ -8,6 +9,10 @@ import type { Sql } from 'postgres';
  * `applied`, the retry not, as the receiver writes them), and one fault in a thousand
  * orders of each order kind (missed_webhook, state_mismatch, duplicate_event, orphan_webhook).
  * About 5 deliveries per order: 1,000,000 orders give ~5,010,000 deliveries.
+ *
+ * With `invoiceToCash` (issue 24), the same orders also carry what follows each invoice to cash:
+ * the invoice events' typed rows, factoring, payouts, payout reports and the payouts' bank credits
+ * (invoice-seed.ts, which says what and which faults); about 6 deliveries per order then.
  */
 export interface SeedShape {
   orders: number;
@@ -16,7 +21,8 @@ export interface SeedShape {
   expected: Record<string, number>;
 }
 
-export async function seedLedger(sql: Sql, orders: number, graceSeconds: number): Promise<SeedShape> {
+export async function seedLedger(sql: Sql, orders: number, graceSeconds: number, opts: { invoiceToCash?: boolean } = {}): Promise<SeedShape> {
+  const invoiceToCash = opts.invoiceToCash ?? false;
   await sql`set synchronous_commit = off`;
   await sql`set maintenance_work_mem = '256MB'`;
   await sql`set work_mem = '64MB'`;
@@ -29,7 +35,9 @@ export async function seedLedger(sql: Sql, orders: number, graceSeconds: number)
   // 15,000,000 random index insertions) and restored exactly as the migrations define them.
   const indexes = await sql<{ name: string; def: string }[]>`
     select indexname as name, indexdef as def from pg_indexes
-    where schemaname = 'public' and tablename in ('webhook_deliveries', 'order_events')
+    where schemaname = 'public'
+      and tablename in ('webhook_deliveries', 'order_events', 'invoice_events', 'factoring_events', 'payout_events', 'payout_report_rows',
+                        'statement_lines', 'statement_entries')
       and indexname not like '%pk' and indexname not like '%pkey'`;
   for (const index of indexes) await sql.unsafe(`drop index "${index.name}"`);
   await sql`
@@ -42,15 +50,17 @@ export async function seedLedger(sql: Sql, orders: number, graceSeconds: number)
       union all select i, 'confirmed', 4 from generate_series(1, ${orders}) i where i % 1000 = 3
     ),
     all_ev as (
-      select i, 'order' as entity_type, 'order/' || state as topic, state, seq from order_ev
+      select i, 'order' as entity_type, 'order/' || state as topic, state, seq, null::timestamptz as at from order_ev
       union all
-      select i, 'invoice', t.topic, null, t.seq from generate_series(1, ${orders}) i
+      select i, 'invoice', t.topic, null, t.seq,
+             case when ${invoiceToCash} and i % 10000 = 11 then now() - interval '10 days' + (i % 3600) * interval '1 second' end
+      from generate_series(1, ${orders}) i
       cross join (values ('invoice/created', 5), ('invoice/payment', 6), ('invoice/complete', 7)) t(topic, seq)
+      ${invoiceToCash ? invoiceToCashEvents(sql, orders) : sql``}
     ),
     timed as (
-      select row_number() over () as n, i, entity_type, topic, state, md5('o' || i)::uuid as order_uuid,
-             case when entity_type = 'order' then md5('o' || i)::uuid::text else md5('inv' || i)::uuid::text end as entity_id,
-             now() - interval '1 day' + (i % 3600) * interval '1 second' + seq * interval '1 minute' as ts
+      select row_number() over () as n, i, entity_type, topic, state, md5('o' || i)::uuid as order_uuid, ${entityIdOf(sql)} as entity_id,
+             coalesce(at, now() - interval '1 day' + (i % 3600) * interval '1 second') + seq * interval '1 minute' as ts
       from all_ev
     )
     select *, to_char(ts at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US') || '000Z' as sortable,
@@ -89,6 +99,7 @@ export async function seedLedger(sql: Sql, orders: number, graceSeconds: number)
   await sql`
     insert into order_state_observations (environment, order_uuid, state, previous_state, observed_at, poll_run_id)
     select 'sandbox', order_uuid, state, null, state_since, ${runId} from order_snapshots`;
+  const invoiceFaults = invoiceToCash ? await seedInvoiceToCash(sql, orders) : {};
   const [counts] = await sql<{ deliveries: string; order_events: string }[]>`
     select (select count(*) from webhook_deliveries)::text as deliveries, (select count(*) from order_events)::text as order_events`;
   await sql`drop table bench_ev`;
@@ -114,6 +125,7 @@ export async function seedLedger(sql: Sql, orders: number, graceSeconds: number)
       duplicate_event: everyThousandth(3),
       orphan_webhook: everyThousandth(4),
       duplicate_delivery: Math.floor(Number(max!.n) / 100),
+      ...invoiceFaults,
     },
   };
 }

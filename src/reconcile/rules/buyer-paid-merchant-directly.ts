@@ -32,11 +32,7 @@ export const buyerPaidMerchantDirectly: Rule = {
   async collect(tx: TransactionSql, p: RuleParams): Promise<number> {
     const { sourceIbans, referencePattern } = payoutSettings(p);
     const result = await tx`
-      with invoice_refs as materialized (
-        select distinct upper(external_reference_id) as ref from invoice_events
-        where environment = ${p.environment} and external_reference_id is not null
-      ),
-      candidates as (
+      with candidates as (
         select s.*, w.word
         from (${creditLines(tx, p.environment, referencePattern)}) s
         cross join lateral (
@@ -48,12 +44,25 @@ export const buyerPaidMerchantDirectly: Rule = {
         where not s.carries_payout and not s.matches_pattern
           and not coalesce(s.counterparty_iban = any(${sourceIbans as string[]}::text[]), false)
       ),
+      -- The invoice references the candidate lines name, found in one pass over the invoices
+      -- against the set of the lines' words; and the buyer payments the payout reports deducted
+      -- (few rows). Joined line by line instead, the planner (estimating one candidate line)
+      -- rebuilt the set of all invoice references for each line: quadratic (100,000 orders with 10
+      -- such lines: 10 x ~170 ms; bench/README.md, reconcile).
+      words as materialized (select distinct word from candidates where word <> ''),
+      invoice_refs as materialized (
+        select distinct upper(external_reference_id) as ref from invoice_events
+        where environment = ${p.environment} and external_reference_id is not null
+          and upper(external_reference_id) in (select word from words)
+      ),
+      deducted as materialized (
+        select distinct upper(doc_no) as ref from payout_report_rows
+        where environment = ${p.environment} and doc_type = 'buyer_payment'
+      ),
       named as (
         select distinct c.id, c.line_key, c.bank_reference, c.booking_date, c.amount_cents, c.counterparty_name, c.counterparty_iban, r.ref
         from candidates c join invoice_refs r on r.ref = c.word
-        where not exists (
-          select 1 from payout_report_rows b
-          where b.environment = ${p.environment} and b.doc_type = 'buyer_payment' and upper(b.doc_no) = r.ref)
+        where not exists (select 1 from deducted b where b.ref = r.ref)
       ),
       flagged as (select n.*, count(*) over (partition by n.bank_reference) as same_ref from named n)
       ${insertIntoFound(tx)}

@@ -1,0 +1,1 @@
+CREATE INDEX "factoring_events_reference_idx" ON "factoring_events" USING btree ("environment","invoice_external_reference_id","received_at","event_key");
