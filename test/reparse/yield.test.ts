@@ -54,15 +54,17 @@ it('the daemon\'s reparse starts no batch while the receiver\'s commits are slow
     { environment: 'sandbox', status: 'unparsed', dryRun: false, trigger: 'automatic', olderOnly: true, batchSize: 100, duty: 0.5,
       yieldTo: { commitPressureMs: () => pressureMs, pace: REPARSE_PACE } },
   );
-  await sleep(500);
+  // A second of slow commits; the run's own start (its run record, its first query) takes part of
+  // it, up to 70 ms seen on a loaded machine, so the yield is held to half of it.
+  await sleep(1000);
   expect(await reparsed(d)).toBe(0);
   pressureMs = 0;
   const summary = await run;
   expect(summary.outcomes).toMatchObject({ applied: 250, duplicate: 0, still_unparsed: 0 });
   expect(await reparsed(d)).toBe(250);
   const yielded = (await metrics.yieldSeconds.get()).values[0]!.value;
-  expect(yielded).toBeGreaterThanOrEqual(0.45);
-  expect(yielded).toBeLessThan(2);
+  expect(yielded).toBeGreaterThanOrEqual(0.5);
+  expect(yielded).toBeLessThan(2.5);
 });
 
 it('a reparse batch commits without waiting for the WAL flush, and leaves its connection as it was for the receiver', { timeout: 30_000 }, async () => {
