@@ -69,7 +69,7 @@ export async function storeStatement(
 ): Promise<SectionCounts> {
   const days = wholeDays(section);
   const { sent, source } = stageEntries(tx, staging, section, days, lines, firstN);
-  sent.push(...matchEntries(tx, environment));
+  sent.push(...matchEntries(tx, environment, statementId));
   const corrected = send(correctedEntry(tx, environment));
   const counts = send(writeEntries(tx, environment, statementId));
   if (section.periodFrom && section.periodTo) sent.push(send(writePeriod(tx, environment, statementId, sectionIndex, section, days)));
@@ -91,7 +91,7 @@ export async function storeStatement(
  * Rules 1-3 of the header, in that order; each sees only the entries the ones before left. Rule 4,
  * new, is every entry left without a target (writeEntries, writeLines).
  */
-function matchEntries(tx: TransactionSql, environment: ProviderEnvironment): PendingQuery<Row[]>[] {
+function matchEntries(tx: TransactionSql, environment: ProviderEnvironment, statementId: number): PendingQuery<Row[]>[] {
   // Rules 2 and 3 pair an entry only with a stored entry of its account and booking day. A file of
   // new days has none: one probe per account and day says so (an InitPlan, run once per query),
   // instead of each rule's probes per entry (four passes over the statement's entries: 40 % of
@@ -127,7 +127,10 @@ function matchEntries(tx: TransactionSql, environment: ProviderEnvironment): Pen
         join statement_entries s on s.environment = ${environment} and s.entry_key = l.entry_key
         where l.environment = ${environment} and l.position_key = w.first_position_key offset 0
       ) m
-      where e.target is null and w.entry_key = e.entry_key`),
+      where e.target is null and w.entry_key = e.entry_key
+        -- Only a file imported before migration 0013 (lines_new null: it counted no new lines; the
+        -- file being imported counts its own at the end) can hold such lines: without one, no probes.
+        and exists (select 1 from bank_statements b where b.environment = ${environment} and b.lines_new is null and b.id <> ${statementId})`),
     // 2. The bank's reference.
     send(tx`
       update import_entries e set target = m.lines_entry_key, match = 'reference'
