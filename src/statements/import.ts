@@ -11,7 +11,7 @@ import { HEAD_CHARS, statementReader } from './detect.js';
 import { wholeDays } from './line-key.js';
 import { storeStatement, type SectionCounts } from './overlap.js';
 import { createStaging, stagePart, type Staging } from './staging.js';
-import { StorePipeline, type StatementPart } from './store-pipeline.js';
+import { StorePipeline, type StatementPart, type YieldTo } from './store-pipeline.js';
 import type { CsvOptions } from './csv.js';
 import { lockKey } from '../jobs/lock-keys.js';
 import { transactionLock } from '../jobs/session-lock.js';
@@ -68,6 +68,8 @@ export interface ImportOptions {
    * refusing the file.
    */
   acceptUnbalanced?: boolean;
+  /** The daemon's receiver, when the import runs beside it (the inbox): statements are stored at a pace its commits tolerate (store-pipeline.ts). */
+  yieldTo?: YieldTo;
 }
 
 /** The import limits the settings give. */
@@ -270,6 +272,7 @@ async function importSections(
         options.onProgress?.(linesRead);
       },
       MAX_PENDING_LINES,
+      options.yieldTo,
     );
     // The lines of the statement being read so far (a statement handed over in parts), for its refusal's place.
     let statementsHandedOver = 0;

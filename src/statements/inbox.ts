@@ -9,6 +9,7 @@ import { isTransientDatabaseError } from '../db/errors.js';
 import { FileChangedError, fileSource, importLimits, importStatementSource, type ImportResult } from './import.js';
 import { ImportStoppedError, importInChildProcess } from './isolated-import.js';
 import { csvSettings } from './csv-settings.js';
+import { RECEIVER_PACE } from './store-pipeline.js';
 import type { CsvOptions } from './csv.js';
 import type { StatementMetrics } from './metrics.js';
 import { startJob } from '../jobs/job.js';
@@ -83,7 +84,13 @@ export interface InboxContext {
   metrics: { statements: StatementMetrics };
 }
 
-export function startStatementInbox(ctx: InboxContext, options: InboxOptions = {}): StatementInbox {
+export function startStatementInbox(
+  ctx: InboxContext,
+  options: InboxOptions & {
+    /** the daemon's receiver: imports store at a pace its commits tolerate (store-pipeline.ts RECEIVER_PACE) */
+    receiver?: { commitPressureMs(): number };
+  } = {},
+): StatementInbox {
   const metrics = ctx.metrics.statements;
   let csv: CsvOptions = {};
   const inbox = startFileInbox(ctx, {
@@ -100,7 +107,7 @@ export function startStatementInbox(ctx: InboxContext, options: InboxOptions = {
         return false;
       }
     },
-    importOne: (file, name) => importOne(ctx, file, name, csv),
+    importOne: (file, name) => importOne(ctx, file, name, csv, options.receiver),
     deferReason: (error) => {
       if (error instanceof FileChangedError) return 'statement changed while it was read; retried at the next scan';
       if (error instanceof ImportStoppedError) return 'statement import stopped by shutdown; retried at the next start';
@@ -238,17 +245,31 @@ async function scan<R>(
  * address is known (DATABASE_URL, or the embedded server this process started), so a huge or
  * hostile file cannot stall or kill the daemon (isolated-import.ts); in this process otherwise.
  */
-function importOne(ctx: Omit<InboxContext, 'log' | 'metrics'>, file: string, name: string, csv: CsvOptions): Promise<ImportResult> {
+function importOne(
+  ctx: Omit<InboxContext, 'log' | 'metrics'>,
+  file: string,
+  name: string,
+  csv: CsvOptions,
+  receiver: { commitPressureMs(): number } | undefined,
+): Promise<ImportResult> {
   const limits = importLimits(ctx.config);
   const acceptUnbalanced = ctx.config.STATEMENT_ACCEPT_UNBALANCED;
   const databaseUrl = ctx.config.DATABASE_URL ?? ctx.database.embeddedUrl;
-  if (databaseUrl === undefined) return importStatementSource(ctx.database, ctx.config.PROVIDER_ENV, fileSource(file, { noFollow: true }), name, { ...limits, csv, acceptUnbalanced });
+  const pressureMs = receiver && (() => receiver.commitPressureMs());
+  if (databaseUrl === undefined) {
+    return importStatementSource(ctx.database, ctx.config.PROVIDER_ENV, fileSource(file, { noFollow: true }), name, {
+      ...limits, csv, acceptUnbalanced, ...(pressureMs ? { yieldTo: { pressureMs, pace: RECEIVER_PACE } } : {}),
+    });
+  }
   return importInChildProcess(
     {
       databaseUrl, environment: ctx.config.PROVIDER_ENV, file, name, maxFileBytes: ctx.config.STATEMENT_MAX_FILE_BYTES, maxAmountCents: String(limits.maxAmountCents),
-      acceptUnbalanced, csv,
+      acceptUnbalanced, csv, yieldToReceiver: pressureMs !== undefined,
     },
-    { maxMemoryMb: ctx.config.STATEMENT_IMPORT_MAX_MEMORY_MB, timeoutMs: ctx.config.STATEMENT_IMPORT_TIMEOUT_SECONDS * 1000, signal: ctx.shutdown.signal },
+    {
+      maxMemoryMb: ctx.config.STATEMENT_IMPORT_MAX_MEMORY_MB, timeoutMs: ctx.config.STATEMENT_IMPORT_TIMEOUT_SECONDS * 1000, signal: ctx.shutdown.signal,
+      ...(pressureMs ? { pressureMs } : {}),
+    },
   );
 }
 

@@ -1,4 +1,6 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { GroupCommit } from '../batch/group-commit.js';
+import { YieldingPace, type PaceSettings } from '../batch/pace.js';
 import type { StatementLine, StatementSection } from './types.js';
 
 /** A statement, or a part of one (types.ts SectionSink `more`), as the reader handed it over. */
@@ -17,6 +19,26 @@ export interface StatementPart {
  * await) and resolves with what they stored, or null for a part with more to come.
  */
 export type StorePart<R> = (part: StatementPart) => Promise<R | null>;
+
+/** The receiver whose acknowledgements an import in the daemon must not slow (batch/pace.ts). */
+export interface YieldTo {
+  /** its worst recent commit time (webhooks/create-receiver.ts commitPressureMs) */
+  pressureMs(): number;
+  pace: PaceSettings;
+}
+
+/**
+ * The inbox's imports beside the receiver: no statement is stored while one of the receiver's
+ * commits in the last 500 ms took over 10 ms (its p99 alone is 4 ms, bench/README.md
+ * import-ingest), the share of time spent storing halves after each statement it was slower and
+ * grows back by 5 % after each it stayed under 5 ms, down to a sixteenth.
+ */
+export const RECEIVER_PACE: PaceSettings = { maxDuty: 1, minDuty: 1 / 16, yieldAboveMs: 10, step: 0.05 };
+
+// How long an import waits for the receiver's commits to get fast again before it stores its next
+// statement anyway, at its slowest pace (reparse waits as long, reparse/run.ts).
+const MAX_YIELD_MS = 2_000;
+const YIELD_STEP_MS = 25;
 
 /**
  * Between a file's reader and its import transaction: the reader hands over each statement as it
@@ -41,13 +63,32 @@ export class StorePipeline<R> {
     store: StorePart<R>,
     private readonly onStored: (result: R) => void,
     private readonly maxPendingLines: number,
+    yieldTo?: YieldTo,
   ) {
+    const write = (parts: readonly StatementPart[]) => {
+      // Every part's queries are sent now, in order, before any result is awaited.
+      const sent = parts.map((part) => (this.failure ? Promise.reject(this.failure.error) : store(part)));
+      return Promise.all(sent.map((s, i) => s.catch((error: unknown) => this.fail(parts[i]!.index, error))));
+    };
+    if (!yieldTo) {
+      this.writer = new GroupCommit<StatementPart, R | null>({ slots: 2, write });
+      return;
+    }
+    // Beside the receiver: one statement at a time, none while the receiver's commits are slow, and
+    // a rest after each that follows them (batch/pace.ts), so the import takes the cores and the
+    // WAL in a share the receiver's acknowledgements tolerate.
+    const pace = new YieldingPace(yieldTo.pace);
     this.writer = new GroupCommit<StatementPart, R | null>({
-      slots: 2,
-      write: (parts) => {
-        // Every part's queries are sent now, in order, before any result is awaited.
-        const sent = parts.map((part) => (this.failure ? Promise.reject(this.failure.error) : store(part)));
-        return Promise.all(sent.map((s, i) => s.catch((error: unknown) => this.fail(parts[i]!.index, error))));
+      slots: 1,
+      take: () => 1,
+      write: async (parts) => {
+        const waiting = performance.now();
+        while (pace.mustYield(yieldTo.pressureMs()) && performance.now() - waiting < MAX_YIELD_MS) await sleep(YIELD_STEP_MS);
+        const started = performance.now();
+        const results = await write(parts);
+        const rest = pace.pauseAfter(performance.now() - started, yieldTo.pressureMs());
+        if (rest > 0) await sleep(rest);
+        return results;
       },
     });
   }
@@ -63,7 +104,8 @@ export class StorePipeline<R> {
     const part: StatementPart = { section, lines, more, firstN: this.linesQueued, index: this.statementsQueued };
     this.linesQueued += lines.length;
     if (!more) this.statementsQueued += 1;
-    const done = this.writer.add(part).then((result) => {
+    // Reported in the file's order, each after the one before it.
+    const done = Promise.all([this.pending.at(-1)?.done, this.writer.add(part)]).then(([, result]) => {
       if (result !== null) this.onStored(result);
     });
     // Awaited below or in drain(); until then its rejection is held, not unhandled.
