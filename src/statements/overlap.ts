@@ -94,8 +94,8 @@ export async function storeStatement(
 function matchEntries(tx: TransactionSql, environment: ProviderEnvironment, statementId: number): PendingQuery<Row[]>[] {
   // Rules 2 and 3 pair an entry only with a stored entry of its account and booking day. A file of
   // new days has none: one probe per account and day says so (an InitPlan, run once per query),
-  // instead of each rule's probes per entry (four passes over the statement's entries: 40 % of
-  // Postgres's time on a 100,000-entry file).
+  // instead of each rule's probes per entry (four passes over the statement's entries: 2.0 s of the
+  // 16.3 s Postgres spent on the benchmark's 100,000-entry CAMT.053).
   const candidates = tx`
     exists (
       select 1
