@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --quick] [-- --only=ingest,ingest-against,poll,reconcile,statements,reparse,growth,import-ingest] [-- --deliveries N] [-- --reparse-control] [-- --against=REV [-- --rounds=N] [-- --at=REV]]`: runs each benchmark, which measures
+ * `npm run bench [-- --quick] [-- --only=ingest,ingest-against,poll,reconcile,statements,reparse,growth,import-ingest] [-- --deliveries N] [-- --reparse-control] [-- --rounds=N] [-- --against=REV [-- --at=REV]]`: runs each benchmark, which measures
  * its baseline in the same run and reports the ratio, prints the figures and writes them to
  * bench/results/latest.json (earlier figures are in its git history).
  */
@@ -30,7 +30,7 @@ if (deliveries !== undefined && !(Number.isInteger(deliveries) && deliveries > 0
 const against = process.argv.find((a) => a.startsWith('--against='))?.slice('--against='.length);
 // --at=REV: with --against, that revision is measured instead of this checkout (parts other than ingest).
 const atRev = process.argv.find((a) => a.startsWith('--at='))?.slice('--at='.length);
-// Rounds of an against comparison (ingest: 31, quick 7; other parts: 3).
+// Rounds of an against comparison (ingest: 31, quick 7; other parts: 3), and of the statements part (default 1: medians of N).
 const roundsArg = process.argv.find((a) => a.startsWith('--rounds='))?.slice('--rounds='.length);
 const rounds = roundsArg === undefined ? undefined : Number(roundsArg);
 if (rounds !== undefined && !(Number.isInteger(rounds) && rounds > 0)) throw new Error('--rounds wants a positive integer');
@@ -39,7 +39,7 @@ const parts: Record<string, (o: { quick?: boolean; control?: boolean }) => Promi
   'ingest-against': (o) => runIngestAgainstBench({ ...o, against, rounds }),
   poll: runPollBench,
   reconcile: runReconcileBench,
-  statements: runStatementsBench,
+  statements: (o) => runStatementsBench({ ...o, rounds }),
   reparse: runReparseBench,
   growth: (o) => runGrowthBench({ ...o, deliveries }),
   'import-ingest': runImportBesideIngestBench,

@@ -55,8 +55,8 @@ if (mode === 'daemon') {
     if (message === 'reparse') void reparseBesideReceiver(ctx, seenByReparse).then((result) => process.send?.(result));
     held = message === 'hold' ? true : message === 'free' ? false : held;
     if (message === 'inbox') {
-      // The daemon's statement inbox beside the receiver: one scan (the one at start), then stop.
-      const inbox = startStatementInbox(ctx, { intervalMs: 3_600_000, settleMs: 0 });
+      // The daemon's statement inbox beside the receiver, yielding to it as in the daemon: one scan (the one at start), then stop.
+      const inbox = startStatementInbox(ctx, { intervalMs: 3_600_000, settleMs: 0, receiver });
       void inbox.runNow().then(
         async (result) => {
           await inbox.stop();

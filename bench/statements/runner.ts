@@ -2,9 +2,11 @@
  * Child process for bench/statements/index.ts: one import of one file (MODE=import, into DATABASE_URL)
  * or the baseline (MODE=xml: the file through saxes alone, the XML library the CAMT reader uses,
  * with no handlers and no database; MODE=lines: the MT940 file split into lines alone), in a
- * process of its own so the peak RSS is this work's alone. Reports duration, lines and RSS.
+ * process of its own so the peak RSS is this work's alone. Reports duration, lines, RSS and CPU:
+ * this process's, and for an import its Postgres backend's (read from /proc, so only for a server
+ * on this machine; null otherwise).
  */
-import { createReadStream } from 'node:fs';
+import { createReadStream, readFileSync } from 'node:fs';
 import { SaxesParser } from 'saxes';
 import { createSqlClient, databaseOver } from '../../src/db/database.js';
 import { importStatementFile } from '../../src/statements/import.js';
@@ -17,12 +19,30 @@ const sampler = setInterval(() => {
   peakRss = Math.max(peakRss, process.memoryUsage().rss);
 }, 20);
 
-const t0 = performance.now();
+/** CPU seconds of a process on this machine (Linux /proc: utime + stime in USER_HZ), or null. */
+function cpuSecondsOf(pid: number): number | null {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return null;
+  }
+}
+
 let lines = 0;
+let postgresCpu: number | null = null;
+let t0 = performance.now();
+const cpu0 = process.cpuUsage();
 if (mode === 'import') {
-  const sql = createSqlClient(process.env.DATABASE_URL as string, { poolMax: 2 });
+  // One connection: the import's transaction runs on the backend whose CPU is read.
+  const sql = createSqlClient(process.env.DATABASE_URL as string, { poolMax: 1 });
   const database = databaseOver(sql);
+  const [backend] = await sql<{ pid: number }[]>`select pg_backend_pid() as pid`;
+  const before = cpuSecondsOf(backend!.pid);
+  t0 = performance.now();
   const r = await importStatementFile(database, 'sandbox', file);
+  const after = cpuSecondsOf(backend!.pid);
+  postgresCpu = before === null || after === null ? null : Math.round((after - before) * 100) / 100;
   lines = r.linesNew;
   await database.close();
 } else if (mode === 'xml') {
@@ -41,7 +61,12 @@ if (mode === 'import') {
   }
 }
 const durationMs = performance.now() - t0;
+const cpu = process.cpuUsage(cpu0);
 clearInterval(sampler);
-peakRss = Math.max(peakRss, process.memoryUsage().rss);
+// The kernel's high-water mark too: a sample every 20 ms misses peaks inside a long synchronous parse.
+peakRss = Math.max(peakRss, process.memoryUsage().rss, process.resourceUsage().maxRSS * 1024);
 const mib = (bytes: number) => Math.round(bytes / 2 ** 20);
-process.send?.({ durationMs: Math.round(durationMs), lines, startRssMib: mib(startRss), peakRssMib: mib(peakRss) });
+process.send?.({
+  durationMs: Math.round(durationMs), lines, startRssMib: mib(startRss), peakRssMib: mib(peakRss),
+  nodeCpuSeconds: Math.round((cpu.user + cpu.system) / 1e4) / 100, postgresCpuSeconds: postgresCpu,
+});

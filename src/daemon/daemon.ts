@@ -73,7 +73,7 @@ export async function startDaemon(config: Config, log: Logger, commandShutdown?:
     const partitions = startPartitionJob(ctx);
     shutdown.register('partition job', () => partitions.stop());
 
-    const inbox = startStatementInbox(ctx);
+    const inbox = startStatementInbox(ctx, { receiver });
     shutdown.register('statement inbox', () => inbox.stop());
     const payoutInbox = startPayoutReportInbox(ctx);
     shutdown.register('payout report inbox', () => payoutInbox.stop());

@@ -12,7 +12,7 @@ import { classifyDelivery, refusedByLedger, type StorableClassification } from '
 import { isAppliedConflict, rederiveDeliveries, type Rederived, type RederiveResult } from '../webhooks/ledger-rederive.js';
 import { PARSER_VERSION } from '../webhooks/parser-version.js';
 import type { ReparseMetrics } from './metrics.js';
-import { YieldingPace, type PaceSettings } from './pace.js';
+import { YieldingPace, type PaceSettings } from '../batch/pace.js';
 import { outcomeOf, ReparseTally, type ReparseChange, type ReparseOutcome, type StoredFields } from './outcome.js';
 import { transaction } from '../db/transaction.js';
 

@@ -47,6 +47,9 @@ export function camt053Reader(emit: SectionSink, options: ReaderOptions = {}): S
   let sawStatementRoot = false;
   // GrpHdr/CreDtTm: the message's creation, which precedes its statements; the date of last resort.
   let created: string | null = null;
+  // What the entries take from their statement (account, currency, date), read once for its
+  // entries and read again after any other element of the statement or the header closes.
+  let entryContext: EntryContext | null = null;
   const xml = xmlTreeReader({
     open(name, path) {
       if (path.length === 1 && path[0] === 'Document') {
@@ -54,15 +57,23 @@ export function camt053Reader(emit: SectionSink, options: ReaderOptions = {}): S
         if (refusal) throw new StatementFormatError(refusal);
         if (name === 'BkToCstmrStmt') sawStatementRoot = true;
       }
-      if (name === 'Stmt' && path.at(-1) === 'BkToCstmrStmt') open = { lines: [], booked: new Map(), entries: 0, firstDay: null, lastDay: null };
+      if (name === 'Stmt' && path.at(-1) === 'BkToCstmrStmt') {
+        open = { lines: [], booked: new Map(), entries: 0, firstDay: null, lastDay: null };
+        entryContext = null;
+      }
     },
     close(name, value, path, parent) {
-      if (name === 'CreDtTm' && path.at(-1) === 'GrpHdr' && path.at(-2) === 'BkToCstmrStmt') created = text(value);
+      if (name === 'CreDtTm' && path.at(-1) === 'GrpHdr' && path.at(-2) === 'BkToCstmrStmt') {
+        created = text(value);
+        entryContext = null;
+      }
       if (name === 'Ntry' && path.at(-1) === 'Stmt' && open && parent) {
         // The statement's own elements (Id, FrToDt, Acct, Bal) precede its entries in the schema.
-        addEntry(open, parent, node(value), sections, created);
+        entryContext ??= context(parent, sections, created);
+        addEntry(open, entryContext, node(value), sections);
         return true;
       }
+      if (path.at(-1) === 'Stmt') entryContext = null;
       if (name === 'Stmt' && path.at(-1) === 'BkToCstmrStmt' && open) {
         const done = open;
         open = null;
@@ -115,6 +126,8 @@ function statementDateOf(stmt: Node, created: string | null): string | null {
   return text(at(stmt, 'FrToDt', 'ToDt'))?.slice(0, 10) ?? text(stmt['CreDtTm'])?.slice(0, 10) ?? created?.slice(0, 10) ?? null;
 }
 
+type EntryContext = ReturnType<typeof context>;
+
 function context(stmt: Node, index: number, created: string | null) {
   const id = text(stmt['Id']) ?? '';
   const where = `camt.053 statement ${excerpt(id) || index + 1}`;
@@ -127,12 +140,11 @@ function context(stmt: Node, index: number, created: string | null) {
   };
 }
 
-function addEntry(open: Open, stmt: Node, entry: Node, section: number, created: string | null): void {
-  const c = context(stmt, section, created);
+function addEntry(open: Open, c: EntryContext, entry: Node, section: number): void {
   const entryIndex = open.entries++;
   const where = `${c.where} entry ${entryIndex + 1}`;
-  for (const line of entryLines(entry, c.account, c.accountCurrency, c.statementDate, c.where, where)) {
-    open.lines.push({ ...line, section, entryIndex, where });
+  for (const line of entryLines(entry, c, section, entryIndex, where)) {
+    open.lines.push(line);
     if (!open.firstDay || line.bookingDate < open.firstDay) open.firstDay = line.bookingDate;
     if (!open.lastDay || line.bookingDate > open.lastDay) open.lastDay = line.bookingDate;
   }
@@ -233,22 +245,23 @@ function bookedAmount(entry: Node, accountCurrency: string | null, where: string
   return { cents: amount.cents, currency: amount.currency ?? accountCurrency ?? 'EUR', direction: text(entry['CdtDbtInd']) === 'CRDT' ? 'credit' : 'debit' };
 }
 
-type EntryLine = Omit<StatementLine, 'section' | 'entryIndex'>;
+type Base = Pick<StatementLine, 'accountIban' | 'bookingDate' | 'valueDate' | 'direction' | 'section' | 'entryIndex' | 'where'>;
 
-function entryLines(entry: Node, account: string | null, accountCurrency: string | null, statementDate: string | null, where: string, entryWhere: string): EntryLine[] {
+function entryLines(entry: Node, c: EntryContext, section: number, entryIndex: number, entryWhere: string): StatementLine[] {
   if (!isBooked(entry)) return [];
+  const where = c.where;
   const amount = amountOf(entry['Amt'], entryWhere);
   if (!amount) throw new StatementFormatError(`${where}: entry without Amt`);
-  const currency = amount.currency ?? accountCurrency ?? 'EUR';
+  const currency = amount.currency ?? c.accountCurrency ?? 'EUR';
   const direction = directionOf(text(entry['CdtDbtInd']), where);
   const date = (value: string | null, what: string) => (value === null ? null : bankDate(value, `${entryWhere}: ${what}`));
   const valueDate = date(dateOf(entry['ValDt']), 'ValDt');
   // BookgDt is optional in the schema: an entry without it is dated by its value date, else by the statement (statementDateOf).
-  const bookingDate = date(dateOf(entry['BookgDt']), 'BookgDt') ?? valueDate ?? (statementDate === null ? null : bankDate(statementDate, `${where}: statement date`));
+  const bookingDate = date(dateOf(entry['BookgDt']), 'BookgDt') ?? valueDate ?? (c.statementDate === null ? null : bankDate(c.statementDate, `${where}: statement date`));
   if (!bookingDate) throw new StatementFormatError(`${entryWhere}: entry without BookgDt or ValDt in a statement without FrToDt or CreDtTm`);
   const entryRef = text(entry['AcctSvcrRef']) ?? text(entry['NtryRef']);
   const txs = list(entry['NtryDtls']).flatMap((d) => list(d['TxDtls']));
-  const base = { accountIban: account, bookingDate, valueDate } as const;
+  const base: Base = { accountIban: c.account, bookingDate, valueDate, direction, section, entryIndex, where: entryWhere };
   // TxDtls/Amt (001.03 and later) is in the account's currency; AmtDtls/TxAmt is what was instructed.
   const txAmount = (tx: Node) => amountOf(tx['Amt'], entryWhere) ?? amountOf(at(tx, 'AmtDtls', 'TxAmt', 'Amt'), entryWhere);
   const txDirection = (tx: Node): Direction => {
@@ -263,12 +276,14 @@ function entryLines(entry: Node, account: string | null, accountCurrency: string
   if (txs.length > 1 && whole) {
     return txs.map((tx, i) => {
       const ref = text(at(tx, 'Refs', 'AcctSvcrRef')) ?? (entryRef ? `${entryRef}/${i + 1}` : null);
-      return { ...lineOf({ ...base, direction }, amounts[i]!.cents, currency, ref, tx, i), entryReference: entryRef };
+      const line = lineOf(base, amounts[i]!.cents, currency, ref, tx, i);
+      line.entryReference = entryRef;
+      return line;
     });
   }
   // One transaction that is the whole entry (or in another currency: an FX payment) lends the entry its references.
   const only = txs.length === 1 && (whole || (amounts[0]?.currency ?? currency) !== currency || amounts[0] === null) ? txs[0]! : null;
-  const line = lineOf({ ...base, direction }, amount.cents, currency, entryRef, only ?? {}, 0);
+  const line = lineOf(base, amount.cents, currency, entryRef, only ?? {}, 0);
   const additional = text(entry['AddtlNtryInf']);
   if (!only && txs.length > 0) {
     // Details for part of a batch: kept as evidence in the remittance text, but no reference of one
@@ -276,17 +291,13 @@ function entryLines(entry: Node, account: string | null, accountCurrency: string
     const parts = txs.map((tx, i) => `${text(at(tx, 'Refs', 'EndToEndId')) ?? '?'} ${amounts[i] ? amounts[i].cents.toString() : '?'}`);
     return [{ ...line, remittance: `${additional ? `${additional}; ` : ''}details of ${txs.length} transaction(s), not the whole entry: ${parts.join(', ')}`, sepaReference: null }];
   }
-  return [{ ...line, remittance: line.remittance ?? present(additional) }];
+  // The entry's additional information stands in for a remittance the transaction lacks (its SEPA reference was read without it).
+  line.remittance ??= present(additional);
+  return [line];
 }
 
-function lineOf(
-  base: Pick<StatementLine, 'accountIban' | 'bookingDate' | 'valueDate' | 'direction'>,
-  cents: bigint,
-  currency: string,
-  bankReference: string | null,
-  tx: Node,
-  txIndex: number,
-): EntryLine {
+/** One line, written out field by field, not spread from partial copies: a new object per line, not three. */
+function lineOf(base: Base, cents: bigint, currency: string, bankReference: string | null, tx: Node, txIndex: number): StatementLine {
   const credit = base.direction === 'credit';
   const parties = tx['RltdPties'];
   const counterparty = credit ? 'Dbtr' : 'Cdtr';
@@ -298,9 +309,12 @@ function lineOf(
   const endToEndId = present(text(at(tx, 'Refs', 'EndToEndId')));
   const instructionId = present(text(at(tx, 'Refs', 'InstrId')));
   return {
-    ...base,
+    accountIban: base.accountIban,
+    bookingDate: base.bookingDate,
+    valueDate: base.valueDate,
     amountCents: cents < 0n ? -cents : cents,
     currency,
+    direction: base.direction,
     counterpartyIban: normalizeIban(text(at(parties, `${counterparty}Acct`, 'Id', 'IBAN'))),
     counterpartyName: partyName(at(parties, counterparty)),
     endToEndId,
@@ -308,6 +322,9 @@ function lineOf(
     bankReference,
     remittance,
     sepaReference: sepaReferenceOf({ endToEndId, instructionId, remittance }),
+    section: base.section,
+    entryIndex: base.entryIndex,
     txIndex,
+    where: base.where,
   };
 }

@@ -3,6 +3,7 @@ import type { Database } from '../db/database.js';
 import { fileSource, importLimits, importStatementSource, type ImportResult } from './import.js';
 import { importInChildProcess } from './isolated-import.js';
 import type { CsvOptions } from './csv.js';
+import { RECEIVER_PACE } from './store-pipeline.js';
 
 /** What importing a file as the daemon does needs: the settings, the ledger, and the stop signal. */
 export interface DaemonImportContext {
@@ -13,6 +14,8 @@ export interface DaemonImportContext {
   database: Database;
   /** aborted when the daemon stops: an import in a child process is then stopped (ImportStoppedError) */
   signal?: AbortSignal | undefined;
+  /** the webhook receiver beside it: the import yields to its commit pressure (store-pipeline.ts) */
+  receiver?: { commitPressureMs(): number } | undefined;
 }
 
 /**
@@ -28,12 +31,21 @@ export function importStatementAsDaemon(ctx: DaemonImportContext, file: string, 
   const limits = importLimits(ctx.config);
   const acceptUnbalanced = ctx.config.STATEMENT_ACCEPT_UNBALANCED;
   const databaseUrl = ctx.config.DATABASE_URL ?? ctx.database.embeddedUrl;
-  if (databaseUrl === undefined) return importStatementSource(ctx.database, ctx.config.PROVIDER_ENV, fileSource(file, { noFollow: true }), name, { ...limits, csv, acceptUnbalanced });
+  const receiver = ctx.receiver;
+  const pressureMs = receiver && (() => receiver.commitPressureMs());
+  if (databaseUrl === undefined) {
+    return importStatementSource(ctx.database, ctx.config.PROVIDER_ENV, fileSource(file, { noFollow: true }), name, {
+      ...limits, csv, acceptUnbalanced, ...(pressureMs ? { yieldTo: { pressureMs, pace: RECEIVER_PACE } } : {}),
+    });
+  }
   return importInChildProcess(
     {
       databaseUrl, environment: ctx.config.PROVIDER_ENV, file, name, maxFileBytes: ctx.config.STATEMENT_MAX_FILE_BYTES, maxAmountCents: String(limits.maxAmountCents),
-      acceptUnbalanced, csv,
+      acceptUnbalanced, csv, yieldToReceiver: pressureMs !== undefined,
     },
-    { maxMemoryMb: ctx.config.STATEMENT_IMPORT_MAX_MEMORY_MB, timeoutMs: ctx.config.STATEMENT_IMPORT_TIMEOUT_SECONDS * 1000, ...(ctx.signal ? { signal: ctx.signal } : {}) },
+    {
+      maxMemoryMb: ctx.config.STATEMENT_IMPORT_MAX_MEMORY_MB, timeoutMs: ctx.config.STATEMENT_IMPORT_TIMEOUT_SECONDS * 1000,
+      ...(ctx.signal ? { signal: ctx.signal } : {}), ...(pressureMs ? { pressureMs } : {}),
+    },
   );
 }

@@ -1,7 +1,8 @@
 import { createSqlClient, databaseOver } from '../db/database.js';
 import { errorCode } from '../db/errors.js';
 import { FileChangedError, fileSource, importStatementSource } from './import.js';
-import type { ChildReply, ChildRequest } from './isolated-import.js';
+import type { ChildReply, ChildRequest, PressureMessage } from './isolated-import.js';
+import { RECEIVER_PACE } from './store-pipeline.js';
 import { StatementFormatError } from './types.js';
 
 /**
@@ -9,7 +10,11 @@ import { StatementFormatError } from './types.js';
  * file, over its own database connection, one answer on the IPC channel, then exit. A file that
  * exhausts this heap kills this process, never the daemon.
  */
+let pressureMs = 0;
 process.once('message', (message: ChildRequest) => {
+  process.on('message', (m: PressureMessage) => {
+    pressureMs = m.pressureMs;
+  });
   void run(message).then((reply) => {
     process.send?.({ ...reply, peakRssMb: Math.round(process.resourceUsage().maxRSS / 1024) }, () => process.disconnect());
   });
@@ -23,6 +28,7 @@ async function run(request: ChildRequest): Promise<ChildReply> {
       maxAmountCents: BigInt(request.maxAmountCents),
       csv: request.csv,
       acceptUnbalanced: request.acceptUnbalanced,
+      ...(request.yieldToReceiver ? { yieldTo: { pressureMs: () => pressureMs, pace: RECEIVER_PACE } } : {}),
     });
     return { ok: true, result };
   } catch (error) {

@@ -8,7 +8,10 @@ import type { Database } from '../db/database.js';
 import { summarize } from './collect.js';
 import { encodingOf, streamDecoder, utf8Validator } from './decode.js';
 import { HEAD_CHARS, statementReader } from './detect.js';
-import { beginSection, createStaging, finishSection, stageLines } from './overlap.js';
+import { wholeDays } from './line-key.js';
+import { storeStatement, type SectionCounts } from './overlap.js';
+import { createStaging, stagePart, type Staging } from './staging.js';
+import { StorePipeline, type StatementPart, type YieldTo } from './store-pipeline.js';
 import type { CsvOptions } from './csv.js';
 import { lockKey } from '../jobs/lock-keys.js';
 import { transactionLock } from '../jobs/session-lock.js';
@@ -74,6 +77,8 @@ export interface ImportOptions {
    * refusing the file.
    */
   acceptUnbalanced?: boolean;
+  /** The daemon's receiver, when the import runs beside it (the inbox): statements are stored at a pace its commits tolerate (store-pipeline.ts). */
+  yieldTo?: YieldTo;
 }
 
 /** The import limits the settings give. */
@@ -252,7 +257,7 @@ async function importSections(
     const base = { file: fileName, sha256 };
     const before = await alreadyImported(tx, environment, sha256);
     if (before) return { ...base, ...before };
-    await createStaging(tx);
+    const staging = await createStaging(tx);
     const [inserted] = await tx<{ id: string }[]>`
       insert into bank_statements (environment, file_sha256, file_name, format, line_count)
       values (${environment}, ${sha256}, ${path.basename(fileName)}, ${format}, 0)
@@ -261,38 +266,45 @@ async function importSections(
     const sections: StatementSection[] = [];
     const counts = { new: 0, known: 0, overlap: 0 };
     let linesRead = 0;
+    let linesStaged = 0;
     let balancesUnchecked = 0;
     const unbalancedFindings: number[] = [];
     const totals: Totals = new Map();
-    // The lines of the statement being staged (a statement handed over in parts is staged part by part).
-    let open: { lines: number; provisional: boolean } | null = null;
-    await read(async (section, lines, more) => {
-      if (options.maxAmountCents !== undefined) refuseImplausible(fileName, sections.length, lines, options.maxAmountCents);
-      if (!open) {
-        await beginSection(tx);
-        open = { lines: 0, provisional: false };
-      }
-      await stageLines(tx, section, lines, linesRead + open.lines);
-      for (const l of lines) addTotal(totals, l.currency, l.direction, l.amountCents);
-      open.lines += lines.length;
-      open.provisional ||= more === true;
-      if (more) return options.onProgress?.(linesRead + open.lines);
-      const c = await finishSection(tx, environment, statementId, sections.length, section, open.provisional);
-      // A CSV carries no balances (section.balances absent): counted as not checked, like a statement missing one.
-      const balances = section.balances;
-      if (!balances || balances.state === 'unchecked') balancesUnchecked += 1;
-      else if (balances.state === 'unbalanced') {
-        // Only an import told to accept it gets here (the readers refuse otherwise): stored, with its finding.
-        unbalancedFindings.push(await recordUnbalanced(tx, environment, statementId, sections.length, fileName, section, balances));
-      }
-      sections.push(section);
-      counts.new += c.new;
-      counts.known += c.known;
-      counts.overlap += c.overlap;
-      linesRead += open.lines;
-      open = null;
-      options.onProgress?.(linesRead);
-    });
+    const pipeline = new StorePipeline<Stored>(
+      (part) => {
+        if (part.more) return Promise.all(stagePart(tx, staging, part.section, wholeDays(part.section), part.lines, part.firstN)).then(() => null);
+        return storeSection(tx, staging, environment, statementId, fileName, part);
+      },
+      (stored) => {
+        // A CSV carries no balances (section.balances absent): counted as not checked, like a statement missing one.
+        const balances = stored.section.balances;
+        if (!balances || balances.state === 'unchecked') balancesUnchecked += 1;
+        if (stored.unbalancedFinding !== null) unbalancedFindings.push(stored.unbalancedFinding);
+        sections.push(stored.section);
+        counts.new += stored.counts.new;
+        counts.known += stored.counts.known;
+        counts.overlap += stored.counts.overlap;
+        linesRead += stored.lines;
+        options.onProgress?.(linesRead);
+      },
+      MAX_PENDING_LINES,
+      options.yieldTo,
+    );
+    // The lines of the statement being read so far (a statement handed over in parts), for its refusal's place.
+    let statementsHandedOver = 0;
+    try {
+      await read(async (section, lines, more) => {
+        if (options.maxAmountCents !== undefined) refuseImplausible(fileName, statementsHandedOver, lines, options.maxAmountCents);
+        if (!more) statementsHandedOver += 1;
+        linesStaged += lines.length;
+        for (const l of lines) addTotal(totals, l.currency, l.direction, l.amountCents);
+        await pipeline.add(section, lines, more === true);
+        if (more) options.onProgress?.(linesStaged);
+      });
+      await pipeline.drain();
+    } catch (error) {
+      throw await pipeline.settle(error);
+    }
     const file = summarize(format, sections, []);
     await tx`
       update bank_statements
@@ -307,6 +319,35 @@ async function importSections(
       totals: [...totals].map(([currency, t]) => ({ currency, creditCents: t.credit.toString(), debitCents: t.debit.toString() })),
     };
   });
+}
+
+/** One statement as stored: its counts, and the statement_unbalanced finding opened for it. */
+interface Stored {
+  section: StatementSection;
+  lines: number;
+  counts: SectionCounts;
+  unbalancedFinding: number | null;
+}
+
+// Lines read ahead of the ones stored: two statements of the bench's 4,000 lines and the next
+// being parsed, so the reader never waits for Postgres while one statement is being stored.
+const MAX_PENDING_LINES = 10_000;
+
+async function storeSection(
+  tx: TransactionSql,
+  staging: Staging,
+  environment: ProviderEnvironment,
+  statementId: number,
+  fileName: string,
+  part: StatementPart,
+): Promise<Stored> {
+  const { section, index } = part;
+  // Only an import told to accept it gets an unbalanced statement here (the readers refuse otherwise): stored, with its finding.
+  const balances = section.balances;
+  const stored = storeStatement(tx, staging, environment, statementId, index, section, part.lines, part.firstN);
+  const finding = balances?.state === 'unbalanced' ? recordUnbalanced(tx, environment, statementId, index, fileName, section, balances) : null;
+  const counts = await stored;
+  return { section, lines: counts.new + counts.known + counts.overlap, counts, unbalancedFinding: finding === null ? null : await finding };
 }
 
 async function alreadyImported(tx: TransactionSql, environment: ProviderEnvironment, sha256: string) {

@@ -84,7 +84,13 @@ export interface InboxContext {
   metrics: { statements: StatementMetrics };
 }
 
-export function startStatementInbox(ctx: InboxContext, options: InboxOptions = {}): StatementInbox {
+export function startStatementInbox(
+  ctx: InboxContext,
+  options: InboxOptions & {
+    /** the daemon's receiver: imports store at a pace its commits tolerate (store-pipeline.ts RECEIVER_PACE) */
+    receiver?: { commitPressureMs(): number };
+  } = {},
+): StatementInbox {
   const metrics = ctx.metrics.statements;
   let csv: CsvOptions = {};
   const inbox = startFileInbox(ctx, {
@@ -101,7 +107,7 @@ export function startStatementInbox(ctx: InboxContext, options: InboxOptions = {
         return false;
       }
     },
-    importOne: (file, name) => importStatementAsDaemon({ config: ctx.config, database: ctx.database, signal: ctx.shutdown.signal }, file, name, csv),
+    importOne: (file, name) => importStatementAsDaemon({ config: ctx.config, database: ctx.database, signal: ctx.shutdown.signal, receiver: options.receiver }, file, name, csv),
     deferReason: (error) => {
       if (error instanceof FileChangedError) return 'statement changed while it was read; retried at the next scan';
       if (error instanceof ImportStoppedError) return 'statement import stopped by shutdown; retried at the next start';

@@ -15,6 +15,13 @@ export interface ChildRequest {
   /** the user's CSV profile and the accounts' currencies (plain data: it crosses the IPC channel) */
   csv?: CsvOptions;
   acceptUnbalanced: boolean;
+  /** the daemon's receiver runs beside it: the child stores at a pace the receiver's commits tolerate, told their time by `pressureMs` */
+  yieldToReceiver?: boolean;
+}
+
+/** What the parent sends the child while it imports: the receiver's commit pressure (store-pipeline.ts YieldTo). */
+export interface PressureMessage {
+  pressureMs: number;
 }
 
 /** `peakRssMb`: the import process's peak resident memory (process.resourceUsage().maxRSS), for the log and tests. */
@@ -36,7 +43,12 @@ export interface IsolatedImportOptions {
   maxMemoryMb: number;
   timeoutMs: number;
   signal?: AbortSignal;
+  /** the receiver's commit pressure (webhooks/create-receiver.ts), relayed to the child every PRESSURE_RELAY_MS */
+  pressureMs?: () => number;
 }
+
+// The receiver's pressure covers its last 500 ms of commits; relayed a tenth of that apart.
+const PRESSURE_RELAY_MS = 50;
 
 // Compiled (dist/) the child is .js; under the TypeScript sources (tests, tsx) it needs tsx's loader.
 const CHILD = new URL(import.meta.url.endsWith('.ts') ? './import-child.ts' : './import-child.js', import.meta.url);
@@ -89,6 +101,11 @@ export function importInChildProcess(request: ChildRequest, options: IsolatedImp
       child.kill('SIGKILL');
     };
     const timer = setTimeout(() => kill(new ImportCrashedError(`import did not finish within ${options.timeoutMs} ms: stopped`)), options.timeoutMs);
+    const relay =
+      options.pressureMs &&
+      setInterval(() => {
+        if (child.connected) child.send({ pressureMs: options.pressureMs!() } satisfies PressureMessage);
+      }, PRESSURE_RELAY_MS);
     const onAbort = () => kill(new ImportStoppedError('import stopped: shutting down'));
     options.signal?.addEventListener('abort', onAbort, { once: true });
     if (options.signal?.aborted) onAbort();
@@ -96,6 +113,7 @@ export function importInChildProcess(request: ChildRequest, options: IsolatedImp
     child.on('error', (error) => kill(error));
     child.on('exit', (code, signal) => {
       clearTimeout(timer);
+      if (relay) clearInterval(relay);
       options.signal?.removeEventListener('abort', onAbort);
       if (why) return reject(why);
       if (reply?.ok) return resolve(reply.peakRssMb === undefined ? reply.result : { ...reply.result, peakRssMb: reply.peakRssMb });

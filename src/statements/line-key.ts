@@ -1,7 +1,9 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { StatementLine, StatementSection } from './types.js';
 
-const sha = (parts: (string | number | bigint)[]): string => createHash('sha256').update(parts.join('\n')).digest('hex');
+// Each key is the sha256 of its parts joined by line feeds (staging.ts rekeyStaged computes the
+// same in SQL), by the one-shot hash: a Hash object per key took 2.4x as long (200,000 keys: 351
+// against 147 ms), and a statement's lines take two keys each.
 
 /**
  * Where a line stands: its statement's identity (types.ts StatementSection.identity), its entry's
@@ -10,12 +12,12 @@ const sha = (parts: (string | number | bigint)[]): string => createHash('sha256'
  * statement are two positions, so they stay two.
  */
 export function positionKey(section: StatementSection, line: StatementLine): string {
-  return sha(['position', section.identity, line.entryIndex, line.txIndex]);
+  return hash('sha256', `position\n${section.identity}\n${line.entryIndex}\n${line.txIndex}`, 'hex');
 }
 
 /** The booked entry a line belongs to (its statement's identity and the entry's index): the lines of a split batch share it. */
 export function entryKey(section: StatementSection, line: StatementLine): string {
-  return sha(['entry', section.identity, line.entryIndex]);
+  return hash('sha256', `entry\n${section.identity}\n${line.entryIndex}`, 'hex');
 }
 
 const dayBefore = (instant: string): string => new Date(Date.parse(instant) - 1).toISOString().slice(0, 10);

@@ -20,7 +20,9 @@ export function decimalToCents(text: string, where?: string): bigint {
   if (fraction.length > 2 && !/^0+$/.test(fraction.slice(2))) {
     throw refuse(`amount ${quoted(text)} has more than two significant fractional digits`);
   }
-  const cents = BigInt(units) * 100n + BigInt(fraction.slice(0, 2).padEnd(2, '0'));
+  const hundredths = fraction.slice(0, 2).padEnd(2, '0');
+  // Below 10^13 units the cents are exact as a double (under 2^53): one BigInt instead of three operations on them.
+  const cents = units.length <= 13 ? BigInt(Number(units) * 100 + Number(hundredths)) : BigInt(units) * 100n + BigInt(hundredths);
   return sign === '-' ? -cents : cents;
 }
 

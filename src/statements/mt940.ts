@@ -119,9 +119,9 @@ export function mt940Reader(emit: SectionSink, options: ReaderOptions = {}): Sta
     fields.forEach((f, i) => {
       if (f.tag !== '61') return;
       const next = fields[i + 1];
-      const line = statementLine(f.value, currency, account, next?.tag === '86' ? next.value : undefined, where);
       const entryIndex = current.entries++;
-      current.lines.push({ ...line, section: sections, entryIndex, txIndex: 0, where: `${where} :61: ${entryIndex + 1}` });
+      const line = statementLine(f.value, currency, account, next?.tag === '86' ? next.value : undefined, where, sections, entryIndex);
+      current.lines.push(line);
       addTotal(current.section.booked, line.currency, line.direction, line.amountCents);
       addTotal(messageBooked, line.currency, line.direction, line.amountCents);
     });
@@ -189,9 +189,8 @@ export function parseMt940(text: string, options: ReaderOptions = {}): ParsedSta
   return collect((emit) => mt940Reader(emit, options), text);
 }
 
-type Booked = Omit<StatementLine, 'section' | 'entryIndex' | 'txIndex'>;
-
-function statementLine(value: string, currency: string, account: string | null, info: string | undefined, where: string): Booked {
+/** One :61: with its :86:, the `entryIndex`-th booking of statement `section`, as a line written out field by field: spread into a copy with its place, the reader took 3.6 s of CPU for the benchmark's 100,000-line file instead of 2.2 s (median of five). */
+function statementLine(value: string, currency: string, account: string | null, info: string | undefined, where: string, section: number, entryIndex: number): StatementLine {
   const first = value.split('\n')[0] ?? '';
   const m = STATEMENT_LINE.exec(first);
   if (!m) throw new StatementFormatError(`${where}: :61: not understood: ${quoted(first)}`);
@@ -223,5 +222,9 @@ function statementLine(value: string, currency: string, account: string | null, 
     bankReference,
     remittance: d.remittance,
     sepaReference: sepaReferenceOf({ endToEndId: d.endToEndId, instructionId, remittance: d.remittance }),
+    section,
+    entryIndex,
+    txIndex: 0,
+    where: `${where} :61: ${entryIndex + 1}`,
   };
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { YieldingPace } from '../../src/reparse/pace.js';
+import { YieldingPace } from '../../src/batch/pace.js';
 import { RecentCommits } from '../../src/webhooks/commit-pressure.js';
 
 const settings = { maxDuty: 0.5, minDuty: 1 / 32, yieldAboveMs: 15, step: 0.05 };

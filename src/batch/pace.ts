@@ -1,16 +1,17 @@
 /**
- * The pace of the daemon's reparse beside the receiver: the share of wall time it spends on batches
- * (its duty) follows the receiver's commit time, additive increase and multiplicative decrease as in
- * TCP's congestion control. Each reparse batch adds WAL that the receiver's next commit must wait
- * to see flushed, and CPU on two shared cores; the receiver's commit time measures both.
- * Pure: run.ts does the waiting.
+ * The pace of bulk work beside the receiver (the daemon's reparse, the statement inbox's imports):
+ * the share of wall time it spends on batches (its duty) follows the receiver's commit time,
+ * additive increase and multiplicative decrease as in TCP's congestion control. Each batch adds WAL
+ * that the receiver's next commit must wait to see flushed, and CPU on two shared cores; the
+ * receiver's commit time measures both. Pure: the callers (reparse/run.ts,
+ * statements/store-pipeline.ts) do the waiting.
  */
 export interface PaceSettings {
   /** The duty while the receiver's commits stay fast (or it is idle). */
   maxDuty: number;
-  /** The duty it never goes below, so reparse always finishes. */
+  /** The duty it never goes below, so the work always finishes. */
   minDuty: number;
-  /** Receiver commit time (ms) above which reparse halves its duty and waits for it to fall. */
+  /** Receiver commit time (ms) above which the work halves its duty and waits for it to fall. */
   yieldAboveMs: number;
   /** Duty regained after each batch during which the receiver's commits stayed under half of yieldAboveMs. */
   step: number;

@@ -1,0 +1,138 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { GroupCommit } from '../batch/group-commit.js';
+import { YieldingPace, type PaceSettings } from '../batch/pace.js';
+import type { StatementLine, StatementSection } from './types.js';
+
+/** A statement, or a part of one (types.ts SectionSink `more`), as the reader handed it over. */
+export interface StatementPart {
+  section: StatementSection;
+  lines: StatementLine[];
+  more: boolean;
+  /** lines of the file before it */
+  firstN: number;
+  /** its statement's place in the file */
+  index: number;
+}
+
+/**
+ * Sends the writes of one part (overlap.ts storeStatement: every query sent before its first
+ * await) and resolves with what they stored, or null for a part with more to come.
+ */
+export type StorePart<R> = (part: StatementPart) => Promise<R | null>;
+
+/** The receiver whose acknowledgements an import in the daemon must not slow (batch/pace.ts). */
+export interface YieldTo {
+  /** its worst recent commit time (webhooks/create-receiver.ts commitPressureMs) */
+  pressureMs(): number;
+  pace: PaceSettings;
+}
+
+/**
+ * The inbox's imports beside the receiver: no statement is stored while one of the receiver's
+ * commits in the last 500 ms took over 10 ms (its p99 alone is 4 ms, bench/README.md
+ * import-ingest), the share of time spent storing halves after each statement it was slower and
+ * grows back by 5 % after each it stayed under 5 ms, down to a sixteenth.
+ */
+export const RECEIVER_PACE: PaceSettings = { maxDuty: 1, minDuty: 1 / 16, yieldAboveMs: 10, step: 0.05 };
+
+// How long an import waits for the receiver's commits to get fast again before it stores its next
+// statement anyway, at its slowest pace (reparse waits as long, reparse/run.ts).
+const MAX_YIELD_MS = 2_000;
+const YIELD_STEP_MS = 25;
+
+/**
+ * Between a file's reader and its import transaction: the reader hands over each statement as it
+ * ends and reads on while Postgres stores the ones before (one core each on the 2-core machine:
+ * the 100,000-entry CAMT.053 took 12.6 s of JavaScript and 14.5 s waiting on Postgres, one after
+ * the other). The one batcher (batch/group-commit.ts) queues them; with two slots, the next
+ * statements' queries are sent while the previous ones run, so the connection never waits for the
+ * reader's event loop between them. The connection runs queries in the order they were sent, so
+ * each statement still sees every one before it stored. At most `maxPendingLines` lines wait (the
+ * reader awaits the oldest statement beyond that): memory stays bounded by a few statements.
+ */
+export class StorePipeline<R> {
+  private readonly writer: GroupCommit<StatementPart, R | null>;
+  private readonly pending: { done: Promise<void>; lines: number }[] = [];
+  private pendingLines = 0;
+  private linesQueued = 0;
+  private statementsQueued = 0;
+  /** The first failure in the file's order: later parts are not written, and it is the one reported. */
+  private failure: { index: number; error: unknown } | undefined;
+
+  constructor(
+    store: StorePart<R>,
+    private readonly onStored: (result: R) => void,
+    private readonly maxPendingLines: number,
+    yieldTo?: YieldTo,
+  ) {
+    const write = (parts: readonly StatementPart[]) => {
+      // Every part's queries are sent now, in order, before any result is awaited.
+      const sent = parts.map((part) => (this.failure ? Promise.reject(this.failure.error) : store(part)));
+      return Promise.all(sent.map((s, i) => s.catch((error: unknown) => this.fail(parts[i]!.index, error))));
+    };
+    if (!yieldTo) {
+      this.writer = new GroupCommit<StatementPart, R | null>({ slots: 2, write });
+      return;
+    }
+    // Beside the receiver: one statement at a time, none while the receiver's commits are slow, and
+    // a rest after each that follows them (batch/pace.ts), so the import takes the cores and the
+    // WAL in a share the receiver's acknowledgements tolerate.
+    const pace = new YieldingPace(yieldTo.pace);
+    this.writer = new GroupCommit<StatementPart, R | null>({
+      slots: 1,
+      take: () => 1,
+      write: async (parts) => {
+        const waiting = performance.now();
+        while (pace.mustYield(yieldTo.pressureMs()) && performance.now() - waiting < MAX_YIELD_MS) await sleep(YIELD_STEP_MS);
+        const started = performance.now();
+        const results = await write(parts);
+        const rest = pace.pauseAfter(performance.now() - started, yieldTo.pressureMs());
+        if (rest > 0) await sleep(rest);
+        return results;
+      },
+    });
+  }
+
+  private fail(index: number, error: unknown): never {
+    if (!this.failure || index < this.failure.index) this.failure = { index, error };
+    throw this.failure.error;
+  }
+
+  /** Queues the reader's next part; waits while too many lines are queued. Throws the first failure. */
+  async add(section: StatementSection, lines: StatementLine[], more: boolean): Promise<void> {
+    if (this.failure) throw this.failure.error;
+    const part: StatementPart = { section, lines, more, firstN: this.linesQueued, index: this.statementsQueued };
+    this.linesQueued += lines.length;
+    if (!more) this.statementsQueued += 1;
+    // Reported in the file's order, each after the one before it.
+    const done = Promise.all([this.pending.at(-1)?.done, this.writer.add(part)]).then(([, result]) => {
+      if (result !== null) this.onStored(result);
+    });
+    // Awaited below or in drain(); until then its rejection is held, not unhandled.
+    done.catch(() => undefined);
+    this.pending.push({ done, lines: lines.length });
+    this.pendingLines += lines.length;
+    while (this.pendingLines > this.maxPendingLines) {
+      const oldest = this.pending.shift()!;
+      this.pendingLines -= oldest.lines;
+      await oldest.done;
+    }
+  }
+
+  /** Waits for every queued part; throws the first failure. */
+  async drain(): Promise<void> {
+    for (const p of this.pending.splice(0)) await p.done;
+    this.pendingLines = 0;
+    if (this.failure) throw this.failure.error;
+  }
+
+  /**
+   * After the reader failed with `error`: waits until nothing is being written (the transaction
+   * must not end under a query of it), and returns what to report: a failure of a statement before
+   * it in the file, else `error`.
+   */
+  async settle(error: unknown): Promise<unknown> {
+    await this.writer.idle();
+    return this.failure?.error ?? error;
+  }
+}

@@ -1,0 +1,127 @@
+import { describe, expect, it } from 'vitest';
+import { StorePipeline, type StatementPart } from '../../src/statements/store-pipeline.js';
+import type { StatementLine, StatementSection } from '../../src/statements/types.js';
+
+// The pipeline between a file's reader and its import transaction (src/statements/store-pipeline.ts),
+// over a store that stands in for the transaction: each part is "sent" when store() is called and
+// "runs" when the test lets it (resolve/reject in any order), as queries on one connection would.
+const section = (n: number): StatementSection => ({
+  identity: `s${n}`, accountIban: null, periodFrom: null, periodTo: null, firstWholeDay: null, lastWholeDay: null, booked: new Map(),
+});
+const lines = (n: number) => Array.from({ length: n }, () => ({}) as StatementLine);
+
+function controlledStore() {
+  const sent: StatementPart[] = [];
+  const settle = new Map<number, { resolve: (v: string) => void; reject: (e: unknown) => void }>();
+  const store = (part: StatementPart) => {
+    sent.push(part);
+    return new Promise<string | null>((resolve, reject) => settle.set(sent.length - 1, { resolve, reject }));
+  };
+  return { sent, settle, store };
+}
+
+const tick = () => new Promise((r) => setImmediate(r));
+
+describe('the store pipeline of a statement import', () => {
+  it('sends the next statements while one is being stored, numbers their lines through the file, and reports them in file order', async () => {
+    const { sent, settle, store } = controlledStore();
+    const stored: string[] = [];
+    const pipeline = new StorePipeline<string>(store, (r) => stored.push(r), 100);
+    await pipeline.add(section(0), lines(3), false);
+    await pipeline.add(section(1), lines(2), true);
+    await pipeline.add(section(1), lines(4), false);
+    await tick();
+    // Two slots: two parts sent, in order; the third waits for the first to be stored.
+    expect(sent.map((p) => [p.index, p.firstN, p.more])).toEqual([
+      [0, 0, false],
+      [1, 3, true],
+    ]);
+    settle.get(0)!.resolve('first');
+    await tick();
+    expect(sent.map((p) => [p.index, p.firstN, p.more])[2]).toEqual([1, 5, false]);
+    // Stored out of order (as no connection returns them), still reported in the file's order.
+    settle.get(2)!.resolve('second');
+    await tick();
+    expect(stored).toEqual(['first']);
+    settle.get(1)!.resolve(null as unknown as string);
+    await pipeline.drain();
+    expect(stored).toEqual(['first', 'second']);
+  });
+
+  it('holds the reader while more lines wait than it allows, until the oldest statement is stored', async () => {
+    const { settle, store } = controlledStore();
+    const pipeline = new StorePipeline<string>(store, () => undefined, 5);
+    await pipeline.add(section(0), lines(4), false);
+    let added = false;
+    const third = pipeline.add(section(1), lines(4), false).then(() => (added = true));
+    await tick();
+    expect(added).toBe(false);
+    settle.get(0)!.resolve('a');
+    await third;
+    expect(added).toBe(true);
+    settle.get(1)!.resolve('b');
+    await pipeline.drain();
+  });
+
+  it("reports the first failure in the file's order, whichever ran first, and sends nothing after it", async () => {
+    const { sent, settle, store } = controlledStore();
+    const pipeline = new StorePipeline<string>(store, () => undefined, 100);
+    await pipeline.add(section(0), lines(1), false);
+    await pipeline.add(section(1), lines(1), false);
+    await pipeline.add(section(2), lines(1), false);
+    await tick();
+    settle.get(1)!.reject(new Error('second'));
+    settle.get(0)!.reject(new Error('first'));
+    await tick();
+    // The third was queued behind them: it is never sent to a transaction that failed.
+    expect(sent).toHaveLength(2);
+    await expect(pipeline.drain()).rejects.toThrow('first');
+    await expect(pipeline.add(section(3), lines(1), false)).rejects.toThrow('first');
+    expect(sent).toHaveLength(2);
+  });
+
+  it("after the reader's own error, waits for what was sent and reports an earlier statement's failure before it", async () => {
+    const { settle, store } = controlledStore();
+    const pipeline = new StorePipeline<string>(store, () => undefined, 100);
+    await pipeline.add(section(0), lines(1), false);
+    await pipeline.add(section(1), lines(1), false);
+    let settled = false;
+    const reported = pipeline.settle(new Error('statement 3 is not well-formed')).then((e) => {
+      settled = true;
+      return e;
+    });
+    await tick();
+    expect(settled).toBe(false);
+    settle.get(0)!.reject(new Error('statement 1 was refused'));
+    settle.get(1)!.reject(new Error('current transaction is aborted'));
+    expect(((await reported) as Error).message).toBe('statement 1 was refused');
+
+    const clean = controlledStore();
+    const second = new StorePipeline<string>(clean.store, () => undefined, 100);
+    await second.add(section(0), lines(1), false);
+    await tick();
+    clean.settle.get(0)!.resolve('ok');
+    expect(((await second.settle(new Error('statement 2 is not well-formed'))) as Error).message).toBe('statement 2 is not well-formed');
+  });
+
+  it('beside a receiver whose commits are slow, stores no statement until they are fast again, one statement at a time', async () => {
+    const { sent, settle, store } = controlledStore();
+    let pressureMs = 50;
+    const pipeline = new StorePipeline<string>(store, () => undefined, 100, {
+      pressureMs: () => pressureMs,
+      pace: { maxDuty: 1, minDuty: 1 / 16, yieldAboveMs: 10, step: 0.05 },
+    });
+    await pipeline.add(section(0), lines(1), false);
+    await pipeline.add(section(1), lines(1), false);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(sent).toHaveLength(0);
+    pressureMs = 2;
+    await new Promise((r) => setTimeout(r, 60));
+    expect(sent).toHaveLength(1);
+    settle.get(0)!.resolve('a');
+    await new Promise((r) => setTimeout(r, 60));
+    expect(sent).toHaveLength(2);
+    settle.get(1)!.resolve('b');
+    await pipeline.drain();
+  });
+});
