@@ -203,7 +203,9 @@ async function scan<R>(
       if (!info.isFile()) continue;
       seen = `${entry.name}\n${info.size}\n${info.mtimeMs}`;
       if (stuck.has(seen)) continue;
-      if (Date.now() - info.mtimeMs < settleMs) {
+      // mtimeMs has a fraction of a millisecond and Date.now() none: a file written in this very
+      // millisecond looked newer than now, and with settleMs 0 was left for the next scan.
+      if (Date.now() - Math.floor(info.mtimeMs) < settleMs) {
         result.deferred.push(entry.name);
         continue;
       }
