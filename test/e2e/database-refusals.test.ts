@@ -69,17 +69,29 @@ describe.skipIf(!bin)('a database that refuses the daemon', () => {
   it('connection slots exhausted by another client: 503 in time, not ready, the cause logged, then back', { timeout: 90_000 }, async () => {
     expect((await deliver()).status).toBe(200);
     // End the daemon's sessions and take every slot, so its next connection is refused (53300).
+    // The daemon reconnects within 50 ms (its client's backoff), so ending its sessions once races
+    // its reconnection (seen in CI: a delivery stored and answered 200). Until every slot is held
+    // here and the daemon has none: end its sessions, take what they freed, look again.
     const hog = postgres(cluster.primary.url(), { max: 12, onnotice: () => {}, connect_timeout: 2 });
-    await hog`select pg_terminate_backend(pid) from pg_stat_activity where datname = 'recon' and pid <> pg_backend_pid()`;
-    const held = [];
-    for (;;) {
-      try {
-        held.push(await hog.reserve());
-      } catch {
-        break;
+    const held: postgres.ReservedSql[] = [];
+    const daemonSessions = async () => {
+      const probe = held[0] ?? hog;
+      const [row] = await probe<{ n: number }[]>`select count(*)::int as n from pg_stat_activity where datname = 'recon'`;
+      return row?.n ?? 0;
+    };
+    for (let round = 0; round < 50; round++) {
+      const probe = held[0] ?? hog;
+      await probe`select pg_terminate_backend(pid) from pg_stat_activity where datname = 'recon'`;
+      while (held.length < 12) {
+        try {
+          held.push(await hog.reserve());
+        } catch {
+          break;
+        }
       }
-      if (held.length >= 12) break;
+      if ((await daemonSessions()) === 0) break;
     }
+    expect(await daemonSessions()).toBe(0);
     try {
       const refused = await Promise.all([deliver(), deliver(), deliver()]);
       const ready = await readyz();
