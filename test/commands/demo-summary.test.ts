@@ -40,6 +40,15 @@ describe("the settled demo's differences", () => {
     expect(lines).toContain('    order o4 found, not injected: unexplained by the ground truth (a defect: please report it with the seed)');
   });
 
+  it('name a duplicate delivery beyond those injected by the uncertain deliveries, and only up to their number', () => {
+    const dup: ExpectedDiscrepancy = { ...missed('d1', 'repeated'), kind: 'duplicate_delivery', entity_type: 'order' };
+    const uncertain = { environment: 'sandbox' as const, topic: 'order/confirmed', entity_id: 'o9', event_key: 'k', address: 'http://x', details: 'attempt 1 timed out' };
+    const t = { ...truth([dup]), uncertain_deliveries: [uncertain] };
+    const tallies = [{ kind: 'duplicate_delivery', injected: 1, found: 2 }];
+    expect(nameDifferences(t, [], tallies)[0]).toMatch(/^  difference: duplicate_delivery 1 found beyond those injected: retries of attempts that timed out/);
+    expect(nameDifferences(t, [], [{ kind: 'duplicate_delivery', injected: 1, found: 3 }])[0]).toMatch(/unexplained/);
+  });
+
   it('name the kinds a demo cannot show by the setting that needs days', () => {
     const invoice: ExpectedDiscrepancy = { ...missed('i1', 'invoice_not_paid_out'), kind: 'invoice_not_paid_out', entity_type: 'invoice' };
     expect(differences(truth([invoice]), [])).toEqual(['  difference: invoice_not_paid_out 1 not found: it needs INVOICE_PAYOUT_DAYS of real time, longer than a demo']);
