@@ -63,8 +63,11 @@ describe('pausing the business', () => {
 describe('bnpl-recon sim', () => {
   it('serves the API, starts the business at the first registration and writes ground truth on SIGTERM', async () => {
     const out = await mkdtemp(path.join(tmpdir(), 'sim-cli-'));
-    // One process (no tsx wrapper), so its exit is the simulator's own.
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'sim', '--port', '0', '--seed', '5', '--time-scale', '360000', '--out', out, '--log-level', 'warn', '--fault', 'never_delivered=0.2'], {
+    // One process (no tsx wrapper), so its exit is the simulator's own. Ten simulated hours a real
+    // second: at 100 hours a second the files written on SIGTERM (ground truth, statements, every
+    // payout's report in CSV and XLSX) covered weeks of business and took 5 s, over the 10 s
+    // shutdown deadline on a loaded machine (exit 1 in CI).
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'sim', '--port', '0', '--seed', '5', '--time-scale', '36000', '--out', out, '--log-level', 'warn', '--fault', 'never_delivered=0.2'], {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     try {
