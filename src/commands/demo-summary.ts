@@ -9,6 +9,13 @@ const NEEDS_REAL_DAYS = new Map([
   ['invoice_not_paid_out', 'INVOICE_PAYOUT_DAYS'],
 ]);
 
+/** The line for a kind the demo cannot show, or undefined when the difference is not that. */
+function needsRealDays(t: KindTally): string | undefined {
+  const setting = NEEDS_REAL_DAYS.get(t.kind);
+  if (setting === undefined || t.found >= t.injected) return undefined;
+  return `  difference: ${t.kind} ${t.injected - t.found} not found: it needs ${setting} of real time, longer than a demo`;
+}
+
 export interface KindTally {
   kind: string;
   injected: number;
@@ -54,9 +61,9 @@ export function describeTallies(tallies: KindTally[], graceSeconds: number, data
   const lines = [`  found/injected: ${tallies.map((t) => `${t.kind} ${t.found}/${t.injected}`).join(', ')}`];
   for (const t of tallies) {
     if (t.found === t.injected) continue;
-    const setting = NEEDS_REAL_DAYS.get(t.kind);
-    if (setting !== undefined && t.found < t.injected) {
-      lines.push(`  difference: ${t.kind} ${t.injected - t.found} not found: it needs ${setting} of real time, longer than a demo`);
+    const days = needsRealDays(t);
+    if (days !== undefined) {
+      lines.push(days);
     } else if (t.found < t.injected) {
       lines.push(`  difference: ${t.kind} ${t.injected - t.found} injected, not found yet (a finding waits the ${graceSeconds} s grace period and the next pass)`);
     } else {
@@ -98,10 +105,7 @@ export function nameDifferences(truth: GroundTruth, found: readonly FoundFinding
         lines.push(`  difference: duplicate_delivery ${t.found - t.injected} found beyond those injected: retries of attempts that timed out at the simulator (${uncertain} uncertain deliveries in its ground truth) but were stored here`);
         continue;
       }
-      const setting = NEEDS_REAL_DAYS.get(t.kind);
-      lines.push(setting !== undefined && t.found < t.injected
-        ? `  difference: ${t.kind} ${t.injected - t.found} not found: it needs ${setting} of real time, longer than a demo`
-        : `  difference: ${t.kind} found ${t.found}, injected ${t.injected}: unexplained by the ground truth (a defect: please report it with the seed)`);
+      lines.push(needsRealDays(t) ?? `  difference: ${t.kind} found ${t.found}, injected ${t.injected}: unexplained by the ground truth (a defect: please report it with the seed)`);
       continue;
     }
     const injected = new Map<string, ExpectedDiscrepancy>();

@@ -9,10 +9,10 @@ export class BodyTooLargeError extends Error {
  * Reads the raw request bytes, refusing (before buffering them) anything over `maxBytes`.
  * Plain 'data'/'end' listeners: the async iterator costs a promise per chunk on the hot path.
  */
-export async function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer> {
+export function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer> {
+  // Not an async function: the webhook ack path reads every body here, and one promise is enough.
   const chunks: Buffer[] = [];
-  const size = await receive(req, maxBytes, (chunk) => void chunks.push(chunk));
-  return chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size);
+  return receive(req, maxBytes, (chunk) => void chunks.push(chunk)).then((size) => (chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size)));
 }
 
 /**
