@@ -14,7 +14,7 @@ import { DEFAULT_PAYOUT_SETTINGS } from './rules/payout-common.js';
 import { ORDER_RULE_KINDS, RULES, RULE_KINDS } from './rules/registry.js';
 import type { DeductionTerms, PassSummary, RuleParams } from './types.js';
 import { judgingSettings } from './settings.js';
-import { DEFAULT_INVOICE_SETTINGS } from './rules/invoice-common.js';
+import { DEFAULT_INVOICE_SETTINGS, stageInvoiceEvidence } from './rules/invoice-common.js';
 import { transaction } from '../db/transaction.js';
 
 export interface ReconcileContext {
@@ -143,6 +143,7 @@ async function runRules(
     if (scope.orders !== undefined) summary.scopeOrders = scope.orders;
     ctx.log.debug({ mode: scope.mode, reason: scope.reason, orders: scope.orders }, 'reconcile scope');
     await createFoundTable(tx);
+    await timed('invoice_evidence', () => stageInvoiceEvidence(tx, params));
     for (const rule of RULES) summary.found[rule.kind] = await timed(rule.kind, () => rule.collect(tx, params));
     // No scope filter on resolution: every order with an open or acknowledged discrepancy is in
     // scope (scope.ts, 5), so `found` is complete for each of them.

@@ -2,9 +2,10 @@ import type { TransactionSql } from 'postgres';
 import { DEFAULT_INVOICE_PAYOUT_DAYS } from '../../config/schema.js';
 import type { InvoiceRuleSettings, RuleParams } from '../types.js';
 import { latestPayouts } from './payout-common.js';
-import { invoiceFacts as ledgerInvoiceFacts } from '../../ledger/invoices.js';
+import { invoiceFacts } from '../../ledger/invoices.js';
+import { stage } from '../stage.js';
 
-/** INVOICE_PAYOUT_DAYS' default (config/schema.ts says why); no contract terms: deductions not judged. */
+/** INVOICE_PAYOUT_DAYS' default (config/schema.ts says why); no contract terms: deductions are not judged. */
 export const DEFAULT_INVOICE_SETTINGS: InvoiceRuleSettings = { payoutDays: DEFAULT_INVOICE_PAYOUT_DAYS, terms: null };
 
 export function invoiceSettings(p: RuleParams): InvoiceRuleSettings {
@@ -12,23 +13,47 @@ export function invoiceSettings(p: RuleParams): InvoiceRuleSettings {
 }
 
 /**
- * Each invoice with its reference, order, creation and cancellation (ledger/invoices.ts). Like the
- * payout rules, the invoice rules look at every invoice in each pass (no incremental scope): their
- * evidence changes with time (a deadline days after factoring) and with payouts, which name
- * invoices, not orders.
+ * The evidence the invoice rules share, staged once per pass as analysed temporary tables dropped
+ * at commit (stage.ts). The rules read these tables, not the ledger's, for five sets:
+ *  - `pass_payouts`: each payout as its latest event says (payout-common.ts latestPayouts);
+ *  - `pass_listings`: every invoice reference each payout lists (trimmed, blanks ignored, once per
+ *    payout) with the payout's status, SEPA reference (`sepa_key` upper-case), amount and anchor;
+ *  - `pass_invoices`: each invoice with its reference, order, creation, cancellation and gross
+ *    amount (ledger/invoices.ts invoiceFacts, the one definition the invoices report also reads);
+ *  - `pass_factoring`: each invoice reference's latest factoring event (by arrival: factoring
+ *    payloads carry no event_time), its topic, arrival and factored amount;
+ *  - `pass_invoice_refs`: every reference any invoice event carries (payout_unknown_invoice).
+ * Like the payout rules, the invoice rules look at every invoice in each pass (no incremental
+ * scope): their evidence changes with time (a deadline days after factoring) and with payouts,
+ * which name invoices, not orders.
+ *
+ * Why staged: built inside each rule, these sets were rebuilt three to four times a pass, and the
+ * planner, estimating 10 completed payouts where 20,000 were (the `distinct on` of latestPayouts),
+ * probed the invoices and factoring events one listing at a time. At 1,000,000 orders with their
+ * invoices (bench/reconcile, invoice-seed.ts) that made the invoice rules 126 s of a 141 s pass
+ * (bench/README.md, reconcile).
  */
-export function invoiceFacts(tx: TransactionSql, p: RuleParams) {
-  return ledgerInvoiceFacts(tx, p.environment);
-}
-
-/**
- * Every invoice reference each payout lists (trimmed; blanks ignored), with the payout's latest
- * status, SEPA reference and anchor (payout-common.ts latestPayouts).
- */
-export function payoutListings(tx: TransactionSql, p: RuleParams) {
-  return tx`
+export async function stageInvoiceEvidence(tx: TransactionSql, p: RuleParams): Promise<void> {
+  await stage(tx, 'pass_payouts', latestPayouts(tx, p));
+  await stage(tx, 'pass_listings', tx`
     select distinct l.payout_uuid, l.status, l.sepa_instruction_id, l.sepa_key, l.amount_cents, l.anchor, trim(r.ref) as ref
-    from (${latestPayouts(tx, p)}) l
+    from pass_payouts l
     cross join lateral unnest(l.external_reference_ids) as r(ref)
-    where trim(r.ref) <> ''`;
+    where trim(r.ref) <> ''`);
+  await stage(tx, 'pass_invoices', invoiceFacts(tx, p.environment));
+  await stage(tx, 'pass_factoring', tx`
+    select distinct on (invoice_external_reference_id) invoice_external_reference_id as ref, topic, received_at, invoice_amount_cents
+    from factoring_events
+    where environment = ${p.environment} and invoice_external_reference_id is not null
+    order by invoice_external_reference_id, received_at desc, event_key desc`);
+  await stage(tx, 'pass_invoice_refs', tx`
+    select distinct external_reference_id as ref from invoice_events
+    where environment = ${p.environment} and external_reference_id is not null`);
+  await tx`create index on pass_payouts (payout_uuid)`;
+  await tx`create index on pass_listings (ref)`;
+  await tx`create index on pass_invoices (ref)`;
+  await tx`create unique index on pass_factoring (ref)`;
+  await tx`create unique index on pass_invoice_refs (ref)`;
+  // Temporary tables are never analysed by autovacuum: without this the planner guesses their sizes.
+  await tx`analyze pass_payouts, pass_listings, pass_invoices, pass_factoring, pass_invoice_refs`;
 }

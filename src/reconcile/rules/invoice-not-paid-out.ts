@@ -1,14 +1,15 @@
 import type { TransactionSql } from 'postgres';
 import { ISO_FORMAT, insertIntoFound } from '../found.js';
 import type { Rule, RuleParams } from '../types.js';
-import { invoiceFacts, invoiceSettings, payoutListings } from './invoice-common.js';
+import { invoiceSettings } from './invoice-common.js';
 import { topic } from '../../provider/vocabulary.js';
 
 /**
  * invoice_not_paid_out: an invoice the provider owes the merchant for, which no completed payout
  * lists in time.
  *
- * Evidence, all of it required, with D = INVOICE_PAYOUT_DAYS (default 7):
+ * Evidence (staged once per pass: invoice-common.ts), all of it required, with D =
+ * INVOICE_PAYOUT_DAYS (default 7):
  *  - an invoice event of the invoice with its reference R;
  *  - it is owed: when the environment's ledger has factoring events at all, the latest factoring
  *    event for R (by arrival: factoring payloads carry no event_time) is factoring/approved and
@@ -32,18 +33,12 @@ export const invoiceNotPaidOut: Rule = {
   async collect(tx: TransactionSql, p: RuleParams): Promise<number> {
     const { payoutDays } = invoiceSettings(p);
     const result = await tx`
-      with factoring as (
-        select distinct on (invoice_external_reference_id) invoice_external_reference_id as ref, topic, received_at, invoice_amount_cents
-        from factoring_events
-        where environment = ${p.environment} and invoice_external_reference_id is not null
-        order by invoice_external_reference_id, received_at desc, event_key desc
-      ),
-      any_factoring as (select exists (select 1 from factoring_events where environment = ${p.environment}) as yes),
+      with any_factoring as (select exists (select 1 from factoring_events where environment = ${p.environment}) as yes),
       owed as (
         select i.invoice_uuid, i.ref, f.invoice_amount_cents,
                case when (select yes from any_factoring) then f.received_at else i.created_at end as since
-        from (${invoiceFacts(tx, p)}) i
-        left join factoring f on f.ref = i.ref
+        from pass_invoices i
+        left join pass_factoring f on f.ref = i.ref
         where i.canceled_at is null
           and (not (select yes from any_factoring) or f.topic = ${topic('factoring/approved')})
       )
@@ -57,7 +52,7 @@ export const invoiceNotPaidOut: Rule = {
              md5(o.ref || '|' || coalesce(o.invoice_amount_cents::text, ''))
       from owed o
       where o.since + make_interval(days => ${payoutDays}) <= ${p.now.toISOString()}::timestamptz
-        and not exists (select 1 from (${payoutListings(tx, p)}) l where l.status = 'complete' and l.ref = o.ref)`;
+        and not exists (select 1 from pass_listings l where l.status = 'complete' and l.ref = o.ref)`;
     return result.count;
   },
 };

@@ -1,13 +1,12 @@
 import type { TransactionSql } from 'postgres';
 import { insertIntoFound } from '../found.js';
 import type { Rule, RuleParams } from '../types.js';
-import { latestPayouts } from './payout-common.js';
 
 /**
  * payout_report_mismatch: the provider's payout report and its payout event disagree.
  *
  * Evidence: a payout with stored payout report rows (payout_report_rows, tied to it at import)
- * whose latest event (payout-common.ts) says amount A and lists the invoice references L (trimmed,
+ * whose latest event (payout-common.ts, staged once per pass: invoice-common.ts) says amount A and lists the invoice references L (trimmed,
  * blanks ignored), where the rows' Transfer Amounts do not sum to A (A null counts as a
  * mismatch), or the set of Doc Nos of its invoice rows is not L.
  *
@@ -35,7 +34,7 @@ export const payoutReportMismatch: Rule = {
       compared as (
         select l.payout_uuid, l.sepa_instruction_id, l.amount_cents, r.transfer, r.invoices,
                array(select distinct trim(x) from unnest(l.external_reference_ids) x where trim(x) <> '' order by 1) as listed
-        from (${latestPayouts(tx, p)}) l
+        from pass_payouts l
         join reported r on r.payout_uuid = l.payout_uuid
       ),
       judged as (

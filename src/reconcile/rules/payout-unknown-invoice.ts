@@ -9,8 +9,8 @@ import type { Rule, RuleParams } from '../types.js';
  * Evidence: a payout_events row (any status: a cancelled payout naming a phantom invoice is as
  * wrong) lists reference R in external_reference_ids (the spec's comma-separated string, split by
  * the receiver; blanks ignored); no invoice_events row of the environment has
- * external_reference_id = R; and the payout's first event was received at least
- * WEBHOOK_GRACE_SECONDS ago. The grace: the invoice's own webhooks (invoice/created ...) may still
+ * external_reference_id = R (pass_invoice_refs, staged once per pass: invoice-common.ts); and the
+ * payout's first event was received at least WEBHOOK_GRACE_SECONDS ago. The grace: the invoice's own webhooks (invoice/created ...) may still
  * be in the provider's retry window when the payout arrives, and the grace is longer than that
  * window (see missed_webhook).
  *
@@ -41,9 +41,7 @@ export const payoutUnknownInvoice: Rule = {
         group by e.payout_uuid, trim(r.ref)
         having min(e.received_at) <= ${p.now.toISOString()}::timestamptz - make_interval(secs => ${p.graceSeconds})
       ) u
-      where not exists (
-        select 1 from invoice_events i
-        where i.environment = ${p.environment} and i.external_reference_id = u.ref)`;
+      where not exists (select 1 from pass_invoice_refs i where i.ref = u.ref)`;
     return result.count;
   },
 };
