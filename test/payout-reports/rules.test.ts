@@ -218,3 +218,40 @@ describe('payout_deduction_mismatch', () => {
     ].sort());
   });
 });
+
+describe('payout_deduction_mismatch in another currency', () => {
+  let d: TestDatabase;
+  const inv: Record<string, string> = {};
+  beforeAll(async () => {
+    d = await db('deduction_currency');
+    const order = randomUUID();
+    inv.F = await invoiceEvent(d, { ref: 'INV-F', order, eventTime: day(1) });
+    inv.G = await invoiceEvent(d, { ref: 'INV-G', order, eventTime: day(1) });
+    await factoringEvent(d, { ref: 'INV-F', receivedAt: day(1) });
+    await factoringEvent(d, { ref: 'INV-G', receivedAt: day(1) });
+    // The order's first invoice, paid in GBP with 4 % kept and the fixed fee: the EUR contract does not judge it.
+    const chf = [{ ...invoiceRow({ doc: 'INV-F', order: 'O9', cents: 10_000n, rateMicros: 40_000 }), currency: 'GBP' as const }];
+    await payoutEvent(d, { sepa: 'PO2026030200000011', cents: transferOf(chf), eventTime: day(2), invoices: ['INV-F'] });
+    await importReport(d, chf);
+    // Its second invoice, in EUR: the first of the order the contract judges, so the fixed fee is due on it.
+    const eur = [invoiceRow({ doc: 'INV-G', order: 'O9', cents: 10_000n })];
+    await payoutEvent(d, { sepa: 'PO2026030300000012', cents: transferOf(eur), eventTime: day(3), invoices: ['INV-G'] });
+    await importReport(d, eur);
+  });
+
+  it('leaves a row in another currency unjudged and out of the order\'s fixed fee count', async () => {
+    await pass(d, at(4));
+    expect(await findings(d, 'payout_deduction_mismatch')).toEqual([]);
+  });
+
+  it('still judges EUR rows beside it: an invoice without its fixed fee is flagged', async () => {
+    const eur = [invoiceRow({ doc: 'INV-H', order: 'O9', cents: 10_000n, feeCents: 0n })];
+    inv.H = await invoiceEvent(d, { ref: 'INV-H', order: randomUUID(), eventTime: day(1) });
+    await factoringEvent(d, { ref: 'INV-H', receivedAt: day(1) });
+    const p3 = await payoutEvent(d, { sepa: 'PO2026030400000013', cents: transferOf(eur), eventTime: day(4), invoices: ['INV-H'] });
+    await importReport(d, eur);
+    await pass(d, at(5));
+    const f = await findings(d, 'payout_deduction_mismatch');
+    expect(f.map((x) => [x.entity_id, x.subject, x.expected, x.observed])).toEqual([[inv.H, p3, 'fee=30', 'fee=0']]);
+  });
+});
