@@ -16,6 +16,7 @@ import type { DeductionTerms, PassSummary, RuleParams } from './types.js';
 import { judgingSettings } from './settings.js';
 import { DEFAULT_INVOICE_SETTINGS, stageInvoiceEvidence } from './rules/invoice-common.js';
 import { transaction } from '../db/transaction.js';
+import { recordInvoiceTotals } from './invoice-totals.js';
 
 export interface ReconcileContext {
   config: Pick<Config, 'PROVIDER_ENV' | 'WEBHOOK_GRACE_SECONDS'> &
@@ -145,6 +146,10 @@ async function runRules(
     await createFoundTable(tx);
     await timed('invoice_evidence', () => stageInvoiceEvidence(tx, params));
     for (const rule of RULES) summary.found[rule.kind] = await timed(rule.kind, () => rule.collect(tx, params));
+    if (summary.runId !== undefined) {
+      const runId = summary.runId;
+      await timed('invoice_totals', () => recordInvoiceTotals(tx, params, runId));
+    }
     // No scope filter on resolution: every order with an open or acknowledged discrepancy is in
     // scope (scope.ts, 5), so `found` is complete for each of them.
     const counts = await timed('upsert', () => upsertFindings(tx, params));

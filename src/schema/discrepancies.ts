@@ -107,4 +107,14 @@ export const reconcileRuns = pgTable('reconcile_runs', {
   settings: jsonb('settings'),
   /** 'daemon' (the scheduler of `start`) or 'command' (a one-off `reconcile`); null before it was recorded. */
   origin: text('origin'),
-});
+  /**
+   * Money in transit and what the payout reports kept back, as the pass saw the ledger
+   * (reconcile/invoice-totals.ts); the metrics read the latest (payout-import/metrics.ts). Null on
+   * passes of releases before it was recorded.
+   */
+  invoiceTotals: jsonb('invoice_totals'),
+}, (t) => [
+  // The latest runs of an environment: the pass's scope (reconcile/scope.ts) and the invoice
+  // metrics read them on every pass and scrape, of a table that grows by a row per pass.
+  index('reconcile_runs_started_idx').on(t.environment, t.startedAt),
+]);
