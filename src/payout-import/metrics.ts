@@ -16,7 +16,8 @@ const DEDUCTION_PARTS = ['discount', 'fixed_fee', 'vat', 'credit_notes', 'buyer_
  * Money in transit and what the provider kept back, as the latest reconciliation pass recorded
  * them (reconcile/invoice-totals.ts: reconcile_runs.invoice_totals), read at scrape time with one
  * indexed lookup (a failed read keeps the last values and counts in
- * bnpl_recon_ledger_read_failures_total{source="invoices"}; absent until a pass recorded them):
+ * bnpl_recon_ledger_read_failures_total{source="invoices"}; until a pass recorded them the
+ * unlabelled gauges read 0, prom-client's initial value, and the labelled ones are absent):
  * - bnpl_recon_invoices_in_transit / _cents: invoices factored (latest factoring event approved),
  *   not canceled, that no completed payout lists yet, and the sum of their factored amounts;
  * - bnpl_recon_payout_deductions_cents{part}: what the imported payout reports kept back, by part

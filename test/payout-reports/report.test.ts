@@ -82,7 +82,7 @@ describe('report payouts: composition', () => {
 });
 
 describe('metrics', () => {
-  it('money in transit and what the reports kept back, read at scrape time', async () => {
+  it('money in transit and what the reports kept back, as the pass recorded them', async () => {
     const { registry } = testMetrics(db);
     const text = await registry.metrics();
     // B (50.00) and C (200.00): factored, not canceled, no completed payout lists them; A paid, D pending, E canceled.
@@ -92,5 +92,34 @@ describe('metrics', () => {
       expect(text).toContain(`bnpl_recon_payout_deductions_cents{part="${part}"} ${cents}\n`);
     }
     expect(text).toContain('bnpl_recon_discrepancies_open{kind="invoice_not_paid_out"} 2\n');
+  });
+
+  it("shows the latest pass's figures: an invoice factored since appears after the next pass", async () => {
+    await invoiceEvent(db, { uuid: uuid('f'), ref: 'INV-F', eventTime: '2026-03-11T06:00:00.000000000Z' });
+    await factoringEvent(db, { ref: 'INV-F', cents: 3_000n, receivedAt: '2026-03-11T07:00:00Z' });
+    const { registry } = testMetrics(db);
+    expect(await registry.metrics()).toContain('bnpl_recon_invoices_in_transit 2\n');
+    await pass(db, NOW);
+    const text = await registry.metrics();
+    expect(text).toContain('bnpl_recon_invoices_in_transit 3\n');
+    expect(text).toContain('bnpl_recon_invoices_in_transit_cents 28000\n');
+  });
+});
+
+describe('metrics before any pass', () => {
+  let fresh: TestDatabase;
+  useTestDatabase('invoices_metrics_fresh', (d) => (fresh = d));
+
+  it('reads 0 in transit and no deductions until a pass recorded them', async () => {
+    await invoiceEvent(fresh, { ref: 'INV-G', eventTime: '2026-03-11T06:00:00.000000000Z' });
+    await factoringEvent(fresh, { ref: 'INV-G', cents: 3_000n, receivedAt: '2026-03-11T07:00:00Z' });
+    const { registry } = testMetrics(fresh);
+    const before = await registry.metrics();
+    expect(before).toContain('bnpl_recon_invoices_in_transit 0\n');
+    expect(before).not.toMatch(/^bnpl_recon_payout_deductions_cents\{/m);
+    await pass(fresh, NOW);
+    const after = await registry.metrics();
+    expect(after).toContain('bnpl_recon_invoices_in_transit 1\n');
+    expect(after).toContain('bnpl_recon_payout_deductions_cents{part="discount"} 0\n');
   });
 });
