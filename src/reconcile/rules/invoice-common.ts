@@ -35,11 +35,14 @@ export function invoiceSettings(p: RuleParams): InvoiceRuleSettings {
  */
 export async function stageInvoiceEvidence(tx: TransactionSql, p: RuleParams): Promise<void> {
   await stage(tx, 'pass_payouts', latestPayouts(tx, p));
+  // Each payout's references made distinct within the payout (a few dozen each), not as one hash
+  // of every listing's seven columns (1.7 s at 1,000,000 listings).
   await stage(tx, 'pass_listings', tx`
-    select distinct l.payout_uuid, l.status, l.sepa_instruction_id, l.sepa_key, l.amount_cents, l.anchor, trim(r.ref) as ref
+    select l.payout_uuid, l.status, l.sepa_instruction_id, l.sepa_key, l.amount_cents, l.anchor, r.ref
     from pass_payouts l
-    cross join lateral unnest(l.external_reference_ids) as r(ref)
-    where trim(r.ref) <> ''`);
+    cross join lateral (
+      select distinct trim(x) as ref from unnest(l.external_reference_ids) as x where trim(x) <> ''
+    ) r`);
   await stage(tx, 'pass_invoices', invoiceFacts(tx, p.environment));
   await stage(tx, 'pass_factoring', tx`
     select distinct on (invoice_external_reference_id) invoice_external_reference_id as ref, topic, received_at, invoice_amount_cents
