@@ -26,11 +26,29 @@ export function accountId(value: string | null | undefined, bankBic?: string | n
   return v;
 }
 
-/** ISO 13616: the IBAN with its first four characters moved to the end, letters as 10..35, is 1 mod 97. */
+/**
+ * ISO 13616: the IBAN with its first four characters moved to the end, letters as 10..35, is 1 mod
+ * 97, and it is as long as its country's IBANs are (SWIFT's IBAN registry; a country not listed
+ * here: 15 to 34 characters). Without the length, one string in 97 passes the check with anything
+ * appended: 'DE16760260000000000011EUR', an IBAN and its currency as a :25: field writes them,
+ * passed as an IBAN of its own (found by test/statements/property.test.ts).
+ */
 export function isIban(v: string): boolean {
   if (!/^[A-Z]{2}\d{2}[A-Z0-9]{11,30}$/.test(v)) return false;
+  const length = IBAN_LENGTHS[v.slice(0, 2)];
+  if (length !== undefined && v.length !== length) return false;
   return mod97(v.slice(4) + v.slice(0, 4)) === 1;
 }
+
+/** IBAN length per country, from SWIFT's IBAN registry. */
+const IBAN_LENGTHS: Readonly<Record<string, number>> = {
+  AD: 24, AE: 23, AL: 28, AT: 20, AZ: 28, BA: 20, BE: 16, BG: 22, BH: 22, BR: 29, BY: 28, CH: 21, CR: 22, CY: 28,
+  CZ: 24, DE: 22, DK: 18, DO: 28, EE: 20, EG: 29, ES: 24, FI: 18, FO: 18, FR: 27, GB: 22, GE: 22, GI: 23, GL: 18,
+  GR: 27, GT: 28, HR: 21, HU: 28, IE: 22, IL: 23, IQ: 23, IS: 26, IT: 27, JO: 30, KW: 30, KZ: 20, LB: 28, LC: 32,
+  LI: 21, LT: 20, LU: 20, LV: 21, LY: 25, MC: 27, MD: 24, ME: 22, MK: 19, MR: 27, MT: 31, MU: 30, NL: 18, NO: 15,
+  PK: 24, PL: 28, PS: 29, PT: 25, QA: 29, RO: 24, RS: 22, SA: 24, SC: 31, SE: 24, SI: 19, SK: 24, SM: 27, ST: 25,
+  SV: 28, TL: 23, TN: 24, TR: 26, UA: 29, VA: 22, VG: 24, XK: 20,
+};
 
 function mod97(text: string): number {
   let rest = 0;
