@@ -60,9 +60,10 @@ export async function runReconcilePass(
       async (_signal, lock) => {
         // started_at is the pass's clock: the next incremental pass looks at what changed since it.
         const settings = judgingSettings(ctx.config);
-        summary.runId = await startRun(ctx.database.sql, 'reconcile_runs', environment, {
+        const runId = await startRun(ctx.database.sql, 'reconcile_runs', environment, {
           started_at: now.toISOString(), origin: options.origin ?? 'command', settings: JSON.stringify(settings),
         });
+        summary.runId = runId;
         try {
           const payout = {
             settlementDays: ctx.config.PAYOUT_SETTLEMENT_DAYS ?? DEFAULT_PAYOUT_SETTINGS.settlementDays,
@@ -71,12 +72,12 @@ export async function runReconcilePass(
             referencePattern: ctx.config.PAYOUT_REFERENCE_PATTERN ?? null,
           };
           const invoice = { payoutDays: ctx.config.INVOICE_PAYOUT_DAYS ?? DEFAULT_INVOICE_SETTINGS.payoutDays, terms: ctx.deductionTerms ?? ctx.config.CONTRACT_TERMS ?? null };
-          await runRules(ctx, { environment, now, graceSeconds: ctx.config.WEBHOOK_GRACE_SECONDS, scoped: false, payout, invoice }, summary, options.full ?? false, lock, options.onStep);
+          await runRules(ctx, { environment, now, graceSeconds: ctx.config.WEBHOOK_GRACE_SECONDS, scoped: false, payout, invoice }, runId, summary, options.full ?? false, lock, options.onStep);
         } catch (error) {
-          await finishRun(ctx.database.sql, 'reconcile_runs', summary.runId, 'failed', String((error as Error).message ?? error)).catch(() => undefined);
+          await finishRun(ctx.database.sql, 'reconcile_runs', runId, 'failed', String((error as Error).message ?? error)).catch(() => undefined);
           throw error;
         }
-        await finishRun(ctx.database.sql, 'reconcile_runs', summary.runId, 'complete', null, {
+        await finishRun(ctx.database.sql, 'reconcile_runs', runId, 'complete', null, {
           mode: summary.mode, opened: summary.opened, resolved: summary.resolved, reopened: summary.reopened,
         });
       },
@@ -113,6 +114,7 @@ async function tuneForPass(tx: TransactionSql): Promise<void> {
 async function runRules(
   ctx: ReconcileContext,
   base: RuleParams,
+  runId: number,
   summary: PassSummary,
   forceFull: boolean,
   lock: Pick<SessionLock, 'key' | 'pid'>,
@@ -146,10 +148,7 @@ async function runRules(
     await createFoundTable(tx);
     await timed('invoice_evidence', () => stageInvoiceEvidence(tx, params));
     for (const rule of RULES) summary.found[rule.kind] = await timed(rule.kind, () => rule.collect(tx, params));
-    if (summary.runId !== undefined) {
-      const runId = summary.runId;
-      await timed('invoice_totals', () => recordInvoiceTotals(tx, params, runId));
-    }
+    await timed('invoice_totals', () => recordInvoiceTotals(tx, params, runId));
     // No scope filter on resolution: every order with an open or acknowledged discrepancy is in
     // scope (scope.ts, 5), so `found` is complete for each of them.
     const counts = await timed('upsert', () => upsertFindings(tx, params));
