@@ -98,8 +98,11 @@ export function typedInsert(table: TypedTable, param: number): string {
  *    same key waits for the other's commit and then loses, so of 200 simultaneous retries exactly
  *    one is applied, decided by the database, not by process memory;
  * 3. every delivery is inserted, applied when its claim of step 2 succeeded;
- * 4. typed rows, for applied deliveries only.
- * The text is the same for any batch (absent tables get '[]'), so it is prepared once.
+ * 4. typed rows, for applied deliveries only, one CTE for each typed table the batch has rows for.
+ * The text depends only on which typed tables those are, so each such set is prepared once per
+ * connection. A CTE for every typed table, empty or not, made each statement open and lock all nine
+ * tables and their indexes: at 8 connections (batches of a few deliveries) that fixed cost per
+ * statement held the receiver below the hand-written one (bench/README.md, ingest).
  */
 const DELIVERY_COLUMNS = `id, delivery_uuid, environment, received_at, source_ip, headers, raw_body, signature_valid,
           signature_key_fingerprint, topic, parse_status, parse_error, event_key, entity_type, entity_id, event_time, event_time_sortable, applied, parser_version`;
@@ -107,7 +110,8 @@ const deliveryValues = (applied: string): string => `i.id, i.delivery_uuid, i.en
           decode(i.raw_body, 'base64'), true, i.fingerprint, i.topic, i.parse_status, i.parse_error, i.event_key, i.entity_type,
           i.entity_id, i.event_time, i.event_time_sortable, ${applied}, ${PARSER_VERSION}`;
 
-const WRITE_STATEMENT = `
+function writeStatement(tables: readonly TypedTable[]): string {
+  return `
       with input as materialized (
         select nextval('webhook_deliveries_id_seq') as id, u.*
         from json_to_recordset($1::json) as u(n int,
@@ -128,28 +132,47 @@ const WRITE_STATEMENT = `
         insert into webhook_deliveries (${DELIVERY_COLUMNS})
         select ${deliveryValues('e.id is not null')}
         from input i left join e on e.id = i.id
-      ), ${TYPED_TABLES.map((table, i) => typedInsert(table, i + 2)).join(', ')}
+      )${tables.map((table, i) => `, ${typedInsert(table, i + 2)}`).join('')}
       select json_agg(json_build_array(i.id, e.id is not null, i.event_key is not null and e.id is null) order by i.n)::text as outcome
       from input i left join e on e.id = i.id`;
+}
+
+/** The statement for each set of typed tables (keyed by their names), built once. */
+const writeStatements = new Map<string, string>();
 
 /** The typed rows of a batch, one JSON array per typed table, each row carrying its delivery's batch position n. */
 export function typedJson(records: readonly Pick<DeliveryRecord, 'classification'>[]): string[] {
-  const rows = new Map<TypedTable, Record<string, unknown>[]>(TYPED_TABLES.map((table) => [table, []]));
+  const rows = typedRows(records);
+  return TYPED_TABLES.map((table) => JSON.stringify(rows.get(table) ?? []));
+}
+
+/** The typed rows of a batch by table, only the tables it has rows for. */
+function typedRows(records: readonly Pick<DeliveryRecord, 'classification'>[]): Map<TypedTable, Record<string, unknown>[]> {
+  const rows = new Map<TypedTable, Record<string, unknown>[]>();
   records.forEach((r, n) => {
     const e = r.classification.event;
-    if (e) rows.get(e.typed.table)?.push({ n, ...e.typed.values });
+    if (!e) return;
+    let table = rows.get(e.typed.table);
+    if (table === undefined) rows.set(e.typed.table, (table = []));
+    table.push({ n, ...e.typed.values });
   });
-  return TYPED_TABLES.map((table) => JSON.stringify(rows.get(table)));
+  return rows;
 }
 
 /**
- * Commits a batch of deliveries in one statement (see WRITE_STATEMENT). Nothing is acknowledged
+ * Commits a batch of deliveries in one statement (see writeStatement). Nothing is acknowledged
  * before it resolves. The outcome comes back as one JSON text, in batch order, [[id, applied,
  * seen_before], ...]: one row to decode instead of one per delivery (postgres.js builds an object
  * per row and parses each column in JavaScript; JSON.parse is native).
  */
 export async function writeDeliveries(sql: Sql, records: readonly DeliveryRecord[]): Promise<WriteResult[]> {
-  const [row] = await sql.unsafe<{ outcome: string }[]>(WRITE_STATEMENT, [deliveriesJson(records), ...typedJson(records)], { prepare: true });
+  const typed = typedRows(records);
+  const tables = TYPED_TABLES.filter((table) => typed.has(table));
+  const key = tables.join(',');
+  let statement = writeStatements.get(key);
+  if (statement === undefined) writeStatements.set(key, (statement = writeStatement(tables)));
+  const parameters = [deliveriesJson(records), ...tables.map((table) => JSON.stringify(typed.get(table)))];
+  const [row] = await sql.unsafe<{ outcome: string }[]>(statement, parameters, { prepare: true });
   const outcome = JSON.parse(row?.outcome ?? '[]') as [number, boolean, boolean][];
   if (outcome.length !== records.length) throw new Error(`commit result has ${outcome.length} deliveries for a batch of ${records.length}`);
   return outcome.map(([deliveryId, applied, seenBefore], i) => ({

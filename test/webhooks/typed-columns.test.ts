@@ -4,7 +4,9 @@ import { describe, expect, it } from 'vitest';
 import * as events from '../../src/schema/events.js';
 import { ALL_TOPICS } from '../../src/provider/vocabulary.js';
 import { classifyDelivery } from '../../src/webhooks/classify.js';
-import { typedInsert } from '../../src/webhooks/ledger-write.js';
+import { randomUUID } from 'node:crypto';
+import { typedInsert, writeDeliveries, type DeliveryRecord } from '../../src/webhooks/ledger-write.js';
+import type { StorableClassification } from '../../src/webhooks/classify.js';
 import { EVENT_COLUMNS, TYPED_COLUMNS, TYPED_TABLES, type TypedTable } from '../../src/webhooks/typed-rows.js';
 import { samplePayload } from '../fixtures/spec-payloads.js';
 import { useTestDatabase, type TestDatabase } from '../helpers/database.js';
@@ -78,5 +80,46 @@ describe('typed-row writer columns', () => {
       expect(Object.keys(typed.values).sort(), topic).toEqual(TYPED_COLUMNS[typed.table].map((c) => c.name).sort());
     }
     expect([...seen].sort()).toEqual([...TYPED_TABLES].sort());
+  });
+
+  it('land in their tables whichever typed tables a batch holds: all, one, none, or another set on the same connection', async () => {
+    const record = (topic: string, n: number): DeliveryRecord => {
+      const rawBody = Buffer.from(JSON.stringify(samplePayload(topic, n)));
+      const classification = classifyDelivery(rawBody);
+      if (!classification.ok) throw new Error(`${topic} does not classify`);
+      return { deliveryUuid: randomUUID(), environment: 'sandbox', receivedAt: new Date(), sourceIp: null, headers: {}, rawBody, keyFingerprint: null, classification: classification as StorableClassification };
+    };
+    const unknown = (): DeliveryRecord => {
+      const rawBody = Buffer.from(JSON.stringify({ topic: 'something/new', n: randomUUID() }));
+      const classification = classifyDelivery(rawBody);
+      if (!classification.ok) throw new Error('unknown topic not storable');
+      return { deliveryUuid: randomUUID(), environment: 'sandbox', receivedAt: new Date(), sourceIp: null, headers: {}, rawBody, keyFingerprint: null, classification: classification as StorableClassification };
+    };
+    const tableOf = (r: DeliveryRecord) => r.classification.event?.typed.table;
+    const everyTopic = ALL_TOPICS.map((topic) => record(topic, 101));
+    const oneTable = [record('order/confirmed', 102), record('order/declined', 102)];
+    const noTable = [unknown(), unknown()];
+    // Of every topic but the orders' and in reverse order: another set, its parameters in another order than the batch's.
+    const anotherSet = ALL_TOPICS.filter((topic) => !topic.startsWith('order/')).reverse().map((topic) => record(topic, 103));
+    const pool = db.sql;
+    const written = [];
+    for (const batch of [everyTopic, oneTable, noTable, anotherSet, oneTable.map((r) => ({ ...r, deliveryUuid: randomUUID() }))]) {
+      const results = await writeDeliveries(pool, batch);
+      written.push(...batch.map((r, i) => ({ record: r, result: results[i]! })));
+    }
+    const applied = written.filter((w) => w.result.applied);
+    // Each event is applied once, by its first delivery (payloads without an event time repeat their
+    // event in the fourth batch; the last batch repeats the second's events).
+    const events = new Set(written.map((w) => w.record.classification.event?.key).filter((key) => key !== undefined));
+    expect(events.size).toBeGreaterThan(everyTopic.length);
+    expect(applied.map((w) => w.record.classification.event?.key).sort()).toEqual([...events].sort());
+    expect(written.slice(-2).map((w) => w.result.duplicate)).toEqual([true, true]);
+    expect(written.filter((w) => w.record.classification.event === undefined).map((w) => w.result.applied)).toEqual([false, false]);
+    for (const table of TYPED_TABLES) {
+      const rows = await pool<{ event_key: string }[]>`select event_key from ${pool(table)}`;
+      const expected = applied.filter((w) => tableOf(w.record) === table).map((w) => w.record.classification.event?.key).sort();
+      expect(expected.length, table).toBeGreaterThan(0);
+      expect([table, rows.map((r) => r.event_key).sort()]).toEqual([table, expected]);
+    }
   });
 });
