@@ -15,11 +15,17 @@ import type { RuleParams } from './types.js';
  *     (state_mismatch waits for the latest webhook to be G old);
  *  2. its snapshot's state_since, or one of its state observations, is at or after W - M - G: the
  *     poller saw a new state, or a seen state is crossing the grace period now;
- *  3. the latest complete poll run R did not list it (snapshot last_seen_run_id < R.id): it may be an
- *     orphan now (index range scan: a complete run stamps every order it lists);
- *  4. R is newer than the complete run the previous pass could use (R_prev: the latest one finished
- *     before W), and it received an order event at or after R_prev.started_at - G - M: those orders
- *     were not provably orphaned before and may be now. Without R_prev, every order with events;
+ *  3. R, the latest complete poll run, is newer than the complete run the previous pass could use
+ *     (R_prev: the latest one finished before W), and R did not list it (snapshot last_seen_run_id <
+ *     R.id; a complete run stamps every order it lists): it may be an orphan now. While R is R_prev,
+ *     the previous pass judged every order R did not list with R already (this clause, or a full
+ *     pass, the first time a pass saw R), and whether R proves an order orphaned does not change
+ *     with time (R's start against the order's first webhook): only their new evidence (1, 2, 5)
+ *     can change their findings. Read in every pass, all snapshots took 150-210 ms at 1,000,000
+ *     orders, the largest step of a pass with nothing new (bench/README.md, reconcile);
+ *  4. R is newer than R_prev, and it received an order event at or after R_prev.started_at - G - M:
+ *     those orders were not provably orphaned before and may be now. Without R_prev, every order
+ *     with events;
  *  5. it has an open or acknowledged order discrepancy: it may resolve, and its last_checked_at moves.
  * Anything else has the same evidence it had at the previous pass, so its findings cannot differ.
  *
@@ -68,32 +74,37 @@ export async function buildScope(tx: TransactionSql, p: RuleParams, forceFull: b
     ) as any`;
   if (reparsed?.any === true) return { mode: 'full', reason: 'deliveries were reparsed since the previous pass' };
   const lookback = p.graceSeconds + SCOPE_MARGIN_SECONDS;
+  // R and R_prev first, so the scope's statement holds clauses 3 and 4 only when R is new. Inside it
+  // as a test on R, the planner estimated those clauses at all orders and events whether they ran or
+  // not, and sized the union's hash for 1,000,000 orders where a few thousand came (49 MB, most of
+  // the statement's time).
+  const [runs] = await tx<{ r: string | null; r_prev: string | null }[]>`
+    select (select id from poll_runs
+            where environment = ${p.environment} and status = 'complete'
+            order by started_at desc, id desc limit 1)::text as r,
+           (select id from poll_runs
+            where environment = ${p.environment} and status = 'complete' and finished_at < ${w}::timestamptz
+            order by started_at desc, id desc limit 1)::text as r_prev`;
+  const newRun = runs?.r != null && runs.r !== runs.r_prev;
   await tx`create temporary table scope (order_uuid uuid primary key) on commit drop`;
   const lower = tx`${w}::timestamptz - make_interval(secs => ${lookback})`;
+  const sinceNewRun = newRun
+    ? tx`
+    union
+    select order_uuid from order_snapshots where environment = ${p.environment} and last_seen_run_id < ${runs.r}::bigint
+    union
+    select order_uuid from order_events
+    where environment = ${p.environment}
+      and received_at >= coalesce((select started_at from poll_runs where id = ${runs.r_prev}::bigint) - make_interval(secs => ${lookback}), '-infinity')`
+    : tx``;
   const result = await tx`
-    with r as (
-      select id, started_at from poll_runs
-      where environment = ${p.environment} and status = 'complete'
-      order by started_at desc, id desc limit 1
-    ),
-    r_prev as (
-      select id, started_at from poll_runs
-      where environment = ${p.environment} and status = 'complete' and finished_at < ${w}::timestamptz
-      order by started_at desc, id desc limit 1
-    )
     insert into scope
     select order_uuid from order_events where environment = ${p.environment} and received_at >= ${lower}
     union
     select order_uuid from order_snapshots where environment = ${p.environment} and state_since >= ${lower}
     union
     select order_uuid from order_state_observations where environment = ${p.environment} and observed_at >= ${lower}
-    union
-    select s.order_uuid from order_snapshots s, r where s.environment = ${p.environment} and s.last_seen_run_id < r.id
-    union
-    select e.order_uuid from order_events e, r
-    where e.environment = ${p.environment}
-      and r.id is distinct from (select id from r_prev)
-      and e.received_at >= coalesce((select started_at from r_prev) - make_interval(secs => ${lookback}), '-infinity')
+    ${sinceNewRun}
     union
     select entity_id::uuid from discrepancies
     where environment = ${p.environment} and entity_type = 'order' and status in ('open', 'acknowledged')

@@ -93,6 +93,37 @@ describe('discrepancy lifecycle', () => {
     expect(full.found).toEqual(incremental.found);
   }));
 
+  it('reads the orders a poll did not list only while that poll is new to the passes, and still finds what a full pass finds', withDb(async (db) => {
+    // R1 lists A. B's webhook came long before R1 (R1 proves B an orphan). C was listed by R0, not by
+    // R1, and its webhook came within the grace period before R1 started (R1 proves nothing about C).
+    const [a, b, c] = [randomUUID(), randomUUID(), randomUUID()];
+    const r0 = await pollRun(db, at(3 * GRACE - 50));
+    await snapshot(db, { order: c, state: 'confirmed', seenAt: at(3 * GRACE - 50), runId: r0 });
+    const r1 = await pollRun(db, at(3 * GRACE));
+    await snapshot(db, { order: a, state: 'confirmed', seenAt: at(3 * GRACE), runId: r1 });
+    await orderEvent(db, { order: a, state: 'confirmed', eventTime: eventTime(3 * GRACE - 300), receivedAt: at(3 * GRACE - 290) });
+    await orderEvent(db, { order: b, state: 'confirmed', eventTime: eventTime(-10), receivedAt: at(0) });
+    await orderEvent(db, { order: c, state: 'confirmed', eventTime: eventTime(3 * GRACE - 110), receivedAt: at(3 * GRACE - 100) });
+    // Late enough that C's webhook is older than the next pass's lookback (grace and margin).
+    const first = await pass(db, at(5 * GRACE));
+    expect(first.mode).toBe('full');
+    expect((await discrepancies(db, 'orphan_webhook')).map((d) => d.entity_id)).toEqual([b]);
+    // R1 is the poll the first pass judged with: C (unlisted, nothing new) stays out; B is in by its
+    // open finding, A by its snapshot's state in the lookback.
+    const second = await pass(db, at(5 * GRACE + 100));
+    expect(second).toMatchObject({ mode: 'incremental', scopeOrders: 2, opened: 0, resolved: 0 });
+    // R2 is new to the passes and does not list C either; it started more than the grace period
+    // after C's webhook, so it proves C an orphan: the next pass reads the orders R2 did not list.
+    const r2 = await pollRun(db, at(5 * GRACE + 200));
+    await snapshot(db, { order: a, state: 'confirmed', seenAt: at(5 * GRACE + 200), runId: r2 });
+    const third = await pass(db, at(5 * GRACE + 400));
+    expect(third).toMatchObject({ mode: 'incremental', opened: 1, resolved: 0 });
+    expect((await discrepancies(db, 'orphan_webhook')).map((d) => d.entity_id).sort()).toEqual([b, c].sort());
+    const full = await pass(db, at(5 * GRACE + 500), 'sandbox', { full: true });
+    expect(full).toMatchObject({ mode: 'full', opened: 0, reopened: 0, resolved: 0 });
+    expect(full.found).toEqual(third.found);
+  }));
+
   it('an acknowledged discrepancy keeps its note and is reopened only when its evidence changes', withDb(async (db) => {
     const order = randomUUID();
     const run = await pollRun(db, at(0));
