@@ -135,6 +135,9 @@ export async function runPoll(ctx: PollContext, client: ProviderClient, signal?:
   metrics.ordersLastRun.set(summary.orders);
   const { error: _e, ...figures } = summary;
   if (status === 'complete') runLog.info(figures, 'poll run complete');
+  // Aborted: the daemon is stopping, or another replica holds the poll lock now; the next run polls
+  // again. Not an error of the provider's or the ledger's, and a clean stop logs none.
+  else if (status === 'aborted') runLog.warn({ ...figures, error }, 'poll run aborted');
   else runLog.error({ ...figures, error }, `poll run ${status}`);
   return summary;
 }

@@ -157,8 +157,8 @@ describe('runPoll against a rate-limited, faulty, moving provider', () => {
     expect(provider.stats.pages).toBeGreaterThanOrEqual(9);
   });
 
-  it('records an aborted run when its signal fires', async () => {
-    const { client, ctx } = await setup('sandbox', { orders: 5000, rateLimit: 0 }, { RATE_LIMIT_RPS: 50 });
+  it('records an aborted run when its signal fires, and logs it as a warning, not an error', async () => {
+    const { client, ctx, lines } = await setup('sandbox', { orders: 5000, rateLimit: 0 }, { RATE_LIMIT_RPS: 50 });
     const controller = new AbortController();
     setTimeout(() => controller.abort(new Error('test stop')), 200);
     const summary = await runPoll(ctx, client, controller.signal);
@@ -166,5 +166,9 @@ describe('runPoll against a rate-limited, faulty, moving provider', () => {
     const runs = await database.sql<{ status: string; finished_at: Date | null }[]>`select status::text, finished_at from poll_runs where id = ${summary.runId}`;
     expect(runs[0]!.status).toBe('aborted');
     expect(runs[0]!.finished_at).not.toBeNull();
+    const aborted = lines.filter((l) => l.includes('poll run aborted'));
+    expect(aborted).toHaveLength(1);
+    expect(aborted[0]).toContain('"level":40');
+    expect(aborted[0]).toContain('test stop');
   });
 });
