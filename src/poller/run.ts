@@ -11,7 +11,7 @@ import type { PollerMetrics } from './metrics.js';
 import { newScanResult, scanOrders } from './pager.js';
 import { finishRun, startRun, type RunEnd } from '../jobs/runs.js';
 import { assertStillHeld, type SessionLock } from '../jobs/session-lock.js';
-import { upsertOrdersPages, type PageToWrite } from './upsert.js';
+import { retryingInsertRaces, upsertOrdersPages, type PageToWrite } from './upsert.js';
 import { pageBatcher } from './write-batcher.js';
 import { transaction } from '../db/transaction.js';
 
@@ -149,10 +149,15 @@ export async function runPoll(ctx: PollContext, client: ProviderClient, signal?:
  */
 async function writePages(sql: Sql, environment: Config['PROVIDER_ENV'], runId: number, pages: readonly PageToWrite[], lock: PollRunOptions['lock']): Promise<number[]> {
   if (!lock) return (await upsertOrdersPages(sql, environment, runId, pages)).newInRunByPage;
-  return await transaction(sql, async (tx) => {
-    await assertStillHeld(tx, lock);
-    return (await upsertOrdersPages(tx as unknown as Sql, environment, runId, pages)).newInRunByPage;
-  });
+  // A lost insert race (upsert.ts) fails the statement and with it the transaction, so the whole
+  // transaction runs again; retried inside it, the next attempt met an aborted transaction and the
+  // poll run failed (the demo's simulator adds orders mid-scan, so overlapping pages race).
+  return await retryingInsertRaces(() =>
+    transaction(sql, async (tx) => {
+      await assertStillHeld(tx, lock);
+      return (await upsertOrdersPages(tx as unknown as Sql, environment, runId, pages, { retryRaces: false })).newInRunByPage;
+    }),
+  );
 }
 
 function describe(error: unknown): string {

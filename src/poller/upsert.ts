@@ -59,6 +59,7 @@ export async function upsertOrdersPages(
   environment: ProviderEnvironment,
   runId: number,
   pages: readonly PageToWrite[],
+  options: { retryRaces?: boolean } = {},
 ): Promise<UpsertResult> {
   // Times travel once per page, not once per row: Postgres parses a timestamptz per row otherwise.
   const rows: { u: string; s: string; r: string | null; p: number }[] = [];
@@ -72,14 +73,25 @@ export async function upsertOrdersPages(
   const rowsJson = JSON.stringify(rows);
   const timesJson = JSON.stringify(times);
   // Another statement may insert one of these orders after ours began (overlapping pages written
-  // concurrently). Running again sees it in `locked` and merges as an update. Each retry needs a new
-  // concurrent insert of an order of this batch, so a few attempts are plenty.
-  const merged = await retrying(() => mergeBatch(sql, environment, runId, rowsJson, timesJson), { attempts: INSERT_RACE_ATTEMPTS, retryOn: isSnapshotInsertRace });
+  // concurrently). Running again sees it in `locked` and merges as an update. Inside a transaction
+  // the failed statement aborts it: the caller then retries the whole transaction (retryingInsertRaces)
+  // and passes retryRaces: false.
+  const merge = () => mergeBatch(sql, environment, runId, rowsJson, timesJson);
+  const merged = options.retryRaces === false ? await merge() : await retryingInsertRaces(merge);
   const newInRunByPage = pages.map((_, p) => merged.newByPage[p] ?? 0);
   return { newInRun: newInRunByPage.reduce((a, b) => a + b, 0), newInRunByPage, observations: merged.observations };
 }
 
+// Each retry needs a new concurrent insert of an order of this batch, so a few attempts are plenty.
 const INSERT_RACE_ATTEMPTS = 5;
+
+/**
+ * Runs `work` (one statement, or a whole transaction around upsertOrdersPages with retryRaces:
+ * false) again when a concurrent statement of the run inserted one of its new orders first.
+ */
+export function retryingInsertRaces<T>(work: () => Promise<T>): Promise<T> {
+  return retrying(work, { attempts: INSERT_RACE_ATTEMPTS, retryOn: isSnapshotInsertRace });
+}
 
 function isSnapshotInsertRace(error: unknown): boolean {
   return errorCode(error) === SQLSTATE.UNIQUE_VIOLATION && (error as { constraint_name?: unknown }).constraint_name === SNAPSHOTS_PK;

@@ -1,6 +1,8 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { startRun } from '../../src/jobs/runs.js';
-import { upsertOrdersPages } from '../../src/poller/upsert.js';
+import { retryingInsertRaces, upsertOrdersPages } from '../../src/poller/upsert.js';
+import { transaction } from '../../src/db/transaction.js';
+import type { Sql } from 'postgres';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { orderUuid } from '../provider/fake-provider.js';
 
@@ -58,4 +60,29 @@ describe('upsertOrdersPages', () => {
     expect(results.reduce((n, r) => n + r.observations, 0)).toBe(counts[0]!.observations);
     expect(counts[0]!.observations - counts[0]!.changed).toBe(ids.length);
   });
+
+  it('merges the same new orders written at once by transactions (the locked poll), each retried whole after a lost race', async () => {
+    const runId = await startRun(database.sql, 'poll_runs', 'sandbox', { holder: 'test' });
+    const ids = Array.from({ length: 200 }, (_, i) => 20_000 + i);
+    const t = (ms: number) => new Date(Date.UTC(2026, 0, 3, 0, 0, 0, ms));
+    let attempts = 0;
+    const results = await Promise.all(
+      Array.from({ length: 8 }, (_, k) =>
+        retryingInsertRaces(() =>
+          transaction(database.sql, async (tx) => {
+            attempts += 1;
+            await tx`select 1`; // the transaction's own work before the upsert (the poll checks its lock)
+            return upsertOrdersPages(tx as unknown as Sql, 'sandbox', runId, [{ orders: ids.map((id) => order(id, 'pending')), observedAt: t(k) }], { retryRaces: false });
+          }),
+        ),
+      ),
+    );
+    // Some transaction lost the race and ran again: the test met the case it is about.
+    expect(attempts).toBeGreaterThan(8);
+    expect(results.reduce((n, r) => n + r.newInRun, 0)).toBe(ids.length);
+    const [row] = await database.sql<{ snapshots: number }[]>`
+      select count(*)::int as snapshots from order_snapshots where order_uuid = any(${ids.map((id) => orderUuid(id))}::uuid[])`;
+    expect(row!.snapshots).toBe(ids.length);
+  });
 });
+
