@@ -189,7 +189,7 @@ async function closedLoopLevels(url: string, child: ChildProcess, count: number)
 }
 
 /** The connection counts issue 26 asks the daemon to keep up with the hand-written receiver at. */
-export const CONNECTION_LEVELS = [8, 32, 64, 256] as const;
+const CONNECTION_LEVELS = [8, 32, 64, 256] as const;
 
 /**
  * The daemon against the hand-written baseline at each connection count, both running at once,
@@ -347,7 +347,7 @@ export async function runIngestBench(opts: { quick?: boolean } = {}): Promise<Re
       throughputRatio: Math.min(...byConnections.map((level) => level.ratio)),
       // Not the target's baseline: the same checks and ledger writes as the daemon, one commit per request.
       unbatched,
-      ratioToUnbatched: Math.round((bestOf('daemonPerSecond') / (unbatched.committedPerSecond ?? Number.NaN)) * 100) / 100,
+      ratioToUnbatched: round(bestOf('daemonPerSecond') / (unbatched.committedPerSecond ?? Number.NaN)),
       httpFloor,
       targets: {
         committedPerSecond: 10_000,
