@@ -61,3 +61,14 @@ export function decodeStatement(bytes: Buffer | string): string {
   const decoder = streamDecoder(encodingOf(bytes, validator.valid()));
   return decoder.write(bytes) + decoder.end();
 }
+
+/** `text` in slices of `size` UTF-16 units, one more where a slice would end between the two halves of a surrogate pair. */
+export function* textSlices(text: string, size: number): Generator<string> {
+  for (let at = 0; at < text.length; ) {
+    let end = Math.min(at + size, text.length);
+    const last = text.charCodeAt(end - 1);
+    if (end < text.length && last >= 0xd800 && last <= 0xdbff) end += 1;
+    yield text.slice(at, end);
+    at = end;
+  }
+}

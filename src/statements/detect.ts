@@ -34,16 +34,21 @@ const BINARY = 'binary content: not a bank statement';
  * with a database error instead of the file's.
  */
 export function statementReader(head: string, emit: SectionSink, options: DetectOptions = {}): StatementReader {
-  if (head.includes('\u0000')) throw new StatementFormatError(BINARY);
+  refuseBinary(head);
   const reader = formatReader(head, emit, options);
   return {
     format: reader.format,
     write(text) {
-      if (text.includes('\u0000')) throw new StatementFormatError(BINARY);
+      refuseBinary(text);
       reader.write(text);
     },
     end: () => reader.end(),
   };
+}
+
+/** Throws on text holding a NUL (statementReader's header says why). */
+export function refuseBinary(text: string): void {
+  if (text.includes('\u0000')) throw new StatementFormatError(BINARY);
 }
 
 /**

@@ -1,13 +1,14 @@
 import { createHash } from 'node:crypto';
 import { constants, createReadStream } from 'node:fs';
 import { open } from 'node:fs/promises';
+import { setImmediate as turn } from 'node:timers/promises';
 import path from 'node:path';
 import type { TransactionSql } from 'postgres';
 import type { ProviderEnvironment } from '../config/schema.js';
 import type { Database } from '../db/database.js';
 import { summarize } from './collect.js';
-import { encodingOf, streamDecoder, utf8Validator } from './decode.js';
-import { HEAD_CHARS, statementReader } from './detect.js';
+import { encodingOf, streamDecoder, textSlices, utf8Validator } from './decode.js';
+import { HEAD_CHARS, refuseBinary, statementReader } from './detect.js';
 import { wholeDays } from './line-key.js';
 import { storeStatement, type SectionCounts } from './overlap.js';
 import { createStaging, stagePart, type Staging } from './staging.js';
@@ -164,7 +165,13 @@ export async function importStatementSource(
         reader = statementReader(start.slice(0, HEAD_CHARS), sink, { ...readerOptions, whole: last });
         text = start;
       }
-      reader.write(text);
+      // A NUL anywhere in what was read refuses it before a slice of it is parsed, as a whole read would.
+      refuseBinary(text);
+      for (const slice of textSlices(text, SLICE_CHARS)) {
+        reader.write(slice);
+        for (let next = pending.shift(); next; next = pending.shift()) await stage(...next);
+        await turn();
+      }
       if (last) reader.end();
       for (let next = pending.shift(); next; next = pending.shift()) await stage(...next);
     };
@@ -177,6 +184,14 @@ export async function importStatementSource(
     await feed(decoder.end(), true);
   });
 }
+
+// The reader's text is parsed a slice at a time, with a turn of the event loop after each. Once a
+// statement's staged rows fill the socket's buffer, postgres.js sends the rest of the transaction's
+// queries one at a time, each after the one before has answered, and an answer is read only when
+// the event loop gets a turn. Parsed a 1 MiB chunk at a time (about 150 ms of JavaScript for a
+// CAMT.053), Postgres waited for each of a statement's dozen queries and the two took turns on the
+// 2-core machine (bench statements: Node 7.8 s and Postgres 8.5 s of CPU in 15.3 s).
+const SLICE_CHARS = 64 * 1024;
 
 /** importStatementSource over bytes in memory. */
 export function importStatement(database: Database, environment: ProviderEnvironment, bytes: Buffer, fileName: string, options: ImportOptions = {}): Promise<ImportResult> {
