@@ -11,7 +11,7 @@ import { encodingOf, streamDecoder, textSlices, utf8Validator } from './decode.j
 import { HEAD_CHARS, refuseBinary, statementReader } from './detect.js';
 import { wholeDays } from './line-key.js';
 import { storeStatement, type SectionCounts } from './overlap.js';
-import { createStaging, stagePart, type Staging } from './staging.js';
+import { createStaging, stagedDocuments, stagePart, type Staging } from './staging.js';
 import { StorePipeline, type StatementPart, type YieldTo } from './store-pipeline.js';
 import type { CsvOptions } from './csv.js';
 import { lockKey } from '../jobs/lock-keys.js';
@@ -185,12 +185,10 @@ export async function importStatementSource(
   });
 }
 
-// The reader's text is parsed a slice at a time, with a turn of the event loop after each. Once a
-// statement's staged rows fill the socket's buffer, postgres.js sends the rest of the transaction's
-// queries one at a time, each after the one before has answered, and an answer is read only when
-// the event loop gets a turn. Parsed a 1 MiB chunk at a time (about 150 ms of JavaScript for a
-// CAMT.053), Postgres waited for each of a statement's dozen queries and the two took turns on the
-// 2-core machine (bench statements: Node 7.8 s and Postgres 8.5 s of CPU in 15.3 s).
+// The reader's text is parsed a slice at a time, with a turn of the event loop after each, so
+// Postgres's answers are read, and the next statement's queries sent (store-pipeline.ts), within a
+// slice's parse instead of a chunk's: 1 MiB of a CAMT.053 is about 150 ms of JavaScript, and the
+// connection waited that long for each of them.
 const SLICE_CHARS = 64 * 1024;
 
 /** importStatementSource over bytes in memory. */
@@ -307,13 +305,17 @@ async function importSections(
     );
     // The lines of the statement being read so far (a statement handed over in parts), for its refusal's place.
     let statementsHandedOver = 0;
+    // A statement handed over in parts is staged part by part (staging.ts stagePart); one handed over whole, as rows built now.
+    let inParts = false;
     try {
       await read(async (section, lines, more) => {
         if (options.maxAmountCents !== undefined) refuseImplausible(fileName, statementsHandedOver, lines, options.maxAmountCents);
         if (!more) statementsHandedOver += 1;
         linesStaged += lines.length;
         for (const l of lines) addTotal(totals, l.currency, l.direction, l.amountCents);
-        await pipeline.add(section, lines, more === true);
+        const whole = !more && !inParts;
+        inParts = more === true;
+        await pipeline.add(section, lines, more === true, whole ? (firstN) => stagedDocuments(section, lines, firstN) : undefined);
         if (more) options.onProgress?.(linesStaged);
       });
       await pipeline.drain();
@@ -359,7 +361,7 @@ async function storeSection(
   const { section, index } = part;
   // Only an import told to accept it gets an unbalanced statement here (the readers refuse otherwise): stored, with its finding.
   const balances = section.balances;
-  const stored = storeStatement(tx, staging, environment, statementId, index, section, part.lines, part.firstN);
+  const stored = storeStatement(tx, staging, environment, statementId, index, section, part.lines, part.firstN, part.documents);
   const finding = balances?.state === 'unbalanced' ? recordUnbalanced(tx, environment, statementId, index, fileName, section, balances) : null;
   const counts = await stored;
   return { section, lines: counts.new + counts.known + counts.overlap, counts, unbalancedFinding: finding === null ? null : await finding };

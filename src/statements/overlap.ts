@@ -1,7 +1,7 @@
 import type { PendingQuery, Row, TransactionSql } from 'postgres';
 import type { ProviderEnvironment } from '../config/schema.js';
 import { wholeDays } from './line-key.js';
-import { send, stageEntries, type Staging } from './staging.js';
+import { send, stageEntries, type StagedDocuments, type Staging } from './staging.js';
 import { addTotal, totalsDifference } from './totals.js';
 import { StatementFormatError, type StatementLine, type StatementSection, type Totals } from './types.js';
 
@@ -66,9 +66,10 @@ export async function storeStatement(
   section: StatementSection,
   lines: readonly StatementLine[],
   firstN: number,
+  documents?: StagedDocuments,
 ): Promise<SectionCounts> {
   const days = wholeDays(section);
-  const { sent, source } = stageEntries(tx, staging, section, days, lines, firstN);
+  const { sent, source } = stageEntries(tx, staging, section, days, lines, firstN, documents);
   sent.push(...matchEntries(tx, environment, statementId));
   const corrected = send(correctedEntry(tx, environment));
   const counts = send(writeEntries(tx, environment, statementId));

@@ -1,5 +1,5 @@
 import type { PendingQuery, Row, TransactionSql } from 'postgres';
-import { entryKey, entryReference, positionKey } from './line-key.js';
+import { entryKey, entryReference, positionKey, wholeDays } from './line-key.js';
 import { stagedRows } from './staged-rows.js';
 import type { StatementLine, StatementSection } from './types.js';
 
@@ -60,10 +60,23 @@ export function stagePart(tx: TransactionSql, staging: Staging, section: Stateme
   return sent;
 }
 
+/** A statement's entries and lines as the JSON documents stageEntries sends (staged-rows.ts). */
+export interface StagedDocuments {
+  entries: string;
+  lines: string;
+}
+
+/** The documents of a statement handed over whole; `firstN` numbers its lines after those before it in the file. */
+export function stagedDocuments(section: StatementSection, lines: readonly StatementLine[], firstN: number): StagedDocuments {
+  const rows = stagedRows(section, wholeDays(section), lines, firstN);
+  return { entries: JSON.stringify(rows.entries), lines: JSON.stringify(rows.lines) };
+}
+
 /**
  * Stages the statement's entries, and returns the source its new lines are stored from: the
- * statement's lines as one JSON document (staged-rows.ts), or, when its parts were staged before
- * (stagePart), import_lines, re-keyed now that the statement's identity is known.
+ * statement's lines as one JSON document (`documents`, built when the reader handed the statement
+ * over, or here), or, when its parts were staged before (stagePart), import_lines, re-keyed now
+ * that the statement's identity is known.
  */
 export function stageEntries(
   tx: TransactionSql,
@@ -72,6 +85,7 @@ export function stageEntries(
   days: Days,
   lines: readonly StatementLine[],
   firstN: number,
+  documents?: StagedDocuments,
 ): { sent: PendingQuery<Row[]>[]; source: PendingQuery<Row[]> } {
   const sent = [send(tx`truncate import_entries`)];
   let source;
@@ -81,18 +95,18 @@ export function stageEntries(
     source = tx`import_lines l`;
     staging.partsStaged = false;
   } else {
-    const rows = stagedRows(section, days, lines, firstN);
+    const docs = documents ?? stagedDocuments(section, lines, firstN);
     sent.push(
       send(tx`
         insert into import_entries (entry_key, entry_index, account_iban, booking_date, currency, direction, amount_cents, entry_reference,
                                     usable_reference, whole_day, lines, first_position_key)
         select e.entry_key, e.entry_index, e.account_iban, e.booking_date, e.currency, e.direction, e.amount_cents, e.entry_reference,
                e.usable_reference, e.whole_day, e.lines, e.first_position_key
-        from json_to_recordset(${JSON.stringify(rows.entries)}::text::json)
+        from json_to_recordset(${docs.entries}::text::json)
           as e(entry_key text, entry_index integer, account_iban text, booking_date date, currency text, direction statement_direction,
                amount_cents bigint, entry_reference text, usable_reference text, whole_day boolean, lines integer, first_position_key text)`),
     );
-    source = tx`json_to_recordset(${JSON.stringify(rows.lines)}::text::json)
+    source = tx`json_to_recordset(${docs.lines}::text::json)
       as l(n integer, position_key text, entry_key text, entry_index integer, tx_index integer, account_iban text, booking_date date,
            value_date date, amount_cents bigint, currency text, direction statement_direction, counterparty_iban text,
            counterparty_name text, end_to_end_id text, bank_reference text, remittance text, sepa_reference text)`;

@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { GroupCommit } from '../batch/group-commit.js';
 import { YieldingPace, type PaceSettings } from '../batch/pace.js';
+import type { StagedDocuments } from './staging.js';
 import type { StatementLine, StatementSection } from './types.js';
 
 /** A statement, or a part of one (types.ts SectionSink `more`), as the reader handed it over. */
@@ -12,6 +13,8 @@ export interface StatementPart {
   firstN: number;
   /** its statement's place in the file */
   index: number;
+  /** its staged rows, built when it was handed over (a statement handed over whole) */
+  documents?: StagedDocuments;
 }
 
 /**
@@ -42,13 +45,20 @@ const YIELD_STEP_MS = 25;
 
 /**
  * Between a file's reader and its import transaction: the reader hands over each statement as it
- * ends and reads on while Postgres stores the ones before (one core each on the 2-core machine:
- * the 100,000-entry CAMT.053 took 12.6 s of JavaScript and 14.5 s waiting on Postgres, one after
- * the other). The one batcher (batch/group-commit.ts) queues them; with two slots, the next
- * statements' queries are sent while the previous ones run, so the connection never waits for the
- * reader's event loop between them. The connection runs queries in the order they were sent, so
- * each statement still sees every one before it stored. At most `maxPendingLines` lines wait (the
- * reader awaits the oldest statement beyond that): memory stays bounded by a few statements.
+ * ends, with its staged rows already built, and reads on while Postgres stores the ones before
+ * (one core each on the 2-core machine). The one batcher (batch/group-commit.ts) queues them and
+ * sends one statement's queries at a time, all of them before the first result is awaited. One at
+ * a time because of how postgres.js pipelines a transaction: once a query must wait for an answer
+ * before the next is sent (the first use of a statement's text, which is described first; a write
+ * the socket takes only in part), it sends the queued ones one by one, each after the one before
+ * has answered and the event loop has had a turn, until none is queued; with the next statement
+ * always queued behind the one being stored, that was never, and Postgres waited for the reader
+ * before each query (idle in transaction a third of the time, the main thread idle 40 %). Sent when
+ * the one before has been stored, a statement's queries go out at once, and building its rows
+ * ahead leaves only the sending between two statements. The connection runs queries in the order
+ * they were sent, so each statement sees every one before it stored. At most `maxPendingLines`
+ * lines wait (the reader awaits the oldest statement beyond that): memory stays bounded by a few
+ * statements.
  */
 export class StorePipeline<R> {
   private readonly writer: GroupCommit<StatementPart, R | null>;
@@ -71,7 +81,7 @@ export class StorePipeline<R> {
       return Promise.all(sent.map((s, i) => s.catch((error: unknown) => this.fail(parts[i]!.index, error))));
     };
     if (!yieldTo) {
-      this.writer = new GroupCommit<StatementPart, R | null>({ slots: 2, write });
+      this.writer = new GroupCommit<StatementPart, R | null>({ slots: 1, take: () => 1, write });
       return;
     }
     // Beside the receiver: one statement at a time, none while the receiver's commits are slow, and
@@ -99,9 +109,10 @@ export class StorePipeline<R> {
   }
 
   /** Queues the reader's next part; waits while too many lines are queued. Throws the first failure. */
-  async add(section: StatementSection, lines: StatementLine[], more: boolean): Promise<void> {
+  async add(section: StatementSection, lines: StatementLine[], more: boolean, documents?: (firstN: number) => StagedDocuments): Promise<void> {
     if (this.failure) throw this.failure.error;
-    const part: StatementPart = { section, lines, more, firstN: this.linesQueued, index: this.statementsQueued };
+    const firstN = this.linesQueued;
+    const part: StatementPart = { section, lines, more, firstN, index: this.statementsQueued, ...(documents ? { documents: documents(firstN) } : {}) };
     this.linesQueued += lines.length;
     if (!more) this.statementsQueued += 1;
     // Reported in the file's order, each after the one before it.
