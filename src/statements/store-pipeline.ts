@@ -44,6 +44,24 @@ const MAX_YIELD_MS = 2_000;
 const YIELD_STEP_MS = 25;
 
 /**
+ * Beside the receiver: no statement while the receiver's commits are slow, and a rest after each
+ * that follows them (batch/pace.ts), so the import takes the cores and the WAL in a share the
+ * receiver's acknowledgements tolerate.
+ */
+function paced<T, R>(write: (parts: readonly T[]) => Promise<R[]>, yieldTo: YieldTo): (parts: readonly T[]) => Promise<R[]> {
+  const pace = new YieldingPace(yieldTo.pace);
+  return async (parts) => {
+    const waiting = performance.now();
+    while (pace.mustYield(yieldTo.pressureMs()) && performance.now() - waiting < MAX_YIELD_MS) await sleep(YIELD_STEP_MS);
+    const started = performance.now();
+    const results = await write(parts);
+    const rest = pace.pauseAfter(performance.now() - started, yieldTo.pressureMs());
+    if (rest > 0) await sleep(rest);
+    return results;
+  };
+}
+
+/**
  * Between a file's reader and its import transaction: the reader hands over each statement as it
  * ends, with its staged rows already built, and reads on while Postgres stores the ones before
  * (one core each on the 2-core machine). The one batcher (batch/group-commit.ts) queues them and
@@ -80,27 +98,7 @@ export class StorePipeline<R> {
       const sent = parts.map((part) => (this.failure ? Promise.reject(this.failure.error) : store(part)));
       return Promise.all(sent.map((s, i) => s.catch((error: unknown) => this.fail(parts[i]!.index, error))));
     };
-    if (!yieldTo) {
-      this.writer = new GroupCommit<StatementPart, R | null>({ slots: 1, take: () => 1, write });
-      return;
-    }
-    // Beside the receiver: one statement at a time, none while the receiver's commits are slow, and
-    // a rest after each that follows them (batch/pace.ts), so the import takes the cores and the
-    // WAL in a share the receiver's acknowledgements tolerate.
-    const pace = new YieldingPace(yieldTo.pace);
-    this.writer = new GroupCommit<StatementPart, R | null>({
-      slots: 1,
-      take: () => 1,
-      write: async (parts) => {
-        const waiting = performance.now();
-        while (pace.mustYield(yieldTo.pressureMs()) && performance.now() - waiting < MAX_YIELD_MS) await sleep(YIELD_STEP_MS);
-        const started = performance.now();
-        const results = await write(parts);
-        const rest = pace.pauseAfter(performance.now() - started, yieldTo.pressureMs());
-        if (rest > 0) await sleep(rest);
-        return results;
-      },
-    });
+    this.writer = new GroupCommit<StatementPart, R | null>({ slots: 1, take: () => 1, write: yieldTo ? paced(write, yieldTo) : write });
   }
 
   private fail(index: number, error: unknown): never {
