@@ -184,10 +184,22 @@ export const command: Command = {
         await importing;
         await rm(statementDir, { recursive: true, force: true });
       });
+      // A poll queued behind the scheduled one in flight, which may have fetched its pages before the
+      // last transitions: a skipped tick here left a silent order's last state first seen by a poll
+      // inside the grace period, and the final summary called its missed webhook unexplained (CI).
+      // A failed poll (the provider's API refused it) is tried again: settling needs a complete one.
+      const completePoll = async () => {
+        for (let attempt = 1; ; attempt++) {
+          const summary = await daemon.pollNow();
+          if (summary?.status === 'complete') return;
+          if (attempt === 3) throw new Error(`no complete poll in ${attempt} tries (last: ${summary ? `${summary.status}, ${summary.error ?? 'no error'}` : 'skipped'})`);
+        }
+      };
       // The settling phase of `--duration`: no new faults, every delivery in flight delivered or given
       // up, a poll, then a grace period so a pass may judge the last of them and the states that poll
-      // saw, then the statement and payout reports, a poll and a pass. After it, a found count differs from the injected one only where the
-      // ground truth says why (demo-summary.ts). Bounded: the provider gives up after its last retry.
+      // saw, then the statement and payout reports, a poll and a pass. After it, a found count
+      // differs from the injected one only where the ground truth says why (demo-summary.ts).
+      // Bounded: the provider gives up after its last retry.
       const settle = async () => {
         sim.pause();
         // A reordered delivery is held until its order's next transition, days of simulated time
@@ -195,13 +207,13 @@ export const command: Command = {
         // The daemon judges lateness by real time, so this moves no finding either way.
         await sim.drain();
         // A poll before the grace period: an order that reached its last state just before the pause
-        // or in the drain was first seen by the last poll, too late for the last pass to call its
-        // webhook missed (a silent order was reported unexplained so, in a test in CI).
-        await daemon.pollNow();
+        // or in the drain is seen a grace period before the last pass, which can then call its
+        // webhook missed.
+        await completePoll();
         await delay((graceSeconds + 1) * 1000, undefined, { ref: false });
         await importing;
         await importStatements();
-        await daemon.pollNow();
+        await completePoll();
         await daemon.reconcileNow();
       };
       // Registered last, so it runs first when the drain starts (on Ctrl-C too): the last word before

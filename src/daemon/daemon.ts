@@ -12,6 +12,7 @@ import type { Logger } from '../log/logger.js';
 import { leadershipFromGauges } from '../metrics/registry.js';
 import { startMetricsServer } from '../http/metrics.js';
 import { startPollScheduler } from '../poller/scheduler.js';
+import type { PollRunSummary } from '../poller/run.js';
 import { createProviderClient, type ProviderClient } from '../provider/client.js';
 import { startReconcileScheduler } from '../reconcile/scheduler.js';
 import { startReparseJob } from '../reparse/job.js';
@@ -25,8 +26,12 @@ export interface Daemon {
   url: string;
   metricsUrl: string;
   provider: ProviderClient | undefined;
-  /** Runs one poll now (demo, tests); resolves when it and the reconciliation after it are done. */
-  pollNow(): Promise<void>;
+  /**
+   * One poll that starts after the call (queued behind one in flight), for the demo and tests;
+   * resolves with its summary when it and the reconciliation after it are done (undefined when the
+   * poller is off or another process holds the poll lock).
+   */
+  pollNow(): Promise<PollRunSummary | undefined>;
   reconcileNow(): Promise<void>;
   /** Runs the automatic reparse now (queued behind one in flight); resolves when it is done. */
   reparseNow(): Promise<void>;
@@ -104,9 +109,7 @@ export async function startDaemon(config: Config, log: Logger, commandShutdown?:
       url: http.url,
       metricsUrl: `${metricsServer.url}/metrics`,
       provider,
-      pollNow: async () => {
-        await poller?.tick();
-      },
+      pollNow: async () => poller?.runNow(),
       reconcileNow: async () => {
         await reconciler.runNow();
       },

@@ -38,7 +38,12 @@ export async function pollOnce(
       async (signal, lock) => {
         const summary = await runPoll(ctx, client, signal, { ...options, lock });
         if (summary.status === 'complete' && options.onPollComplete && !signal.aborted) {
-          await options.onPollComplete(summary).catch((error: unknown) => log.error({ err: error }, 'after-poll hook failed'));
+          await options.onPollComplete(summary).catch((error: unknown) => {
+            // Stopping while the hook waited (the daemon's pass queued behind one in flight is
+            // refused once the reconciler stops): the next start judges what this run wrote.
+            if (signal.aborted) log.info({ err: error }, 'after-poll hook not run: stopping');
+            else log.error({ err: error }, 'after-poll hook failed');
+          });
         }
         return summary;
       },

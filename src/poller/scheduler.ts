@@ -10,8 +10,13 @@ export type PollJobContext = PollContext & { shutdown: Pick<Shutdown, 'signal'> 
 export interface PollScheduler {
   /** Idempotent: stops the schedule, aborts a run in progress, waits for it, releases the lock. */
   stop(): Promise<void>;
-  /** Runs a tick now (tests, operators); same rules as a scheduled one. Resolves when it is done. */
+  /** A scheduled tick: skipped (undefined) while a run is in flight. Resolves when it is done. */
   tick(): Promise<PollRunSummary | undefined>;
+  /**
+   * A poll that starts after the call (queued behind one in flight, which may have fetched its
+   * pages before the caller's change): undefined when another process holds the poll lock.
+   */
+  runNow(): Promise<PollRunSummary | undefined>;
 }
 
 /**
@@ -38,5 +43,5 @@ export function startPollScheduler(
     },
     run: (signal) => pollOnce(ctx, client, { signal, ...(onPollComplete ? { onPollComplete } : {}) }),
   });
-  return { tick: () => job.tick(), stop: () => job.stop() };
+  return { tick: () => job.tick(), runNow: () => job.runNow(), stop: () => job.stop() };
 }

@@ -28,8 +28,15 @@ const logs: string[] = [];
 
 beforeAll(async () => {
   sim = await startSimulator({ seed: 'secrets', faults: DEFAULT_FAULT_RATES, business: { ordersPerDay: 40 } });
+  // A role of the test's own whose password the daemon must use and never show: the embedded
+  // Postgres checks passwords, a trust-auth server ignores it.
+  await db.sql.unsafe(`do $$ begin
+    if not exists (select from pg_roles where rolname = 'secrets_tester') then create role secrets_tester login superuser; end if;
+  end $$`);
+  await db.sql.unsafe(`alter role secrets_tester password '${DB_PASSWORD}'`);
   const url = new URL(db.url);
-  url.password = DB_PASSWORD; // trust auth ignores it; the daemon must still never show it
+  url.username = 'secrets_tester';
+  url.password = DB_PASSWORD;
   const config = daemonConfig({ sim, databaseUrl: url.toString(), graceSeconds: 1, extra: { OPERATOR_TOKEN: OPERATOR, OPERATOR_TOKENS: `ada:${NAMED}`, LOG_LEVEL: 'trace' } });
   const log = pino({ level: 'trace' }, new Writable({ write: (chunk, _e, done) => { logs.push(chunk.toString()); done(); } }));
   daemon = await startDaemon(config, log);

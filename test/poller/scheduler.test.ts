@@ -28,10 +28,11 @@ interface Replica {
   provider: FakeProvider;
   scheduler: PollScheduler;
   completed: PollRunSummary[];
+  logLines: string[];
 }
 
 /** One "daemon": its own pool (named, so pg_stat_activity tells them apart), provider client and scheduler. */
-async function replica(name: string, schedule: string, orders = 400): Promise<Replica> {
+async function replica(name: string, schedule: string, orders = 400, hook?: () => Promise<void>): Promise<Replica> {
   const provider = new FakeProvider({ apiKey: TEST_API_KEY, orders, rateLimit: 0 });
   const url = await provider.listen();
   // 10 orders a page at 40 requests/s: a run takes about a second, long enough to act during it.
@@ -44,12 +45,13 @@ async function replica(name: string, schedule: string, orders = 400): Promise<Re
   });
   const sql = createSqlClient(shared.url, { poolMax: 4, applicationName: name });
   const database: Database = databaseOver(sql);
-  const { log } = capturingLogger('warn');
+  const { log, lines: logLines } = capturingLogger('info');
   const ctx: AppContext = { config, log, database, ...testMetrics(database), shutdown: new Shutdown(log, 5000) };
   const client = createProviderClient(config, log, ctx.metrics.provider);
   const completed: PollRunSummary[] = [];
   const scheduler = startPollScheduler(ctx, client, async (summary) => {
     completed.push(summary);
+    await hook?.();
   });
   cleanups.push(async () => {
     await scheduler.stop();
@@ -57,7 +59,7 @@ async function replica(name: string, schedule: string, orders = 400): Promise<Re
     await provider.close();
     await database.close();
   });
-  return { name, ctx, client, provider, scheduler, completed };
+  return { name, ctx, client, provider, scheduler, completed, logLines };
 }
 
 const NEVER = '0 0 1 1 *'; // ticks driven by the test
@@ -136,6 +138,46 @@ describe('poll scheduler across replicas', () => {
     expect(overlaps[0]!.n).toBe(0);
     const snapshots = await shared.sql<{ n: number }[]>`select count(*)::int as n from order_snapshots where environment = 'sandbox'`;
     expect(snapshots[0]!.n).toBe(400);
+  });
+
+  it('runNow during a run waits for it and polls again, where a tick is skipped', async () => {
+    const r = await replica('replica-d', NEVER, 200);
+    const inFlight = r.scheduler.tick();
+    await waitFor('the first run to fetch some pages', () => r.provider.stats.pages > 3);
+    // Orders added now may be on pages the run in flight already fetched: only a later run must see them.
+    r.provider.addOrders(7);
+    expect(await r.scheduler.tick()).toBeUndefined();
+    const [first, asked, askedAgain] = await Promise.all([inFlight, r.scheduler.runNow(), r.scheduler.runNow()]);
+    expect(first?.status).toBe('complete');
+    expect(asked?.status).toBe('complete');
+    expect(asked?.runId).not.toBe(first?.runId);
+    // Callers who asked during the same run share the one queued after it.
+    expect(askedAgain?.runId).toBe(asked?.runId);
+    expect(asked?.orders).toBe(207);
+    const [order] = await shared.sql<{ after: boolean }[]>`
+      select b.started_at >= a.finished_at as after from poll_runs a, poll_runs b where a.id = ${first!.runId} and b.id = ${asked!.runId}`;
+    expect(order?.after).toBe(true);
+  });
+
+  it('logs an after-poll hook refused because it is stopping as that, not as a failure', async () => {
+    let hookStarted!: () => void;
+    const started = new Promise<void>((resolve) => (hookStarted = resolve));
+    let stopRequested!: () => void;
+    const stopping = new Promise<void>((resolve) => (stopRequested = resolve));
+    const r = await replica('replica-e', NEVER, 20, async () => {
+      hookStarted();
+      await stopping;
+      throw new Error('reconcile is stopping');
+    });
+    const run = r.scheduler.tick();
+    await started;
+    const stopped = r.scheduler.stop();
+    stopRequested();
+    await stopped;
+    expect((await run)?.status).toBe('complete');
+    const messages = r.logLines.map((line) => JSON.parse(line) as { level: number; msg: string });
+    expect(messages.filter((m) => m.level >= 50)).toEqual([]);
+    expect(messages.map((m) => m.msg)).toContain('after-poll hook not run: stopping');
   });
 
   it('runs on its cron schedule and marks runs left running by a dead process as aborted', async () => {
