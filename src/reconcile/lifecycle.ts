@@ -4,8 +4,8 @@ import { ORDER_STATES_WITH_TOPIC, type RuleParams } from './types.js';
 /**
  * The lifecycle of a discrepancy, as two set-based statements over the pass's `found` table:
  *
- *  - upsert: a finding not yet in `discrepancies` is created `open`; one that exists has its
- *    last_checked_at (and current evidence) moved on; a `resolved` one whose evidence is back is
+ *  - upsert: a finding not yet in `discrepancies` is created `open`; one that exists and whose
+ *    evidence changed has it (and last_checked_at) moved on; a `resolved` one whose evidence is back is
  *    reopened, as `acknowledged` again when a person had acknowledged exactly this evidence (same
  *    hash: a resolve and reopen in between changed no fact); an `acknowledged` one is reopened only
  *    when its evidence_hash differs from the hash a person acknowledged (so the machine never
@@ -57,6 +57,16 @@ export async function upsertFindings(tx: TransactionSql, p: RuleParams): Promise
         details = excluded.details,
         evidence = excluded.evidence,
         evidence_hash = excluded.evidence_hash
+      -- Only a finding whose status or evidence changes is written. Every complete pass checks every
+      -- open and acknowledged finding, so their last_checked_at is the latest complete pass's start
+      -- (read so by the report, reports/discrepancies.ts); rewriting each unchanged one was the
+      -- largest step of a pass with nothing new (~4,000 rows, 130 ms of 563 at 1,000,000 orders).
+      where d.status = 'resolved'
+         or (d.status = 'acknowledged' and d.acknowledged_evidence_hash is distinct from excluded.evidence_hash)
+         or (d.expected, d.observed, d.details, d.evidence, d.evidence_hash)
+              is distinct from (excluded.expected, excluded.observed, excluded.details, excluded.evidence, excluded.evidence_hash)
+         or (excluded.external_reference_id is not null and excluded.external_reference_id is distinct from d.external_reference_id)
+         or (excluded.sepa_reference is not null and excluded.sepa_reference is distinct from d.sepa_reference)
       returning d.id, d.status, d.evidence
     ),
     hist as (

@@ -2,6 +2,7 @@ import type { Writable } from 'node:stream';
 import { UsageError } from '../config/usage-error.js';
 import { environmentSchema, type ProviderEnvironment } from '../config/schema.js';
 import type { Database } from '../db/database.js';
+import { RULE_KINDS } from '../reconcile/rules/registry.js';
 import { DISCREPANCY_KINDS, type DiscrepancyKind } from '../schema/tables.js';
 import { REPORT_FORMATS, type CsvOptions, type ReportFormat, type ReportShape } from './format.js';
 import { REPORT_TIME_FORMAT, streamSource, type ReportSource } from './source.js';
@@ -134,11 +135,21 @@ export function discrepancySource(database: Database, filters: DiscrepancyFilter
           and id > ${after === undefined ? 0 : Number(after)}
         order by id
         ${limit === undefined ? sql`` : sql`limit ${limit}`}
+      ),
+      -- Every complete pass checks every open and acknowledged finding of the kinds its rules decide
+      -- and writes only those whose evidence changed (reconcile/lifecycle.ts): theirs were last
+      -- checked when the latest complete pass began.
+      latest_pass as (
+        select e.env,
+               (select max(r.started_at) from reconcile_runs r where r.environment = e.env and r.status = 'complete') as started_at
+        from unnest(enum_range(null::provider_environment)) as e(env)
       )
-      select d.id::text as id, kind::text as kind, status::text as status, environment::text as environment,
+      select d.id::text as id, kind::text as kind, d.status::text as status, d.environment::text as environment,
              entity_type::text as entity_type, entity_id, external_reference_id, sepa_reference, expected, observed, details,
              to_char(first_detected_at at time zone 'UTC', ${REPORT_TIME_FORMAT}) as first_detected_at,
-             to_char(last_checked_at at time zone 'UTC', ${REPORT_TIME_FORMAT}) as last_checked_at,
+             to_char(case when d.status in ('open', 'acknowledged') and d.kind::text in ${sql(RULE_KINDS)}
+                          then greatest(d.last_checked_at, p.started_at) else d.last_checked_at end at time zone 'UTC',
+                     ${REPORT_TIME_FORMAT}) as last_checked_at,
              to_char(resolved_at at time zone 'UTC', ${REPORT_TIME_FORMAT}) as resolved_at,
              stake::text as amount_cents, round(stake::numeric / 100, 2)::text as amount,
              case when stake is not null then coalesce(
@@ -146,7 +157,7 @@ export function discrepancySource(database: Database, filters: DiscrepancyFilter
                 where d.evidence->>'statement_line_id' ~ '^[0-9]{1,18}$' and l.id = (d.evidence->>'statement_line_id')::bigint),
                'EUR') end as currency,
              acknowledged_by, to_char(acknowledged_at at time zone 'UTC', ${REPORT_TIME_FORMAT}) as acknowledged_at, ack_note
-      from d
+      from d join latest_pass p on p.env = d.environment
       order by d.id`,
   };
 }

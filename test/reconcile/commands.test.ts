@@ -48,7 +48,7 @@ describe('reconcile, report and discrepancy commands', () => {
     expect(summary).toMatchObject({ skipped: false, opened: 1, duplicateDeliveries: 1 });
 
     const all = await cli(db, ['report', 'discrepancies', '--format', 'json', '--status', 'all']);
-    expect(all.code).toBe(0);
+    expect(all.code, all.stderr).toBe(0);
     const rows = JSON.parse(all.stdout) as { id: number; kind: string; entity_id: string }[];
     expect(rows.map((r) => r.kind).sort()).toEqual(['duplicate_delivery', 'missed_webhook']);
     const missed = rows.find((r) => r.kind === 'missed_webhook')!;

@@ -4,6 +4,8 @@ import { acknowledgeDiscrepancy } from '../../src/reconcile/ack.js';
 import { lockKey } from '../../src/jobs/lock-keys.js';
 import { GRACE, at, discrepancies, eventTime, orderEvent, pass, pollRun, retryOf, snapshot } from './fixtures.js';
 import { databasePerTest } from './helpers.js';
+import { Writable } from 'node:stream';
+import { streamDiscrepancies } from '../../src/reports/discrepancies.js';
 import type { TestDatabase } from '../helpers/database.js';
 
 const withDb = databasePerTest('lifecycle');
@@ -28,15 +30,24 @@ async function mixedLedger(db: TestDatabase): Promise<void> {
   for (const order of [missed, mismatch, dup]) await db.sql`update order_snapshots set last_seen_run_id = last_seen_run_id + 1 where order_uuid = ${order}`;
 }
 
+/** The discrepancy report as the command and the API give it. */
+async function reportRows(db: TestDatabase): Promise<{ kind: string; status: string; last_checked_at: string }[]> {
+  const chunks: string[] = [];
+  const sink = new Writable({ write: (chunk: Buffer, _encoding, done) => { chunks.push(chunk.toString('utf8')); done(); } });
+  await streamDiscrepancies(db, { status: 'all' }, 'json', sink);
+  return JSON.parse(chunks.join('')) as { kind: string; status: string; last_checked_at: string }[];
+}
+
 describe('discrepancy lifecycle', () => {
-  it('a second pass with nothing new changes nothing but last_checked_at', withDb(async (db) => {
+  it('a second pass with nothing new writes no finding, and the report shows them checked by it', withDb(async (db) => {
     await mixedLedger(db);
     const first = await pass(db, at(2 * GRACE));
     expect(first.found).toMatchObject({ missed_webhook: 1, state_mismatch: 1, orphan_webhook: 1, duplicate_event: 1 });
     expect(first.opened).toBe(4);
     expect(first.duplicateDeliveries).toBe(1);
-    const dump = () => db.sql`select id, kind, status, entity_id, subject, expected, observed, details, evidence, evidence_hash,
-                                     first_detected_at, resolved_at, acknowledged_at from discrepancies order by id`;
+    // xmin: the transaction that wrote the row version, so a rewrite with equal values shows too.
+    const dump = () => db.sql`select xmin::text as version, id, kind, status, entity_id, subject, expected, observed, details, evidence,
+                                     evidence_hash, first_detected_at, last_checked_at, resolved_at, acknowledged_at from discrepancies order by id`;
     const before = await dump();
     const [h1] = await db.sql<{ n: number }[]>`select count(*)::int as n from discrepancy_history`;
     const second = await pass(db, at(2 * GRACE + 300));
@@ -44,11 +55,35 @@ describe('discrepancy lifecycle', () => {
     expect(await dump()).toEqual(before);
     const [h2] = await db.sql<{ n: number }[]>`select count(*)::int as n from discrepancy_history`;
     expect(h2?.n).toBe(h1?.n);
-    const moved = await db.sql<{ n: number }[]>`
-      select count(*)::int as n from discrepancies where status <> 'resolved' and last_checked_at = ${at(2 * GRACE + 300).toISOString()}::timestamptz`;
-    expect(moved[0]?.n).toBe(4);
+    const checked = (await reportRows(db)).filter((r) => r.status !== 'resolved').map((r) => r.last_checked_at);
+    expect(checked).toEqual(Array(4).fill(at(2 * GRACE + 300).toISOString().replace('.000Z', 'Z')));
+    // The duplicate delivery is a fact recorded once, resolved: it keeps the time it was recorded.
+    const resolved = (await reportRows(db)).filter((r) => r.status === 'resolved');
+    expect(resolved.map((r) => [r.kind, r.last_checked_at])).toEqual([['duplicate_delivery', at(2 * GRACE).toISOString().replace('.000Z', 'Z')]]);
     const runs = await db.sql<{ status: string }[]>`select status from reconcile_runs order by id`;
     expect(runs.map((r) => r.status)).toEqual(['complete', 'complete']);
+  }));
+
+  it('writes a finding whose evidence changed, and only that one', withDb(async (db) => {
+    await mixedLedger(db);
+    await pass(db, at(2 * GRACE));
+    const versions = async () => new Map((await db.sql<{ kind: string; version: string }[]>`
+      select kind::text as kind, xmin::text as version from discrepancies where status = 'open'`).map((r) => [r.kind, r.version]));
+    const before = await versions();
+    const [missed] = await discrepancies(db, 'missed_webhook');
+    // The poller sees the missed order move on to canceled, inside the grace period: the finding
+    // about confirmed stands (its webhook never came), and its evidence now names the API's state.
+    // (The fixture's first sighting is also an observation of confirmed, which the poller keeps.)
+    await db.sql`update order_snapshots set state = 'canceled', state_since = ${at(2 * GRACE + 200).toISOString()}::timestamptz
+                 where order_uuid = ${missed!.entity_id}::uuid`;
+    await pass(db, at(2 * GRACE + 300));
+    const after = await versions();
+    const changed = [...after].filter(([kind, version]) => before.get(kind) !== version).map(([kind]) => kind);
+    expect(changed).toEqual(['missed_webhook']);
+    const [evidence] = await db.sql<{ api_state: string; checked_by_second: boolean }[]>`
+      select evidence->>'api_state' as api_state, last_checked_at = ${at(2 * GRACE + 300).toISOString()}::timestamptz as checked_by_second
+      from discrepancies where id = ${missed!.id}`;
+    expect(evidence).toEqual({ api_state: 'canceled', checked_by_second: true });
   }));
 
   it('marks a run left running by a process that died mid-pass as failed, and is not misled by it', withDb(async (db) => {
