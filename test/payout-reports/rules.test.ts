@@ -98,6 +98,8 @@ describe('payout_pays_canceled_invoice', () => {
     await invoiceEvent(d, { uuid: cx, ref: 'INV-5', topic: 'invoice/canceled', eventTime: day(2) });
     payout = await payoutEvent(d, { sepa: 'PO2026030300000001', cents: 1n, eventTime: day(3), invoices: ['INV-1', 'INV-2', 'INV-3', 'INV-4'] });
     await payoutEvent(d, { sepa: 'PO2026030300000002', cents: 1n, eventTime: day(3), invoices: ['INV-5'], status: 'cancelled' }); // paid nothing
+    // The first transfer announced again under another uuid (duplicate_event): INV-1 was paid once, so no second finding.
+    await payoutEvent(d, { sepa: 'PO2026030300000001', cents: 1n, eventTime: day(3, '07:00:00'), invoices: ['INV-1', 'INV-3'] });
   });
 
   it('flags invoices canceled or declined before the completed payout that lists them, with the payout as subject', async () => {

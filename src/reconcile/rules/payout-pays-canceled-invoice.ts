@@ -13,7 +13,10 @@ import { topic } from '../../provider/vocabulary.js';
  *
  * Near misses: a cancellation or a decline after the payout (the payout was right when made; what
  * happens to the money then is a credit note's business); a declined factoring later approved
- * before the payout; a cancelled payout listing a canceled invoice (paid nothing).
+ * before the payout; a cancelled payout listing a canceled invoice (paid nothing); a second payout
+ * uuid with the SEPA reference of an earlier completed one listing R (one transfer announced twice:
+ * duplicate_event; the invoice was paid once, judged at the first announcement), as
+ * invoice_paid_out_twice counts transfers.
  *
  * Entity the invoice (uuid), subject the payout's uuid (one finding per payout listing it);
  * expected = 'canceled' or 'declined', observed = 'paid out'. Resolves when the payout is cancelled.
@@ -34,6 +37,10 @@ export const payoutPaysCanceledInvoice: Rule = {
         join pass_invoices i on i.ref = l.ref
         where l.status = 'complete'
           and (i.canceled_at < l.anchor or l.ref in (select ref from declined_refs))
+          and not exists (
+            select 1 from pass_listings e
+            where e.ref = l.ref and e.status = 'complete' and e.sepa_key = l.sepa_key
+              and (e.anchor, e.payout_uuid) < (l.anchor, l.payout_uuid))
       ),
       -- each such listing's latest factoring event received before its payout, as one join: probed
       -- listing by listing it took 28 s for 1,000,000 listings (bench/README.md, reconcile)
