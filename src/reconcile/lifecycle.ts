@@ -59,8 +59,10 @@ export async function upsertFindings(tx: TransactionSql, p: RuleParams): Promise
         evidence_hash = excluded.evidence_hash
       -- Only a finding whose status or evidence changes is written. Every complete pass checks every
       -- open and acknowledged finding, so their last_checked_at is the latest complete pass's start
-      -- (read so by the report, reports/discrepancies.ts); rewriting each unchanged one was the
-      -- largest step of a pass with nothing new (~4,000 rows, 130 ms of 563 at 1,000,000 orders).
+      -- (read so by the report, reports/discrepancies.ts). Rewriting each unchanged one was the
+      -- largest step of a pass with nothing new, and grew as their dead versions did: 4,000
+      -- findings at 1,000,000 orders, 184-218 ms, 0.9-1.5 s a dozen passes later (33-58 ms now;
+      -- leaving them out before the insert, which locks those it skips, was no faster; bench/README.md).
       where d.status = 'resolved'
          or (d.status = 'acknowledged' and d.acknowledged_evidence_hash is distinct from excluded.evidence_hash)
          or (d.expected, d.observed, d.details, d.evidence, d.evidence_hash)
