@@ -1,4 +1,5 @@
 import type { TransactionSql } from 'postgres';
+import { resolvableInScope } from './scope.js';
 import { ORDER_STATES_WITH_TOPIC, type RuleParams } from './types.js';
 
 /**
@@ -11,7 +12,8 @@ import { ORDER_STATES_WITH_TOPIC, type RuleParams } from './types.js';
  *    when its evidence_hash differs from the hash a person acknowledged (so the machine never
  *    overrides a person about the same facts).
  *  - resolve: an `open` or `acknowledged` discrepancy of a kind this pass decided, absent from
- *    `found`, has lost its evidence: it becomes `resolved`, with what cleared it recorded.
+ *    `found`, has lost its evidence: it becomes `resolved`, with what cleared it recorded (an
+ *    incremental pass: order findings of its scope only, scope.ts).
  *
  * Every status change writes a discrepancy_history row (actor 'reconciler'). The old status comes
  * from a CTE over the same snapshot (`prev`): the statement cannot see its own update, and
@@ -57,9 +59,10 @@ export async function upsertFindings(tx: TransactionSql, p: RuleParams): Promise
         details = excluded.details,
         evidence = excluded.evidence,
         evidence_hash = excluded.evidence_hash
-      -- Only a finding whose status or evidence changes is written. Every complete pass checks every
-      -- open and acknowledged finding, so their last_checked_at is the latest complete pass's start
-      -- (read so by the report, reports/discrepancies.ts). Rewriting each unchanged one was the
+      -- Only a finding whose status or evidence changes is written. Every complete pass decides every
+      -- open and acknowledged finding (judged again, or known unchanged: scope.ts), so their
+      -- last_checked_at is the latest complete pass's start (read so by the report,
+      -- reports/discrepancies.ts). Rewriting each unchanged one was the
       -- largest step of a pass with nothing new, and grew as their dead versions did: 4,000
       -- findings at 1,000,000 orders, 184-218 ms, 0.9-1.5 s a dozen passes later (33-58 ms now;
       -- leaving them out before the insert, which locks those it skips, was no faster; bench/README.md).
@@ -104,6 +107,7 @@ export async function resolveCleared(tx: TransactionSql, p: RuleParams, kinds: r
       where d.environment = ${p.environment}
         and d.kind::text in ${tx(kinds)}
         and d.status in ('open', 'acknowledged')
+        ${resolvableInScope(tx, p)}
         and not exists (
           select 1 from found f
           where f.environment = d.environment and f.kind = d.kind and f.entity_type = d.entity_type

@@ -11,7 +11,7 @@ import { assertStillHeld, type SessionLock } from '../jobs/session-lock.js';
 import type { ReconcileMetrics } from './metrics.js';
 import { recordDuplicateDeliveries } from './rules/duplicate-delivery.js';
 import { DEFAULT_PAYOUT_SETTINGS } from './rules/payout-common.js';
-import { ORDER_RULE_KINDS, RULES, RULE_KINDS } from './rules/registry.js';
+import { RULES, RULE_KINDS } from './rules/registry.js';
 import type { DeductionTerms, PassSummary, RuleParams } from './types.js';
 import { judgingSettings } from './settings.js';
 import { DEFAULT_INVOICE_SETTINGS, stageInvoiceEvidence } from './rules/invoice-common.js';
@@ -140,7 +140,7 @@ async function runRules(
   });
   const orderAndPayoutRules = transaction(ctx.database.sql, async (tx) => {
     await tuneForPass(tx);
-    const scope = await timed('scope', () => buildScope(tx, base, forceFull, ORDER_RULE_KINDS));
+    const scope = await timed('scope', () => buildScope(tx, base, forceFull));
     const params: RuleParams = { ...base, scoped: scope.mode === 'incremental' };
     summary.mode = scope.mode;
     if (scope.orders !== undefined) summary.scopeOrders = scope.orders;
@@ -149,8 +149,8 @@ async function runRules(
     await timed('invoice_evidence', () => stageInvoiceEvidence(tx, params));
     for (const rule of RULES) summary.found[rule.kind] = await timed(rule.kind, () => rule.collect(tx, params));
     await timed('invoice_totals', () => recordInvoiceTotals(tx, params, runId));
-    // No scope filter on resolution: every order with an open or acknowledged discrepancy is in
-    // scope (scope.ts, 5), so `found` is complete for each of them.
+    // An incremental pass resolves the order findings of its scope only: `found` is complete for
+    // those, and the others' evidence has not changed (scope.ts).
     const counts = await timed('upsert', () => upsertFindings(tx, params));
     summary.opened = counts.opened;
     summary.reopened = counts.reopened;

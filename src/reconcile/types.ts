@@ -78,7 +78,10 @@ export interface PassSummary {
   scopeOrders?: number;
   startedAt: string;
   durationMs: number;
-  /** Findings per rule in this pass (open or acknowledged ones that still hold, and new ones). */
+  /**
+   * Findings per rule among what this pass judged (an incremental pass: the orders of its scope,
+   * and every payout and invoice): those that still hold, and new ones.
+   */
   found: Record<string, number>;
   /** Wall time of each step (scope, each rule, upsert, resolve, duplicate_delivery). */
   stepMs: Record<string, number>;

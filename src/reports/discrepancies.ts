@@ -136,9 +136,10 @@ export function discrepancySource(database: Database, filters: DiscrepancyFilter
         order by id
         ${limit === undefined ? sql`` : sql`limit ${limit}`}
       ),
-      -- Every complete pass checks every open and acknowledged finding of the kinds its rules decide
-      -- and writes only those whose evidence changed (reconcile/lifecycle.ts): theirs were last
-      -- checked when the latest complete pass began.
+      -- Every complete pass decides every open and acknowledged finding of the kinds its rules
+      -- decide (judged again, or known unchanged: reconcile/scope.ts) and writes only those whose
+      -- evidence changed (reconcile/lifecycle.ts): theirs were last checked when the latest complete
+      -- pass began.
       latest_pass as (
         select e.env,
                (select max(r.started_at) from reconcile_runs r where r.environment = e.env and r.status = 'complete') as started_at

@@ -77,8 +77,9 @@ describe('acknowledgements that stick', () => {
     expect(last.reason).toContain('unchanged since it was acknowledged');
 
     // Evidence that changed (the poller saw the state anew) reopens it as open, for a person to look at again.
-    await db.sql`update order_snapshots set state_since = ${at(60).toISOString()}::timestamptz where order_uuid = ${order}`;
-    await db.sql`update order_state_observations set observed_at = ${at(60).toISOString()}::timestamptz where order_uuid = ${order}`;
+    // Seen anew a grace period before the pass: a poll's time, within the incremental pass's lookback.
+    await db.sql`update order_snapshots set state_since = ${at(GRACE + 180).toISOString()}::timestamptz where order_uuid = ${order}`;
+    await db.sql`update order_state_observations set observed_at = ${at(GRACE + 180).toISOString()}::timestamptz where order_uuid = ${order}`;
     await passWith(db, at(2 * GRACE + 180), GRACE, 'daemon');
     expect((await finding(db, order)).status).toBe('open');
   }));

@@ -25,9 +25,6 @@ export const RULES: readonly Rule[] = [
 /** The kinds the rules decide: a pass resolves an open one of these that no rule found again. */
 export const RULE_KINDS: readonly DiscrepancyKind[] = RULES.map((r) => r.kind);
 
-/** The kinds whose findings name orders: an incremental pass keeps their orders in scope (scope.ts). */
-export const ORDER_RULE_KINDS: readonly DiscrepancyKind[] = RULES.filter((r) => r.entities.includes('order')).map((r) => r.kind);
-
 /** The kinds that follow each invoice to cash (issue 24): invoices, payout reports, buyers paying the merchant. */
 export const INVOICE_RULE_KINDS: readonly DiscrepancyKind[] = [
   invoiceNotPaidOut, invoicePaidOutTwice, payoutPaysCanceledInvoice, buyerPaidMerchantDirectly, payoutDeductionMismatch, payoutReportMismatch,
