@@ -20,17 +20,19 @@ import type { RuleParams } from './types.js';
  *     R.id; a complete run stamps every order it lists): it may be an orphan now. While R is R_prev,
  *     the previous pass judged every order R did not list with R already (this clause, or a full
  *     pass, the first time a pass saw R), and whether R proves an order orphaned does not change
- *     with time (R's start against the order's first webhook): only their new evidence (1, 2, 5)
- *     can change their findings. Read in every pass, all snapshots took 150-210 ms at 1,000,000
+ *     with time (R's start against the order's first webhook): only their new evidence (1, 2) can
+ *     change their findings. Read in every pass, all snapshots took 150-210 ms at 1,000,000
  *     orders, the largest step of a pass with nothing new (bench/README.md, reconcile);
  *  4. R is newer than R_prev, and it received an order event at or after R_prev.started_at - G - M:
  *     those orders were not provably orphaned before and may be now. Without R_prev, every order
  *     with events;
+ *  5. R is newer than R_prev, and it has an open or acknowledged orphan_webhook finding: R may list
+ *     it again, in the state an earlier poll saw (nothing else new: no new state, no observation);
  * Anything else has the same evidence it had at the previous pass, so its findings cannot differ:
  * that includes an order with an open or acknowledged finding and nothing new. Each order rule's
  * time conditions only ever become true as time passes (a state seen, a webhook received, a poll
  * begun at least G before now), and their crossings are clauses 1 and 2; a finding goes only when
- * its evidence changes, which puts its order in scope. So an incremental pass resolves order
+ * its evidence changes, which puts its order in scope (1-5). So an incremental pass resolves order
  * findings of its scope only (lifecycle.ts, resolveCleared) and leaves the rest as they are,
  * decided. Re-judged in every pass while open, those orders were most of a pass with nothing new:
  * 4,000 open findings at 1,000,000 orders cost each order rule 4,000 index probes (bench/README.md).
@@ -100,7 +102,10 @@ export async function buildScope(tx: TransactionSql, p: RuleParams, forceFull: b
     union
     select order_uuid from order_events
     where environment = ${p.environment}
-      and received_at >= coalesce((select started_at from poll_runs where id = ${runs.r_prev}::bigint) - make_interval(secs => ${lookback}), '-infinity')`
+      and received_at >= coalesce((select started_at from poll_runs where id = ${runs.r_prev}::bigint) - make_interval(secs => ${lookback}), '-infinity')
+    union
+    select entity_id::uuid from discrepancies
+    where environment = ${p.environment} and kind = 'orphan_webhook' and entity_type = 'order' and status in ('open', 'acknowledged')`
     : tx``;
   const result = await tx`
     insert into scope

@@ -159,6 +159,13 @@ describe('discrepancy lifecycle', () => {
     const full = await pass(db, at(5 * GRACE + 500), 'sandbox', { full: true });
     expect(full).toMatchObject({ mode: 'full', opened: 0, reopened: 0, resolved: 0 });
     expect(await discrepancies(db)).toEqual(before);
+    // R3 lists C again, in the state R0 saw (nothing else new about C): its orphan finding goes with
+    // the next incremental pass; B, still unlisted, stays an orphan.
+    const r3 = await pollRun(db, at(5 * GRACE + 600));
+    for (const order of [a, c]) await snapshot(db, { order, state: 'confirmed', seenAt: at(5 * GRACE + 600), runId: r3 });
+    const fourth = await pass(db, at(5 * GRACE + 700));
+    expect(fourth).toMatchObject({ mode: 'incremental', opened: 0, resolved: 1 });
+    expect((await discrepancies(db, 'orphan_webhook')).map((d) => [d.entity_id, d.status]).sort()).toEqual([[b, 'open'], [c, 'resolved']].sort());
   }));
 
   it('an acknowledged discrepancy keeps its note and is reopened only when its evidence changes', withDb(async (db) => {
