@@ -40,6 +40,11 @@ const HEADLINES: Record<string, Record<string, { better: Better; read: (f: Figur
     'poll at 450/s, s': { better: 'lower', read: (f) => at(f, 'poll_450', 'elapsed_s') },
     'poll beside a competitor, s': { better: 'lower', read: (f) => at(f, 'shared_450_with_competitor_250', 'elapsed_s') },
   },
+  statements: {
+    'CAMT.053 import, lines/s': { better: 'higher', read: (f) => at(f, 'camt053', String(f.entries), 'import_lines_per_second') },
+    'MT940 import, lines/s': { better: 'higher', read: (f) => at(f, 'mt940', String(f.entries), 'import_lines_per_second') },
+    'CAMT.053 import / saxes': { better: 'higher', read: (f) => at(f, 'camt053', String(f.entries), 'import_vs_baseline') },
+  },
   reconcile: {
     'full pass, large, ms': { better: 'lower', read: (f) => at(f, 'large', 'full_pass_ms') },
     'no-change pass, large, ms': { better: 'lower', read: (f) => at(f, 'large', 'no_change_pass_ms') },
