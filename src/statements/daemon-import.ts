@@ -19,6 +19,14 @@ export interface DaemonImportContext {
 }
 
 /**
+ * The niceness of an import process beside the receiver: batch work, which the kernel should
+ * preempt whenever the receiver's process wants a core (2 cores on the bench machine: the import's
+ * process, its Postgres backend, the receiver and the receiver's commits share them). Nice 10
+ * weighs a tenth of nice 0 in Linux's scheduler (bench/README.md import-ingest).
+ */
+const IMPORT_NICENESS = 10;
+
+/**
  * One statement file imported by the daemon, as the inbox and the operator API's upload both do:
  * in a child process with its own heap limit and time limit when the ledger's address is known
  * (DATABASE_URL, or the embedded server this process started), so a huge or hostile file cannot
@@ -45,7 +53,7 @@ export function importStatementAsDaemon(ctx: DaemonImportContext, file: string, 
     },
     {
       maxMemoryMb: ctx.config.STATEMENT_IMPORT_MAX_MEMORY_MB, timeoutMs: ctx.config.STATEMENT_IMPORT_TIMEOUT_SECONDS * 1000,
-      ...(ctx.signal ? { signal: ctx.signal } : {}), ...(pressureMs ? { pressureMs } : {}),
+      ...(ctx.signal ? { signal: ctx.signal } : {}), ...(pressureMs ? { pressureMs, niceness: IMPORT_NICENESS } : {}),
     },
   );
 }

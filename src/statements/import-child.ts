@@ -1,7 +1,7 @@
 import { createSqlClient, databaseOver } from '../db/database.js';
 import { errorCode } from '../db/errors.js';
 import { FileChangedError, fileSource, importStatementSource } from './import.js';
-import type { ChildReply, ChildRequest, PressureMessage } from './isolated-import.js';
+import type { ChildReply, ChildRequest, GaveWayMessage, PressureMessage } from './isolated-import.js';
 import { RECEIVER_PACE } from './store-pipeline.js';
 import { StatementFormatError } from './types.js';
 
@@ -11,6 +11,7 @@ import { StatementFormatError } from './types.js';
  * exhausts this heap kills this process, never the daemon.
  */
 let pressureMs = 0;
+let gaveWayMs = 0;
 process.once('message', (message: ChildRequest) => {
   process.on('message', (m: PressureMessage) => {
     pressureMs = m.pressureMs;
@@ -28,7 +29,7 @@ async function run(request: ChildRequest): Promise<ChildReply> {
       maxAmountCents: BigInt(request.maxAmountCents),
       csv: request.csv,
       acceptUnbalanced: request.acceptUnbalanced,
-      ...(request.yieldToReceiver ? { yieldTo: { pressureMs: () => pressureMs, pace: RECEIVER_PACE } } : {}),
+      ...(request.yieldToReceiver ? { yieldTo: { pressureMs: () => pressureMs, pace: RECEIVER_PACE, gaveWay } } : {}),
     });
     return { ok: true, result };
   } catch (error) {
@@ -37,4 +38,10 @@ async function run(request: ChildRequest): Promise<ChildReply> {
   } finally {
     await database.close();
   }
+}
+
+/** The time this import gave way to the receiver so far, told the parent: its time limit does not count it. */
+function gaveWay(ms: number): void {
+  gaveWayMs += ms;
+  process.send?.({ gaveWayMs } satisfies GaveWayMessage);
 }

@@ -1,4 +1,5 @@
 import { fork } from 'node:child_process';
+import { setPriority } from 'node:os';
 import type { ProviderEnvironment } from '../config/schema.js';
 import { FileChangedError, type ImportResult } from './import.js';
 import type { CsvOptions } from './csv.js';
@@ -24,6 +25,11 @@ export interface PressureMessage {
   pressureMs: number;
 }
 
+/** What the child sends while it imports beside the receiver: the time it has given way to it so far. */
+export interface GaveWayMessage {
+  gaveWayMs: number;
+}
+
 /** `peakRssMb`: the import process's peak resident memory (process.resourceUsage().maxRSS), for the log and tests. */
 /** `refused`: the file's own fault (a StatementFormatError), rebuilt as one here, so a caller can tell a refusal from a failure. */
 export type ChildReply = ({ ok: true; result: ImportResult } | { ok: false; message: string; code: string | undefined; changed: boolean; refused?: boolean }) & { peakRssMb?: number };
@@ -41,10 +47,19 @@ export class ImportStoppedError extends Error {
 export interface IsolatedImportOptions {
   /** --max-old-space-size of the import process */
   maxMemoryMb: number;
+  /**
+   * How long the import may work: the time it gives way to the receiver (GaveWayMessage) does not
+   * count. Beside a busy receiver that is most of an import's time (a CAMT.053 of 100,000 entries
+   * beside deliveries at 500/s: 104-145 s giving way, 11-16 s not, bench/README.md import-ingest),
+   * and the pace bounds it: at most 2 s before a statement and 15 times its storing time after it
+   * (store-pipeline.ts RECEIVER_PACE).
+   */
   timeoutMs: number;
   signal?: AbortSignal;
   /** the receiver's commit pressure (webhooks/create-receiver.ts), relayed to the child every PRESSURE_RELAY_MS */
   pressureMs?: () => number;
+  /** the child's scheduling priority (os.setPriority: -20 highest, 19 lowest); unset, the daemon's */
+  niceness?: number;
 }
 
 // The receiver's pressure covers its last 500 ms of commits; relayed a tenth of that apart.
@@ -73,6 +88,22 @@ export function importChildEnvironment(env: NodeJS.ProcessEnv): NodeJS.ProcessEn
 const CHILD_ENVIRONMENT = /^(PG[A-Z_]+|NODE_EXTRA_CA_CERTS|SSL_CERT_FILE|SSL_CERT_DIR|TZ|LANG|LC_[A-Z_]+|TMPDIR|PATH|HOME)$/;
 
 /**
+ * Sets a process's niceness. Raising one's own child's needs no privilege on Linux; where it is
+ * refused anyway (another platform's rules, a sandbox forbidding setpriority), the import runs at
+ * the daemon's priority, as it did before there was one, and that is said once.
+ */
+function lowerPriority(pid: number, niceness: number): void {
+  try {
+    setPriority(pid, niceness);
+  } catch (error) {
+    if (!priorityRefusalSaid) process.emitWarning(`statement import: could not lower the import process's priority (${(error as Error).message}); it runs at the daemon's`);
+    priorityRefusalSaid = true;
+  }
+}
+
+let priorityRefusalSaid = false;
+
+/**
  * Imports one statement file in a child process with its own heap limit: a 500,000-entry CAMT
  * parsed in the daemon's process took it to 4.2 GB and blocked webhook answers for 70 s; one of
  * 1,000,000 entries killed it, and again at each restart. In a child the parse neither shares the
@@ -90,6 +121,7 @@ export function importInChildProcess(request: ChildRequest, options: IsolatedImp
       stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
       serialization: 'advanced',
     });
+    if (options.niceness !== undefined && child.pid !== undefined) lowerPriority(child.pid, options.niceness);
     let reply: ChildReply | undefined;
     let stderr = '';
     let why: Error | undefined;
@@ -100,7 +132,15 @@ export function importInChildProcess(request: ChildRequest, options: IsolatedImp
       why ??= error;
       child.kill('SIGKILL');
     };
-    const timer = setTimeout(() => kill(new ImportCrashedError(`import did not finish within ${options.timeoutMs} ms: stopped`)), options.timeoutMs);
+    const started = performance.now();
+    let gaveWayMs = 0;
+    const checkTime = () => {
+      const left = options.timeoutMs + gaveWayMs - (performance.now() - started);
+      if (left > 0) return void (timer = setTimeout(checkTime, left));
+      const gaveWay = gaveWayMs > 0 ? ` (and ${Math.round(gaveWayMs)} ms given way to the webhook receiver)` : '';
+      kill(new ImportCrashedError(`import did not finish within ${options.timeoutMs} ms${gaveWay}: stopped`));
+    };
+    let timer = setTimeout(checkTime, options.timeoutMs);
     const relay =
       options.pressureMs &&
       setInterval(() => {
@@ -109,7 +149,10 @@ export function importInChildProcess(request: ChildRequest, options: IsolatedImp
     const onAbort = () => kill(new ImportStoppedError('import stopped: shutting down'));
     options.signal?.addEventListener('abort', onAbort, { once: true });
     if (options.signal?.aborted) onAbort();
-    child.on('message', (message: ChildReply) => (reply = message));
+    child.on('message', (message: ChildReply | GaveWayMessage) => {
+      if ('gaveWayMs' in message) gaveWayMs = message.gaveWayMs;
+      else reply = message;
+    });
     child.on('error', (error) => kill(error));
     child.on('exit', (code, signal) => {
       clearTimeout(timer);

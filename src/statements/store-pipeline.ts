@@ -28,6 +28,8 @@ export interface YieldTo {
   /** its worst recent commit time (webhooks/create-receiver.ts commitPressureMs) */
   pressureMs(): number;
   pace: PaceSettings;
+  /** told how long (ms) the import is about to wait for the receiver, each time it does */
+  gaveWay?(ms: number): void;
 }
 
 /**
@@ -50,13 +52,17 @@ const YIELD_STEP_MS = 25;
  */
 function paced<T, R>(write: (parts: readonly T[]) => Promise<R[]>, yieldTo: YieldTo): (parts: readonly T[]) => Promise<R[]> {
   const pace = new YieldingPace(yieldTo.pace);
+  const giveWay = (ms: number) => {
+    yieldTo.gaveWay?.(ms);
+    return sleep(ms);
+  };
   return async (parts) => {
     const waiting = performance.now();
-    while (pace.mustYield(yieldTo.pressureMs()) && performance.now() - waiting < MAX_YIELD_MS) await sleep(YIELD_STEP_MS);
+    while (pace.mustYield(yieldTo.pressureMs()) && performance.now() - waiting < MAX_YIELD_MS) await giveWay(YIELD_STEP_MS);
     const started = performance.now();
     const results = await write(parts);
     const rest = pace.pauseAfter(performance.now() - started, yieldTo.pressureMs());
-    if (rest > 0) await sleep(rest);
+    if (rest > 0) await giveWay(rest);
     return results;
   };
 }

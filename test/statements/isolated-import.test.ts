@@ -2,7 +2,8 @@ import { createWriteStream } from 'node:fs';
 import { once } from 'node:events';
 import { mkdtemp, readdir, readFile, rename, rm, utimes, writeFile } from 'node:fs/promises';
 import { importInChildProcess } from '../../src/statements/isolated-import.js';
-import { tmpdir } from 'node:os';
+import { importStatementAsDaemon } from '../../src/statements/daemon-import.js';
+import { getPriority, tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
@@ -67,6 +68,30 @@ async function longestStall<T>(work: () => Promise<T>): Promise<{ value: T; stal
   }
 }
 
+/** This process's import children (Linux /proc: their parent is this process, their script import-child). */
+async function importChildren(): Promise<number[]> {
+  const found: number[] = [];
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const [stat, cmdline] = await Promise.all([readFile(`/proc/${entry}/stat`, 'utf8'), readFile(`/proc/${entry}/cmdline`, 'utf8')]);
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === process.pid && cmdline.includes('import-child')) found.push(Number(entry));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return found;
+}
+
+/** A process's niceness, or undefined once it has exited. */
+const niceOf = (pid: number): number | undefined => {
+  try {
+    return getPriority(pid);
+  } catch {
+    return undefined;
+  }
+};
+
 const storedLike = async (prefix: string) => (await db.sql<{ n: number }[]>`select count(*)::int as n from statement_lines where bank_reference like ${`${prefix}%`}`)[0]?.n;
 
 describe('isolated statement imports', () => {
@@ -97,6 +122,49 @@ describe('isolated statement imports', () => {
       expect((await inbox.runNow()).failed).toEqual([]);
     });
   }, 180_000);
+
+  it('runs the import beside a receiver at niceness 10, and at the daemon\'s own priority without one', async () => {
+    const config = loadConfig({ RECON_DATA_DIR: path.join(dir, 'nice'), PROVIDER_ENV: 'sandbox', DATABASE_URL: db.url });
+    const file = path.join(dir, 'nice.csv');
+    await writeFile(file, csvStatement([{ ref: 'N1', date: '2026-04-03', cents: 700n, sepa: 'PO2026040300000001' }]));
+    const childNiceness = async (receiver: { commitPressureMs(): number } | undefined) => {
+      const seen: number[] = [];
+      let done = false;
+      const imported = importStatementAsDaemon({ config, database: db, receiver }, file, 'nice.csv', {}).finally(() => (done = true));
+      // The child lives from its fork to its reply (loading its modules alone takes a few hundred ms).
+      while (!done) {
+        for (const pid of await importChildren()) {
+          const niceness = niceOf(pid);
+          if (niceness !== undefined) seen.push(niceness);
+        }
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+      await imported;
+      return [...new Set(seen)];
+    };
+    expect(await childNiceness({ commitPressureMs: () => 0 })).toEqual([10]);
+    expect(await childNiceness(undefined)).toEqual([getPriority()]);
+    expect(await storedLike('N')).toBe(1);
+  });
+
+  it('does not count the time an import gives way to the webhook receiver against its time limit', async () => {
+    // Three one-line statements, each of a day of its own.
+    const statement = (day: number) =>
+      `:20:GW${day}\r\n:25:DE44500105175407324931\r\n:28C:${day}/1\r\n:60F:C26040${day}EUR0,00\r\n` +
+      `:61:26040${day}040${day}C1,00NTRFGW${day}//GW${day}\r\n:86:Auszahlung\r\n:62F:C26040${day}EUR1,00\r\n-\r\n`;
+    const file = path.join(dir, 'gave-way.sta');
+    await writeFile(file, [1, 2, 3].map(statement).join(''));
+    const started = performance.now();
+    const result = await importInChildProcess(
+      { databaseUrl: db.url, environment: 'sandbox', file, name: 'gave-way.sta', maxFileBytes: 1 << 20, maxAmountCents: '1000000000000', acceptUnbalanced: false, yieldToReceiver: true },
+      // The receiver's commits are always slow: before each statement the import waits the longest
+      // it ever waits (2 s), so it takes more than twice the 2.5 s it may work.
+      { maxMemoryMb: 256, timeoutMs: 2500, pressureMs: () => 1000 },
+    );
+    expect(performance.now() - started).toBeGreaterThan(6000);
+    expect(result.linesNew).toBe(3);
+    expect(await storedLike('GW')).toBe(3);
+  }, 60_000);
 
   it('stops an import past STATEMENT_IMPORT_TIMEOUT_SECONDS and moves the file to failed/', async () => {
     await withInbox('slow', { STATEMENT_IMPORT_TIMEOUT_SECONDS: '1' }, async (inbox) => {
