@@ -84,6 +84,7 @@ export interface FoundFinding {
 /** Kinds keyed by order in both the ground truth and the ledger: a difference can be named per order. */
 const ORDER_KEYED = new Set(['missed_webhook', 'orphan_webhook']);
 const NAMED_PER_KIND = 5;
+const UNEXPLAINED = 'unexplained by the ground truth (a defect: please report it with the seed)';
 
 /**
  * After the demo settled (no injection, retries and held-back deliveries done, a grace period, a
@@ -113,24 +114,33 @@ export function nameDifferences(truth: GroundTruth, found: readonly FoundFinding
     const foundOrders = new Map<string, string[]>();
     for (const f of found) if (f.kind === t.kind && f.entity_type === 'order') foundOrders.set(f.entity_id, [...(foundOrders.get(f.entity_id) ?? []), f.status]);
     const reordered = new Set(truth.benign_faults.filter((b) => b.fault === 'reordered' && b.environment === 'sandbox').map((b) => b.entity_id));
-    const named: string[] = [];
+    const explained: string[] = [];
+    const unexplained: string[] = [];
     for (const [order, d] of injected) {
       if (foundOrders.has(order)) continue;
-      named.push(d.timing_dependent
-        ? `order ${order} injected (${d.fault}), not found: its held-back delivery arrived before any pass saw it late`
-        : `order ${order} injected (${d.fault}), not found: unexplained by the ground truth (a defect: please report it with the seed)`);
+      if (d.timing_dependent) explained.push(`order ${order} injected (${d.fault}), not found: its held-back delivery arrived before any pass saw it late`);
+      else unexplained.push(`order ${order} injected (${d.fault}), not found: ${UNEXPLAINED}`);
     }
     for (const [order, statuses] of foundOrders) {
       if (injected.has(order)) continue;
-      named.push(reordered.has(order) && statuses.every((status) => status === 'resolved')
-        ? `order ${order} found, not injected as a fault: one of its events was delivered out of order, flagged while it was missing and resolved when it came`
-        : `order ${order} found, not injected: unexplained by the ground truth (a defect: please report it with the seed)`);
+      if (reordered.has(order) && statuses.every((status) => status === 'resolved')) {
+        explained.push(`order ${order} found, not injected as a fault: one of its events was delivered out of order, flagged while it was missing and resolved when it came`);
+      } else unexplained.push(`order ${order} found, not injected: ${UNEXPLAINED}`);
     }
     // Equal counts can still hide one order missed and another found beyond: compared order by order.
+    // The unexplained come first, and the count of those beyond the named ones is said: a defect
+    // must not hide behind explained differences.
+    const named = [...unexplained, ...explained];
     if (named.length === 0) continue;
     lines.push(`  difference: ${t.kind} found ${t.found}, injected ${t.injected}:`);
     for (const line of named.slice(0, NAMED_PER_KIND)) lines.push(`    ${line}`);
-    if (named.length > NAMED_PER_KIND) lines.push(`    and ${named.length - NAMED_PER_KIND} more`);
+    const more = named.length - NAMED_PER_KIND;
+    const moreUnexplained = Math.max(0, unexplained.length - NAMED_PER_KIND);
+    if (more > 0) {
+      lines.push(moreUnexplained === 0
+        ? `    and ${more} more, each explained by the ground truth as above`
+        : `    and ${more} more, ${moreUnexplained} of them ${UNEXPLAINED}`);
+    }
   }
   return lines;
 }

@@ -40,6 +40,17 @@ describe("the settled demo's differences", () => {
     expect(lines).toContain('    order o4 found, not injected: unexplained by the ground truth (a defect: please report it with the seed)');
   });
 
+  it('name the unexplained first, and say how many of those beyond the named ones are unexplained', () => {
+    const late = Array.from({ length: 7 }, (_, i) => missed(`late${i}`, 'delayed_past_grace', true));
+    const lines = differences(truth([missed('o1', 'never_delivered'), ...late]), [found('o9')]);
+    expect(lines[1]).toBe('    order o1 injected (never_delivered), not found: unexplained by the ground truth (a defect: please report it with the seed)');
+    expect(lines[2]).toBe('    order o9 found, not injected: unexplained by the ground truth (a defect: please report it with the seed)');
+    expect(lines.at(-1)).toBe('    and 4 more, each explained by the ground truth as above');
+    const many = Array.from({ length: 7 }, (_, i) => missed(`gone${i}`, 'never_delivered'));
+    expect(differences(truth([...many, ...late]), []).at(-1)).toBe(
+      '    and 9 more, 2 of them unexplained by the ground truth (a defect: please report it with the seed)');
+  });
+
   it('name a duplicate delivery beyond those injected by the uncertain deliveries, and only up to their number', () => {
     const dup: ExpectedDiscrepancy = { ...missed('d1', 'repeated'), kind: 'duplicate_delivery', entity_type: 'order' };
     const uncertain = { environment: 'sandbox' as const, topic: 'order/confirmed', entity_id: 'o9', event_key: 'k', address: 'http://x', details: 'attempt 1 timed out' };
