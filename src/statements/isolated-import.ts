@@ -144,7 +144,10 @@ export function importInChildProcess(request: ChildRequest, options: IsolatedImp
     const relay =
       options.pressureMs &&
       setInterval(() => {
-        if (child.connected) child.send({ pressureMs: options.pressureMs!() } satisfies PressureMessage);
+        // The child may be exiting between `connected` and the write (CI saw EPIPE here after the
+        // child had replied). Pressure is advice to a live child; a lost one is nobody's error, and
+        // without a callback Node would raise it as the child's 'error', failing a finished import.
+        if (child.connected) child.send({ pressureMs: options.pressureMs!() } satisfies PressureMessage, ignoreLostAdvice);
       }, PRESSURE_RELAY_MS);
     const onAbort = () => kill(new ImportStoppedError('import stopped: shutting down'));
     options.signal?.addEventListener('abort', onAbort, { once: true });
@@ -168,6 +171,10 @@ export function importInChildProcess(request: ChildRequest, options: IsolatedImp
       const last = stderr.trim().split('\n').slice(-3).join(' | ');
       reject(new ImportCrashedError(`import process died (${signal ?? `exit code ${code}`}) with heap limit ${options.maxMemoryMb} MB${last ? `: ${last}` : ''}`));
     });
-    child.send(request);
+    child.send(request, (error) => {
+      if (error) kill(error);
+    });
   });
 }
+
+function ignoreLostAdvice(): void {}
