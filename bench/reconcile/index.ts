@@ -42,7 +42,8 @@ const FULL_PASSES = 3;
 
 export interface RunnerReport {
   full: { mode: string; durationMs: number; stepMs: Record<string, number> }[];
-  noChange: { mode: string; durationMs: number; stepMs: Record<string, number>; changes: number };
+  noChange: { mode: string; durationMs: number; stepMs: Record<string, number>; changes: number; invoices?: { judged: boolean; reason: string } };
+  newInvoice: { mode: string; durationMs: number; changes: number; invoices?: { judged: boolean; reason: string } };
   startRssMib: number;
   peakRssMib: number;
 }
@@ -98,6 +99,11 @@ async function measureScale(serverUrl: string, orders: number, baselineSample: n
       // Every run's steps, so an outlier shows which rule was slow.
       full_pass_runs_step_ms: passes.full.map((p) => p.stepMs),
       no_change_pass_step_ms: passes.noChange.stepMs,
+      no_change_pass_invoices: passes.noChange.invoices,
+      // The same incremental pass after one new invoice event: the invoice kinds judged whole again.
+      new_invoice_event_pass_ms: passes.newInvoice.durationMs,
+      new_invoice_event_pass_changes: passes.newInvoice.changes,
+      new_invoice_event_pass_invoices: passes.newInvoice.invoices,
       reconciler_start_rss_mib: passes.startRssMib,
       reconciler_peak_rss_mib: passes.peakRssMib,
     };
@@ -125,8 +131,9 @@ async function measureScale(serverUrl: string, orders: number, baselineSample: n
  *
  * Then (issue 24) the same passes over the large scale's orders seeded with what follows each
  * invoice to cash (invoices, factoring, payouts, payout reports, bank credits: invoice-seed.ts),
- * and the growth over the plain pass of the same run: the invoice rules look at every invoice in
- * every pass, incremental or not (rules/invoice-common.ts), so the no-change pass grows most.
+ * and the growth over the plain pass of the same run. The invoice kinds are judged whole whenever
+ * any invoice evidence is new and not at all otherwise (reconcile/invoice-scope.ts): the pass after
+ * one new invoice event shows the first, the pass with nothing new the second.
  * `invoices: false` leaves that part out.
  *
  * The full pass is the median of three on the same ledger (cleared in between); growth compares
@@ -158,6 +165,7 @@ export async function runReconcileBench(opts: { quick?: boolean; invoices?: bool
     // with invoices / without, at the same orders in the same run
     full_pass_ratio: ratio(withInvoices.full_pass_ms, atLarge.full_pass_ms),
     no_change_pass_ratio: ratio(withInvoices.no_change_pass_ms, atLarge.no_change_pass_ms),
+    new_invoice_event_pass_ratio: ratio(withInvoices.new_invoice_event_pass_ms, atLarge.new_invoice_event_pass_ms),
     peak_rss_ratio: ratio(withInvoices.reconciler_peak_rss_mib, atLarge.reconciler_peak_rss_mib),
     full_pass_added_ms: (withInvoices.full_pass_ms as number) - (atLarge.full_pass_ms as number),
     no_change_pass_added_ms: (withInvoices.no_change_pass_ms as number) - (atLarge.no_change_pass_ms as number),

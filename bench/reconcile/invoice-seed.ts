@@ -128,8 +128,8 @@ export async function seedInvoiceToCash(sql: Sql, orders: number): Promise<Recor
            r.g, r.rate, r.rate, r.fee, r.g, r.discount, r.vat, r.g - r.discount - r.fee - r.vat, r.discount + r.fee + r.vat
     from bench_rows r join bench_payouts b on b.p = r.p`;
   const [statement] = await sql<{ id: string }[]>`
-    insert into bank_statements (environment, file_sha256, file_name, format, account_iban, period_from, period_to, line_count, statement_count)
-    values ('sandbox', md5('bench statement'), 'statement.xml', 'camt053', ${MERCHANT_IBAN}, now() - interval '2 days', now(),
+    insert into bank_statements (environment, file_sha256, file_name, format, account_iban, period_from, period_to, imported_at, line_count, statement_count)
+    values ('sandbox', md5('bench statement'), 'statement.xml', 'camt053', ${MERCHANT_IBAN}, now() - interval '2 days', now(), now() - interval '2 hours',
             (select count(*) from bench_payouts) + (select count(*) from generate_series(1, ${orders}) i where i % 10000 = 14), 1)
     returning id`;
   const statementId = statement!.id;

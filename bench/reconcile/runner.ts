@@ -6,7 +6,7 @@
  *
  * A full pass is run FULL_PASSES times, the discrepancies and runs cleared in between, so one
  * slow pass on a shared machine does not decide the figure alone (every run is reported); then one
- * pass with nothing new.
+ * pass with nothing new, and one after a single new invoice event (removed again after it).
  */
 import { createSqlClient, databaseOver } from '../../src/db/database.js';
 import { silentLogger } from '../../src/log/logger.js';
@@ -41,13 +41,24 @@ for (let i = 0; i < fullPasses; i += 1) {
   full.push(await runReconcilePass(ctx));
 }
 const noChange = await runReconcilePass(ctx);
+// Then one invoice webhook of an invoice nobody lists: every invoice kind is judged again (there
+// is no scope by invoice: reconcile/invoice-scope.ts), what a daemon's pass costs while invoices arrive.
+await sql`
+  insert into invoice_events (environment, event_key, topic, received_at, invoice_uuid, external_reference_id)
+  values ('sandbox', md5('bench new invoice'), 'invoice/created', now(), md5('bench new invoice')::uuid, 'INV-BENCH-NEW')`;
+const newInvoice = await runReconcilePass(ctx);
+await sql`delete from invoice_events where event_key = md5('bench new invoice')`;
 clearInterval(sampler);
 peakRss = Math.max(peakRss, process.memoryUsage().rss);
 await database.close();
 const mib = (bytes: number) => Math.round(bytes / 2 ** 20);
+function changes(s: PassSummary): number {
+  return s.opened + s.reopened + s.resolved + s.duplicateDeliveries;
+}
 process.send?.({
   full: full.map((s) => ({ mode: s.mode, durationMs: s.durationMs, stepMs: s.stepMs })),
-  noChange: { mode: noChange.mode, durationMs: noChange.durationMs, stepMs: noChange.stepMs, changes: noChange.opened + noChange.reopened + noChange.resolved + noChange.duplicateDeliveries },
+  noChange: { mode: noChange.mode, durationMs: noChange.durationMs, stepMs: noChange.stepMs, changes: changes(noChange), invoices: noChange.invoices },
+  newInvoice: { mode: newInvoice.mode, durationMs: newInvoice.durationMs, changes: changes(newInvoice), invoices: newInvoice.invoices },
   startRssMib: mib(startRss),
   peakRssMib: mib(peakRss),
 });

@@ -62,8 +62,8 @@ export async function importPayoutReport(
     await stage(tx, report.rows);
     await tie(tx, environment);
     const [stored] = await tx<{ id: number }[]>`
-      insert into payout_reports (environment, sha256, file_name, format, row_count)
-      values (${environment}, ${report.sha256}, ${file}, ${report.format}, ${report.rows.length})
+      insert into payout_reports (environment, sha256, file_name, format, row_count, imported_at)
+      values (${environment}, ${report.sha256}, ${file}, ${report.format}, ${report.rows.length}, clock_timestamp())
       returning id`;
     const reportId = Number(stored!.id);
     const inserted = await tx`

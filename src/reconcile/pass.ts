@@ -11,9 +11,10 @@ import { assertStillHeld, type SessionLock } from '../jobs/session-lock.js';
 import type { ReconcileMetrics } from './metrics.js';
 import { recordDuplicateDeliveries } from './rules/duplicate-delivery.js';
 import { DEFAULT_PAYOUT_SETTINGS } from './rules/payout-common.js';
-import { RULES, RULE_KINDS } from './rules/registry.js';
+import { RULES } from './rules/registry.js';
+import { INVOICE_EVIDENCE_KINDS, invoiceEvidenceSince, invoiceRulesKey } from './invoice-scope.js';
 import type { DeductionTerms, PassSummary, RuleParams } from './types.js';
-import { judgingSettings } from './settings.js';
+import { INVOICE_RULES_SETTING, judgingSettings } from './settings.js';
 import { DEFAULT_INVOICE_SETTINGS, stageInvoiceEvidence } from './rules/invoice-common.js';
 import { transaction } from '../db/transaction.js';
 import { recordInvoiceTotals } from './invoice-totals.js';
@@ -60,19 +61,21 @@ export async function runReconcilePass(
       async (_signal, lock) => {
         // started_at is the pass's clock: the next incremental pass looks at what changed since it.
         const settings = judgingSettings(ctx.config);
+        const payout = {
+          settlementDays: ctx.config.PAYOUT_SETTLEMENT_DAYS ?? DEFAULT_PAYOUT_SETTINGS.settlementDays,
+          sourceIbans: ctx.config.PAYOUT_SOURCE_IBANS ?? [],
+          accountIbans: ctx.config.PAYOUT_ACCOUNT_IBANS ?? [],
+          referencePattern: ctx.config.PAYOUT_REFERENCE_PATTERN ?? null,
+        };
+        const invoice = { payoutDays: ctx.config.INVOICE_PAYOUT_DAYS ?? DEFAULT_INVOICE_SETTINGS.payoutDays, terms: ctx.deductionTerms ?? ctx.config.CONTRACT_TERMS ?? null };
+        const params: RuleParams = { environment, now, graceSeconds: ctx.config.WEBHOOK_GRACE_SECONDS, scoped: false, payout, invoice };
         const runId = await startRun(ctx.database.sql, 'reconcile_runs', environment, {
-          started_at: now.toISOString(), origin: options.origin ?? 'command', settings: JSON.stringify(settings),
+          started_at: now.toISOString(), origin: options.origin ?? 'command',
+          settings: JSON.stringify({ ...settings, [INVOICE_RULES_SETTING]: invoiceRulesKey(params) }),
         });
         summary.runId = runId;
         try {
-          const payout = {
-            settlementDays: ctx.config.PAYOUT_SETTLEMENT_DAYS ?? DEFAULT_PAYOUT_SETTINGS.settlementDays,
-            sourceIbans: ctx.config.PAYOUT_SOURCE_IBANS ?? [],
-            accountIbans: ctx.config.PAYOUT_ACCOUNT_IBANS ?? [],
-            referencePattern: ctx.config.PAYOUT_REFERENCE_PATTERN ?? null,
-          };
-          const invoice = { payoutDays: ctx.config.INVOICE_PAYOUT_DAYS ?? DEFAULT_INVOICE_SETTINGS.payoutDays, terms: ctx.deductionTerms ?? ctx.config.CONTRACT_TERMS ?? null };
-          await runRules(ctx, { environment, now, graceSeconds: ctx.config.WEBHOOK_GRACE_SECONDS, scoped: false, payout, invoice }, runId, summary, options.full ?? false, lock, options.onStep);
+          await runRules(ctx, params, runId, summary, options.full ?? false, lock, options.onStep);
         } catch (error) {
           await finishRun(ctx.database.sql, 'reconcile_runs', runId, 'failed', String((error as Error).message ?? error)).catch(() => undefined);
           throw error;
@@ -145,16 +148,23 @@ async function runRules(
     summary.mode = scope.mode;
     if (scope.orders !== undefined) summary.scopeOrders = scope.orders;
     ctx.log.debug({ mode: scope.mode, reason: scope.reason, orders: scope.orders }, 'reconcile scope');
+    // An incremental pass judges the invoice kinds only when their evidence changed (invoice-scope.ts);
+    // otherwise their findings, and the invoice totals of the previous pass, stand.
+    const invoices = scope.since === undefined
+      ? { changed: true, reason: scope.reason }
+      : await timed('invoice_scope', () => invoiceEvidenceSince(tx, params, scope.since!, scope.invoiceRulesKey ?? null));
+    summary.invoices = { judged: invoices.changed, reason: invoices.reason };
+    const rules = invoices.changed ? RULES : RULES.filter((rule) => !INVOICE_EVIDENCE_KINDS.includes(rule.kind));
     await createFoundTable(tx);
-    await timed('invoice_evidence', () => stageInvoiceEvidence(tx, params));
-    for (const rule of RULES) summary.found[rule.kind] = await timed(rule.kind, () => rule.collect(tx, params));
-    await timed('invoice_totals', () => recordInvoiceTotals(tx, params, runId));
+    if (invoices.changed) await timed('invoice_evidence', () => stageInvoiceEvidence(tx, params));
+    for (const rule of rules) summary.found[rule.kind] = await timed(rule.kind, () => rule.collect(tx, params));
+    if (invoices.changed) await timed('invoice_totals', () => recordInvoiceTotals(tx, params, runId));
     // An incremental pass resolves the order findings of its scope only: `found` is complete for
     // those, and the others' evidence has not changed (scope.ts).
     const counts = await timed('upsert', () => upsertFindings(tx, params));
     summary.opened = counts.opened;
     summary.reopened = counts.reopened;
-    summary.resolved = await timed('resolve', () => resolveCleared(tx, params, RULE_KINDS));
+    summary.resolved = await timed('resolve', () => resolveCleared(tx, params, rules.map((rule) => rule.kind)));
     // Fencing: a pass whose lock session was killed meanwhile commits nothing beside the next holder.
     await assertStillHeld(tx, lock);
   });

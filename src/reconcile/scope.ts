@@ -1,6 +1,7 @@
 import type { TransactionSql } from 'postgres';
 import { ISO_FORMAT } from './found.js';
 import type { RuleParams } from './types.js';
+import { INVOICE_RULES_SETTING } from './settings.js';
 
 /**
  * Which orders a pass must look at. A full pass looks at all of them; an incremental pass only at
@@ -50,14 +51,18 @@ export interface Scope {
   mode: 'full' | 'incremental';
   reason: string;
   orders?: number;
+  /** An incremental pass: the previous complete pass's start (W), and the invoice settings it recorded (invoice-scope.ts). */
+  since?: string;
+  invoiceRulesKey?: string | null;
 }
 
 export async function buildScope(tx: TransactionSql, p: RuleParams, forceFull: boolean): Promise<Scope> {
   const now = p.now.toISOString();
-  const [last] = await tx<{ w: string | null; last_full: string | null; last_grace: number | null }[]>`
+  const [last] = await tx<{ w: string | null; last_full: string | null; last_grace: number | null; last_invoice_rules: string | null }[]>`
     select to_char(max(started_at) at time zone 'UTC', ${ISO_FORMAT}) as w,
            to_char(max(started_at) filter (where mode = 'full') at time zone 'UTC', ${ISO_FORMAT}) as last_full,
-           (array_agg((settings->>'WEBHOOK_GRACE_SECONDS')::int order by started_at desc, id desc))[1] as last_grace
+           (array_agg((settings->>'WEBHOOK_GRACE_SECONDS')::int order by started_at desc, id desc))[1] as last_grace,
+           (array_agg(settings->>${INVOICE_RULES_SETTING}::text order by started_at desc, id desc))[1] as last_invoice_rules
     from reconcile_runs where environment = ${p.environment} and status = 'complete' and started_at <= ${now}::timestamptz`;
   if (forceFull) return { mode: 'full', reason: 'requested' };
   if (!last?.w) return { mode: 'full', reason: 'no previous complete pass' };
@@ -116,7 +121,7 @@ export async function buildScope(tx: TransactionSql, p: RuleParams, forceFull: b
     select order_uuid from order_state_observations where environment = ${p.environment} and observed_at >= ${lower}
     ${sinceNewRun}`;
   await tx`analyze scope`;
-  return { mode: 'incremental', reason: `changes since ${w}`, orders: result.count };
+  return { mode: 'incremental', reason: `changes since ${w}`, orders: result.count, since: w, invoiceRulesKey: last.last_invoice_rules };
 }
 
 /**

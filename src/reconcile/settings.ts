@@ -16,6 +16,13 @@ export interface JudgingSettings {
   PAYOUT_REFERENCE_PATTERN: string | null;
 }
 
+/**
+ * The key of reconcile_runs.settings beside the judging settings: what the invoice kinds were judged
+ * with (invoice-scope.ts invoiceRulesKey), for the next pass's test whether to judge them again. It
+ * is no setting a one-off pass adopts: its CONTRACT_TERMS come from a file the daemon's host holds.
+ */
+export const INVOICE_RULES_SETTING = 'invoice_rules';
+
 export type JudgingConfig = Pick<Config, 'WEBHOOK_GRACE_SECONDS'> &
   Partial<Pick<Config, 'PAYOUT_SETTLEMENT_DAYS' | 'PAYOUT_SOURCE_IBANS' | 'PAYOUT_ACCOUNT_IBANS' | 'PAYOUT_REFERENCE_PATTERN'>>;
 
@@ -64,7 +71,8 @@ export async function daemonSettings(sql: Sql, environment: ProviderEnvironment)
     order by started_at desc, id desc
     limit 1`;
   if (!row) return undefined;
-  return { runId: Number(row.id), startedAt: row.started_at, settings: row.settings };
+  const { [INVOICE_RULES_SETTING]: _invoiceRules, ...settings } = row.settings as JudgingSettings & { [INVOICE_RULES_SETTING]?: string };
+  return { runId: Number(row.id), startedAt: row.started_at, settings };
 }
 
 /** Recorded settings as configuration values (an unset pattern is absent, as in Config). */

@@ -76,6 +76,8 @@ export interface PassSummary {
   mode: 'full' | 'incremental';
   /** Orders in an incremental pass's scope. */
   scopeOrders?: number;
+  /** Whether the invoice kinds were judged, or stood as their evidence had not changed, and why (invoice-scope.ts). */
+  invoices?: { judged: boolean; reason: string };
   startedAt: string;
   durationMs: number;
   /**

@@ -17,6 +17,7 @@ export const payoutReports = pgTable(
     sha256: text('sha256').notNull(),
     fileName: text('file_name'),
     format: payoutReportFormat('format').notNull(),
+    /** when the import stored the report (its transaction's lock taken), not when the transaction began */
     importedAt: timestamp('imported_at', { withTimezone: true, precision: 6 }).notNull().defaultNow(),
     rowCount: integer('row_count').notNull(),
   },

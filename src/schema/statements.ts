@@ -22,6 +22,7 @@ export const bankStatements = pgTable(
     accountIban: text('account_iban'),
     periodFrom: timestamp('period_from', { withTimezone: true, precision: 6 }),
     periodTo: timestamp('period_to', { withTimezone: true, precision: 6 }),
+    /** when the import had written the file's lines (src/statements/import.ts), just before its commit */
     importedAt: timestamp('imported_at', { withTimezone: true, precision: 6 }).notNull().defaultNow(),
     lineCount: integer('line_count').notNull(),
     /** statements in the file (CAMT <Stmt>, MT940 messages); null for files imported before it was recorded */

@@ -328,7 +328,10 @@ async function importSections(
       set account_iban = ${file.accountIban}, period_from = ${file.periodFrom}::timestamptz, period_to = ${file.periodTo}::timestamptz,
           line_count = ${linesRead}, statement_count = ${sections.length},
           lines_new = ${counts.new}, lines_known = ${counts.known}, lines_overlap = ${counts.overlap},
-          balances_unchecked = ${balancesUnchecked}, statements_unbalanced = ${unbalancedFindings.length}
+          balances_unchecked = ${balancesUnchecked}, statements_unbalanced = ${unbalancedFindings.length},
+          -- when the file's lines were all written, not when its transaction began: an import may take
+          -- longer than the margin a reconcile pass allows for commits after its start (invoice-scope.ts)
+          imported_at = clock_timestamp()
       where id = ${statementId}`;
     return {
       ...base, format, statementId, alreadyImported: false, statements: sections.length, linesRead, linesNew: counts.new, linesKnown: counts.known,

@@ -23,7 +23,7 @@ export const TERMS: DeductionTerms = {
   vatRateMicros: 190_000,
 };
 
-export function pass(database: Database, now: Date, s: { terms?: DeductionTerms | null; days?: number } = {}): Promise<PassSummary> {
+export function pass(database: Database, now: Date, s: { terms?: DeductionTerms | null; days?: number; full?: boolean } = {}): Promise<PassSummary> {
   return runReconcilePass(
     {
       config: {
@@ -36,6 +36,7 @@ export function pass(database: Database, now: Date, s: { terms?: DeductionTerms 
       ...testMetrics(database),
     },
     now,
+    { full: s.full ?? false },
   );
 }
 

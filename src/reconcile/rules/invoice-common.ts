@@ -23,9 +23,9 @@ export function invoiceSettings(p: RuleParams): InvoiceRuleSettings {
  *  - `pass_factoring`: each invoice reference's latest factoring event (by arrival: factoring
  *    payloads carry no event_time), its topic, arrival and factored amount;
  *  - `pass_invoice_refs`: every reference any invoice event carries (payout_unknown_invoice).
- * Like the payout rules, the invoice rules look at every invoice in each pass (no incremental
- * scope): their evidence changes with time (a deadline days after factoring) and with payouts,
- * which name invoices, not orders.
+ * The invoice rules look at every invoice whenever they run (no scope by invoice: their evidence
+ * changes with time, a deadline days after factoring, and with payouts, which name invoices, not
+ * orders); an incremental pass runs them only when some of that evidence is new (invoice-scope.ts).
  *
  * Why staged: built inside each rule, these sets were rebuilt three to four times a pass, and the
  * planner, estimating 10 completed payouts where 20,000 were (the `distinct on` of latestPayouts),
