@@ -16,7 +16,9 @@ const firstArrived = (sql: Sql | TransactionSql) => sql`(to_char(i.received_at a
  * merchant's external_reference_id, which payouts list), its order, when it was created (the
  * invoice/created event's own time, else its arrival; else the first event's) and when canceled.
  * The invoice rules and the invoices report read invoices through this one definition. `page`
- * limits it to the invoices after a uuid, in uuid order (invoice_events_invoice_idx).
+ * limits it to the invoices after a uuid, in uuid order (invoice_events_invoice_idx); unpaged, the
+ * rows come in no order (the pass stages them as a set: sorting 1,000,000 invoices by uuid took
+ * 0.7-1.0 s of its staging).
  */
 export function invoiceFacts(sql: Sql | TransactionSql, environment: ProviderEnvironment, page: { after?: string; limit?: number } = {}) {
   return sql`
@@ -31,6 +33,6 @@ export function invoiceFacts(sql: Sql | TransactionSql, environment: ProviderEnv
     where i.environment = ${environment} and ${page.after === undefined ? sql`true` : sql`i.invoice_uuid > ${page.after}::uuid`}
     group by i.invoice_uuid
     having count(i.external_reference_id) > 0
-    order by i.invoice_uuid
+    ${page.after === undefined && page.limit === undefined ? sql`` : sql`order by i.invoice_uuid`}
     ${page.limit === undefined ? sql`` : sql`limit ${page.limit}`}`;
 }

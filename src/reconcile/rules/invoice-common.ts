@@ -44,17 +44,20 @@ export async function stageInvoiceEvidence(tx: TransactionSql, p: RuleParams): P
       select distinct trim(x) as ref from unnest(l.external_reference_ids) as x where trim(x) <> ''
     ) r`);
   await stage(tx, 'pass_invoices', invoiceFacts(tx, p.environment));
+  // Sorted in the "C" collation, which only decides the order of the groups, not which event each
+  // keeps (equality is bytewise in both): 1,000,000 events 0.84 s against 1.37 s in the database's.
   await stage(tx, 'pass_factoring', tx`
-    select distinct on (invoice_external_reference_id) invoice_external_reference_id as ref, topic, received_at, invoice_amount_cents
+    select distinct on (invoice_external_reference_id collate "C") invoice_external_reference_id as ref, topic, received_at, invoice_amount_cents
     from factoring_events
     where environment = ${p.environment} and invoice_external_reference_id is not null
-    order by invoice_external_reference_id, received_at desc, event_key desc`);
+    order by invoice_external_reference_id collate "C", received_at desc, event_key desc`);
   await stage(tx, 'pass_invoice_refs', tx`
     select distinct external_reference_id as ref from invoice_events
     where environment = ${p.environment} and external_reference_id is not null`);
+  // No index on pass_invoices: every rule reads it whole or by its few canceled rows, and building
+  // one took 0.7 s at 1,000,000 invoices that no plan used (auto_explain of a full pass).
   await tx`create index on pass_payouts (payout_uuid)`;
   await tx`create index on pass_listings (ref)`;
-  await tx`create index on pass_invoices (ref)`;
   await tx`create unique index on pass_factoring (ref)`;
   await tx`create unique index on pass_invoice_refs (ref)`;
   // Temporary tables are never analysed by autovacuum: without this the planner guesses their sizes.

@@ -37,11 +37,15 @@ export const payoutReportMismatch: Rule = {
         from pass_payouts l
         join reported r on r.payout_uuid = l.payout_uuid
       ),
+      -- Both lists are sorted and distinct, so equal arrays mean equal sets: the differences are
+      -- spelled out only for the payouts that disagree (20,000 payouts: 2.4 s for all, most of it
+      -- in the two set differences per payout).
       judged as (
         select c.*,
                array(select x from unnest(c.listed) x except select y from unnest(c.invoices) y order by 1) as missing,
                array(select y from unnest(c.invoices) y except select x from unnest(c.listed) x order by 1) as extra
         from compared c
+        where c.amount_cents is distinct from c.transfer or c.listed is distinct from c.invoices
       )
       ${insertIntoFound(tx)}
       select ${p.environment}::provider_environment, 'payout_report_mismatch', 'payout', j.payout_uuid::text, '',

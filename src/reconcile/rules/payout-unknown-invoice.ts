@@ -34,14 +34,16 @@ export const payoutUnknownInvoice: Rule = {
              jsonb_build_object('invoice_reference', u.ref, 'sepa_reference', u.sepa_instruction_id),
              md5(u.ref)
       from (
+        -- The known references are dropped before grouping (the test reads the group key only):
+        -- grouping every listing first took 1.4 s at 1,000,000 listings.
         select e.payout_uuid, trim(r.ref) as ref, max(e.sepa_instruction_id) as sepa_instruction_id
         from payout_events e
         cross join lateral unnest(e.external_reference_ids) as r(ref)
         where e.environment = ${p.environment} and trim(r.ref) <> ''
+          and not exists (select 1 from pass_invoice_refs i where i.ref = trim(r.ref))
         group by e.payout_uuid, trim(r.ref)
         having min(e.received_at) <= ${p.now.toISOString()}::timestamptz - make_interval(secs => ${p.graceSeconds})
-      ) u
-      where not exists (select 1 from pass_invoice_refs i where i.ref = u.ref)`;
+      ) u`;
     return result.count;
   },
 };
