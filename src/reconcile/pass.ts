@@ -14,7 +14,7 @@ import { DEFAULT_PAYOUT_SETTINGS } from './rules/payout-common.js';
 import { RULES } from './rules/registry.js';
 import { INVOICE_EVIDENCE_KINDS, invoiceEvidenceSince, invoiceRulesKey } from './invoice-scope.js';
 import type { DeductionTerms, PassSummary, RuleParams } from './types.js';
-import { INVOICE_RULES_SETTING, judgingSettings } from './settings.js';
+import { currentRelease, INVOICE_RULES_SETTING, judgingSettings, RELEASE_SETTING } from './settings.js';
 import { DEFAULT_INVOICE_SETTINGS, stageInvoiceEvidence } from './rules/invoice-common.js';
 import { transaction } from '../db/transaction.js';
 import { recordInvoiceTotals } from './invoice-totals.js';
@@ -71,7 +71,7 @@ export async function runReconcilePass(
         const params: RuleParams = { environment, now, graceSeconds: ctx.config.WEBHOOK_GRACE_SECONDS, scoped: false, payout, invoice };
         const runId = await startRun(ctx.database.sql, 'reconcile_runs', environment, {
           started_at: now.toISOString(), origin: options.origin ?? 'command',
-          settings: JSON.stringify({ ...settings, [INVOICE_RULES_SETTING]: invoiceRulesKey(params) }),
+          settings: JSON.stringify({ ...settings, [INVOICE_RULES_SETTING]: invoiceRulesKey(params), [RELEASE_SETTING]: currentRelease() }),
         });
         summary.runId = runId;
         try {
@@ -143,7 +143,7 @@ async function runRules(
   });
   const orderAndPayoutRules = transaction(ctx.database.sql, async (tx) => {
     await tuneForPass(tx);
-    const scope = await timed('scope', () => buildScope(tx, base, forceFull));
+    const scope = await timed('scope', () => buildScope(tx, base, forceFull, currentRelease()));
     const params: RuleParams = { ...base, scoped: scope.mode === 'incremental' };
     summary.mode = scope.mode;
     if (scope.orders !== undefined) summary.scopeOrders = scope.orders;

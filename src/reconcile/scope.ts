@@ -1,7 +1,7 @@
 import type { TransactionSql } from 'postgres';
 import { ISO_FORMAT } from './found.js';
 import type { RuleParams } from './types.js';
-import { INVOICE_RULES_SETTING } from './settings.js';
+import { INVOICE_RULES_SETTING, RELEASE_SETTING } from './settings.js';
 
 /**
  * Which orders a pass must look at. A full pass looks at all of them; an incremental pass only at
@@ -39,9 +39,9 @@ import { INVOICE_RULES_SETTING } from './settings.js';
  * 4,000 open findings at 1,000,000 orders cost each order rule 4,000 index probes (bench/README.md).
  *
  * A full pass runs when there is no previous complete pass, when asked, when the previous pass
- * judged with another grace period, when deliveries were
- * reparsed since W, and at least every FULL_PASS_INTERVAL_HOURS as a safety net against a gap in
- * this reasoning.
+ * judged with another grace period or was judged by another release (settings.ts RELEASE_SETTING),
+ * when deliveries were reparsed since W (or a reparse ended without completing), and at least every
+ * FULL_PASS_INTERVAL_HOURS as a safety net against a gap in this reasoning.
  */
 export const SCOPE_MARGIN_SECONDS = 3600;
 export const FULL_PASS_INTERVAL_HOURS = 24;
@@ -56,19 +56,25 @@ export interface Scope {
   invoiceRulesKey?: string | null;
 }
 
-export async function buildScope(tx: TransactionSql, p: RuleParams, forceFull: boolean): Promise<Scope> {
+export async function buildScope(tx: TransactionSql, p: RuleParams, forceFull: boolean, release: string): Promise<Scope> {
   const now = p.now.toISOString();
-  const [last] = await tx<{ w: string | null; last_full: string | null; last_grace: number | null; last_invoice_rules: string | null }[]>`
+  const [last] = await tx<{
+    w: string | null; last_full: string | null; last_grace: number | null; last_invoice_rules: string | null; last_release: string | null;
+  }[]>`
     select to_char(max(started_at) at time zone 'UTC', ${ISO_FORMAT}) as w,
            to_char(max(started_at) filter (where mode = 'full') at time zone 'UTC', ${ISO_FORMAT}) as last_full,
            (array_agg((settings->>'WEBHOOK_GRACE_SECONDS')::int order by started_at desc, id desc))[1] as last_grace,
-           (array_agg(settings->>${INVOICE_RULES_SETTING}::text order by started_at desc, id desc))[1] as last_invoice_rules
+           (array_agg(settings->>${INVOICE_RULES_SETTING}::text order by started_at desc, id desc))[1] as last_invoice_rules,
+           (array_agg(settings->>${RELEASE_SETTING}::text order by started_at desc, id desc))[1] as last_release
     from reconcile_runs where environment = ${p.environment} and status = 'complete' and started_at <= ${now}::timestamptz`;
   if (forceFull) return { mode: 'full', reason: 'requested' };
   if (!last?.w) return { mode: 'full', reason: 'no previous complete pass' };
   // Clauses 1 and 2 count grace crossings with this pass's G: after a pass that judged with another
   // grace period (or did not record it), the states it judged differently are not in that window.
   if (last.last_grace !== p.graceSeconds) return { mode: 'full', reason: 'the previous pass judged with another grace period' };
+  // Findings a pass leaves standing are the previous pass's judgement: after an upgrade (or a
+  // rollback) that changed a rule, they are another release's.
+  if (last.last_release !== release) return { mode: 'full', reason: `the previous pass was judged by another release (${last.last_release ?? 'unrecorded'})` };
   if (!last.last_full || Date.parse(last.last_full) < p.now.getTime() - FULL_PASS_INTERVAL_HOURS * 3600_000) {
     return { mode: 'full', reason: `no full pass in the last ${FULL_PASS_INTERVAL_HOURS} h` };
   }
@@ -76,13 +82,15 @@ export async function buildScope(tx: TransactionSql, p: RuleParams, forceFull: b
   // Reparse (src/reparse) gives old deliveries typed rows with their old received_at, which clause 1
   // cannot see: a run that changed deliveries and finished after W (less a minute for clock skew
   // between a replica and the database; its batches all committed before its finish), or one still
-  // running, makes this pass full.
+  // running, makes this pass full. A run that did not complete counts whatever it recorded: one
+  // whose process died is closed as aborted by the next reparse with no outcomes (jobs/runs.ts
+  // abandonStaleRuns), though the batches it committed changed deliveries.
   const [reparsed] = await tx<{ any: boolean }[]>`
     select exists (
       select 1 from reparse_runs
       where environment = ${p.environment}
         and (status = 'running' or (finished_at >= ${w}::timestamptz - make_interval(secs => ${REPARSE_SKEW_SECONDS})
-             and coalesce((outcomes->>'applied')::int, 0) + coalesce((outcomes->>'duplicate')::int, 0) > 0))
+             and (status <> 'complete' or coalesce((outcomes->>'applied')::int, 0) + coalesce((outcomes->>'duplicate')::int, 0) > 0)))
     ) as any`;
   if (reparsed?.any === true) return { mode: 'full', reason: 'deliveries were reparsed since the previous pass' };
   const lookback = p.graceSeconds + SCOPE_MARGIN_SECONDS;

@@ -1,6 +1,7 @@
 import type { Sql } from 'postgres';
 import type { Config, ProviderEnvironment } from '../config/schema.js';
 import { DEFAULT_PAYOUT_SETTINGS } from './rules/payout-common.js';
+import { buildInfo } from '../package/version.js';
 
 /**
  * The settings a pass judges with, by setting name. Every pass records them (reconcile_runs.settings)
@@ -22,6 +23,18 @@ export interface JudgingSettings {
  * is no setting a one-off pass adopts: its CONTRACT_TERMS come from a file the daemon's host holds.
  */
 export const INVOICE_RULES_SETTING = 'invoice_rules';
+
+/**
+ * And the release that judged (package version and build commit, package/version.ts): a pass after
+ * one judged by another release is full (scope.ts), so findings a changed rule would no longer make,
+ * or would make now, do not wait for the daily full pass.
+ */
+export const RELEASE_SETTING = 'release';
+
+export function currentRelease(): string {
+  const { version, commit } = buildInfo();
+  return `${version}+${commit}`;
+}
 
 export type JudgingConfig = Pick<Config, 'WEBHOOK_GRACE_SECONDS'> &
   Partial<Pick<Config, 'PAYOUT_SETTLEMENT_DAYS' | 'PAYOUT_SOURCE_IBANS' | 'PAYOUT_ACCOUNT_IBANS' | 'PAYOUT_REFERENCE_PATTERN'>>;
@@ -71,7 +84,10 @@ export async function daemonSettings(sql: Sql, environment: ProviderEnvironment)
     order by started_at desc, id desc
     limit 1`;
   if (!row) return undefined;
-  const { [INVOICE_RULES_SETTING]: _invoiceRules, ...settings } = row.settings as JudgingSettings & { [INVOICE_RULES_SETTING]?: string };
+  const { [INVOICE_RULES_SETTING]: _invoiceRules, [RELEASE_SETTING]: _release, ...settings } = row.settings as JudgingSettings & {
+    [INVOICE_RULES_SETTING]?: string;
+    [RELEASE_SETTING]?: string;
+  };
   return { runId: Number(row.id), startedAt: row.started_at, settings };
 }
 
