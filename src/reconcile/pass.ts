@@ -149,12 +149,14 @@ async function runRules(
     if (scope.orders !== undefined) summary.scopeOrders = scope.orders;
     ctx.log.debug({ mode: scope.mode, reason: scope.reason, orders: scope.orders }, 'reconcile scope');
     // An incremental pass judges the invoice kinds only when their evidence changed (invoice-scope.ts);
-    // otherwise their findings, and the invoice totals of the previous pass, stand.
+    // otherwise their findings, and the invoice totals of the previous pass, stand. The kinds that
+    // read the payout reports are left standing too while no new evidence touches a report.
     const invoices = scope.since === undefined
-      ? { changed: true, reason: scope.reason }
+      ? { changed: true, reason: scope.reason, standing: [] }
       : await timed('invoice_scope', () => invoiceEvidenceSince(tx, params, scope.since!, scope.invoiceRulesKey ?? null));
-    summary.invoices = { judged: invoices.changed, reason: invoices.reason };
-    const rules = invoices.changed ? RULES : RULES.filter((rule) => !INVOICE_EVIDENCE_KINDS.includes(rule.kind));
+    summary.invoices = { judged: invoices.changed, reason: invoices.reason, ...(invoices.standing.length > 0 ? { standing: invoices.standing } : {}) };
+    const standing = invoices.changed ? invoices.standing : INVOICE_EVIDENCE_KINDS;
+    const rules = RULES.filter((rule) => !standing.includes(rule.kind));
     await createFoundTable(tx);
     if (invoices.changed) await timed('invoice_evidence', () => stageInvoiceEvidence(tx, params));
     for (const rule of rules) summary.found[rule.kind] = await timed(rule.kind, () => rule.collect(tx, params));

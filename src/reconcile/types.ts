@@ -76,8 +76,11 @@ export interface PassSummary {
   mode: 'full' | 'incremental';
   /** Orders in an incremental pass's scope. */
   scopeOrders?: number;
-  /** Whether the invoice kinds were judged, or stood as their evidence had not changed, and why (invoice-scope.ts). */
-  invoices?: { judged: boolean; reason: string };
+  /**
+   * Whether the invoice kinds were judged, or stood as their evidence had not changed, and why;
+   * `standing`: those that stood though the others were judged (invoice-scope.ts).
+   */
+  invoices?: { judged: boolean; reason: string; standing?: string[] };
   startedAt: string;
   durationMs: number;
   /**

@@ -12,6 +12,7 @@ const DAY = 24 * HOUR;
 const at = (ms: number) => new Date(T0 + ms);
 const iso = (ms: number) => new Date(T0 + ms).toISOString().replace(/\.(\d{3})Z$/, '.$1000000Z');
 
+const reportKinds = ['payout_deduction_mismatch', 'payout_report_mismatch'];
 const invoiceKinds = ['invoice_not_paid_out', 'invoice_paid_out_twice', 'payout_pays_canceled_invoice', 'buyer_paid_merchant_directly',
   'payout_deduction_mismatch', 'payout_report_mismatch', 'payout_unknown_invoice'];
 
@@ -77,23 +78,41 @@ describe('an incremental pass judges the invoice kinds again only when their evi
     // B's deadline has not come: nothing new. Once it has, judged again and B is flagged.
     expect(judged(await pass(d, at(3 * HOUR)))).toMatchObject({ judged: false });
     const due = await pass(d, at(4 * HOUR + MINUTE));
-    expect(judged(due)).toEqual({ judged: true, reason: 'an invoice reached its payout deadline' });
+    // A deadline is no evidence of the kinds that read the payout reports: they stand.
+    expect(judged(due)).toEqual({ judged: true, reason: 'an invoice reached its payout deadline', standing: reportKinds });
+    expect(due.found.payout_report_mismatch).toBeUndefined();
     expect((await findings(d, 'invoice_not_paid_out')).find((f) => f.entity_id === inv.B)?.status).toBe('open');
 
     // X's invoice webhook arrives: its finding resolves. A payout lists A: A's resolves.
     await invoiceEvent(d, { ref: 'INV-X', eventTime: iso(4 * HOUR + 2 * MINUTE) });
     const x = await pass(d, at(4 * HOUR + 3 * MINUTE));
-    expect(judged(x)).toEqual({ judged: true, reason: 'an invoice event arrived' });
+    // No payout report names INV-X: the report kinds' findings stand, the report's mismatch open.
+    expect(judged(x)).toEqual({ judged: true, reason: 'an invoice event arrived', standing: reportKinds });
+    expect(x.found.payout_report_mismatch).toBeUndefined();
+    expect((await findings(d, 'payout_report_mismatch')).map((f) => f.status)).toEqual(['open']);
     expect((await findings(d, 'payout_unknown_invoice')).map((f) => f.status)).toEqual(['resolved']);
     await pass(d, at(5 * HOUR + 5 * MINUTE)); // past the margin after X's invoice event
-    await payoutEvent(d, { sepa: 'PO2026000000000003', cents: 9_700n, eventTime: iso(5 * HOUR + 6 * MINUTE), invoices: ['INV-A'] });
-    const paid = await pass(d, at(5 * HOUR + 7 * MINUTE));
+    // An invoice event of a reference the report's row names (Doc No INV-D): every kind is judged.
+    await invoiceEvent(d, { ref: 'INV-D', eventTime: iso(5 * HOUR + 6 * MINUTE) });
+    const named = await pass(d, at(5 * HOUR + 7 * MINUTE));
+    expect(judged(named)).toEqual({ judged: true, reason: 'an invoice event arrived' });
+    expect(named.found.payout_report_mismatch).toBe(1);
+    await pass(d, at(6 * HOUR + 8 * MINUTE)); // past the margin after it
+    // So is a factoring event naming it (the row's payment method); one naming no row is not.
+    await factoringEvent(d, { ref: 'INV-B', receivedAt: iso(6 * HOUR + 9 * MINUTE) });
+    expect(judged(await pass(d, at(6 * HOUR + 10 * MINUTE)))).toEqual({ judged: true, reason: 'a factoring event arrived', standing: reportKinds });
+    await pass(d, at(7 * HOUR + 11 * MINUTE));
+    await factoringEvent(d, { ref: 'INV-D', receivedAt: iso(7 * HOUR + 12 * MINUTE) });
+    expect(judged(await pass(d, at(7 * HOUR + 13 * MINUTE)))).toEqual({ judged: true, reason: 'a factoring event arrived' });
+    await pass(d, at(8 * HOUR + 14 * MINUTE));
+    await payoutEvent(d, { sepa: 'PO2026000000000003', cents: 9_700n, eventTime: iso(8 * HOUR + 15 * MINUTE), invoices: ['INV-A'] });
+    const paid = await pass(d, at(8 * HOUR + 16 * MINUTE));
     expect(judged(paid)).toEqual({ judged: true, reason: 'a payout event arrived or crossed the grace period' });
     expect((await findings(d, 'invoice_not_paid_out')).find((f) => f.entity_id === inv.A)?.status).toBe('resolved');
 
     // A full pass right after changes nothing the incremental ones left.
     const settled = await invoiceFindings(d);
-    const full = await pass(d, at(5 * HOUR + 8 * MINUTE), { full: true });
+    const full = await pass(d, at(8 * HOUR + 17 * MINUTE), { full: true });
     expect(full).toMatchObject({ mode: 'full', opened: 0, reopened: 0, resolved: 0 });
     expect(await invoiceFindings(d)).toEqual(settled);
   });
