@@ -13,7 +13,10 @@ import { waitFor } from './harness.js';
  * pg_stat_activity: the import's session has written rows not yet committed) leaves nothing of the
  * file in the ledger; importing it again afterwards brings every line once.
  */
-const ENTRIES = 25_000;
+// Large enough that the import is still writing 1.2 s after it began (the last kill), with room:
+// 25,000 entries took about 1.4 s on a quiet machine, and a CI run on Node 24 finished one before
+// its kill (2026-11-29). 100,000 take about 5.5 s.
+const ENTRIES = 100_000;
 let db: TestDatabase;
 useTestDatabase('import_kill', (database) => (db = database));
 const dir = mkdtempSync(path.join(tmpdir(), 'bnpl-import-kill-'));
