@@ -146,11 +146,15 @@ describe('the embedded ledger on a newcomer machine', () => {
     expect(kinds.length, final).toBeGreaterThanOrEqual(3);
     expect(final).not.toContain('unexplained');
     // Days of simulated business a minute: invoices are paid out, so the invoice-to-cash kinds show.
-    // How many of them the simulator injects in forty seconds depends on the machine's pace (under
-    // CI's load one run injected only payout_deduction_mismatch), so one found is the bar; every
-    // injected one must still be found (below).
+    // How many of them the simulator injects in forty seconds depends on the machine's pace: under
+    // CI's load one run injected only payout_deduction_mismatch, and one (2026-11-29) none, its
+    // payouts having listed few invoices by the end (107 left unpaid). So the bar is one found
+    // whenever one was injected; every injected one must be found (the loop below: these kinds
+    // have no order-by-order explanation). The simulated weeks of test/e2e/precision-recall.test.ts
+    // find each of them whatever the pace.
     const invoiceKinds = ['invoice_paid_out_twice', 'payout_pays_canceled_invoice', 'buyer_paid_merchant_directly', 'payout_deduction_mismatch', 'payout_report_mismatch'];
-    expect(kinds.filter((k) => invoiceKinds.includes(k.kind) && k.found > 0).length, final).toBeGreaterThanOrEqual(1);
+    const invoiceInjected = kinds.filter((k) => invoiceKinds.includes(k.kind) && k.injected > 0);
+    if (invoiceInjected.length > 0) expect(invoiceInjected.filter((k) => k.found > 0).length, final).toBeGreaterThanOrEqual(1);
     // Each difference is named: order by order, or as a kind that needs days of real time.
     for (const k of kinds.filter((t) => t.found !== t.injected)) {
       const byOrder = final.includes(`difference: ${k.kind} found ${k.found}, injected ${k.injected}:`);
