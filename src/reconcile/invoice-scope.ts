@@ -83,37 +83,45 @@ export async function invoiceEvidenceSince(
   const lower = tx`${since}::timestamptz - make_interval(secs => ${SCOPE_MARGIN_SECONDS})`;
   const deadlineFrom = tx`${lower} - make_interval(days => ${payoutDays})`;
   const deadlineTo = tx`${p.now.toISOString()}::timestamptz - make_interval(days => ${payoutDays})`;
-  const [row] = await tx<{ why: string | null; reports_read: boolean }[]>`
-    select case
-      when exists (select 1 from invoice_events where environment = ${env} and received_at >= ${lower}) then 'an invoice event arrived'
-      when exists (select 1 from factoring_events where environment = ${env} and received_at >= ${lower}) then 'a factoring event arrived'
-      when exists (select 1 from payout_events where environment = ${env} and received_at >= ${lower} - make_interval(secs => ${p.graceSeconds}))
-        then 'a payout event arrived or crossed the grace period'
-      when exists (select 1 from payout_reports where environment = ${env} and imported_at >= ${lower}) then 'a payout report was imported'
-      when exists (select 1 from bank_statements where environment = ${env} and imported_at >= ${lower}) then 'a bank statement was imported'
-      when exists (select 1 from factoring_events
-                   where environment = ${env} and topic = ${topic('factoring/approved')}
-                     and received_at >= ${deadlineFrom} and received_at <= ${deadlineTo})
-        then 'an invoice reached its payout deadline'
-      when not exists (select 1 from factoring_events where environment = ${env})
+  // Each condition once, as a column: the reason names the first that holds, and the
+  // REPORT_ROW_KINDS' test reads three of them.
+  const [row] = await tx<{
+    invoice_event: boolean; factoring_event: boolean; payout_event: boolean; report: boolean; statement: boolean; deadline: boolean; report_reference: boolean;
+  }[]>`
+    select
+      exists (select 1 from invoice_events where environment = ${env} and received_at >= ${lower}) as invoice_event,
+      exists (select 1 from factoring_events where environment = ${env} and received_at >= ${lower}) as factoring_event,
+      exists (select 1 from payout_events where environment = ${env} and received_at >= ${lower} - make_interval(secs => ${p.graceSeconds})) as payout_event,
+      exists (select 1 from payout_reports where environment = ${env} and imported_at >= ${lower}) as report,
+      exists (select 1 from bank_statements where environment = ${env} and imported_at >= ${lower}) as statement,
+      (exists (select 1 from factoring_events
+               where environment = ${env} and topic = ${topic('factoring/approved')}
+                 and received_at >= ${deadlineFrom} and received_at <= ${deadlineTo})
+       or (not exists (select 1 from factoring_events where environment = ${env})
            and exists (select 1 from invoice_events
                        where environment = ${env}
                          and coalesce(event_time_sortable::timestamptz, received_at) >= ${deadlineFrom}
-                         and coalesce(event_time_sortable::timestamptz, received_at) <= ${deadlineTo})
-        then 'an invoice reached its payout deadline'
-      else null end as why,
-      -- What the REPORT_ROW_KINDS read changed: a payout event (3), a report (4), or an invoice or
-      -- factoring event (2) of a reference a report row names. An invoice's events may name more
-      -- than one reference (its first names it): every reference of an invoice with a new event.
-      (exists (select 1 from payout_events where environment = ${env} and received_at >= ${lower} - make_interval(secs => ${p.graceSeconds}))
-       or exists (select 1 from payout_reports where environment = ${env} and imported_at >= ${lower})
-       or exists (select 1 from factoring_events f
-                  join payout_report_rows r on r.environment = f.environment and r.doc_no = f.invoice_external_reference_id
-                  where f.environment = ${env} and f.received_at >= ${lower})
+                         and coalesce(event_time_sortable::timestamptz, received_at) <= ${deadlineTo}))) as deadline,
+      -- An invoice or factoring event (2) of a reference a report row names. An invoice's events
+      -- may name more than one reference (its first names it): every reference of an invoice with
+      -- a new event.
+      (exists (select 1 from factoring_events f
+               join payout_report_rows r on r.environment = f.environment and r.doc_no = f.invoice_external_reference_id
+               where f.environment = ${env} and f.received_at >= ${lower})
        or exists (select 1 from invoice_events e
                   join invoice_events a on a.environment = e.environment and a.invoice_uuid = e.invoice_uuid
                   join payout_report_rows r on r.environment = a.environment and r.doc_no = a.external_reference_id
-                  where e.environment = ${env} and e.received_at >= ${lower})) as reports_read`;
-  if (!row?.why) return { changed: false, reason: `no invoice evidence since ${since}`, standing: [] };
-  return { changed: true, reason: row.why, standing: row.reports_read ? [] : [...REPORT_ROW_KINDS] };
+                  where e.environment = ${env} and e.received_at >= ${lower})) as report_reference`;
+  const why = !row ? null
+    : row.invoice_event ? 'an invoice event arrived'
+    : row.factoring_event ? 'a factoring event arrived'
+    : row.payout_event ? 'a payout event arrived or crossed the grace period'
+    : row.report ? 'a payout report was imported'
+    : row.statement ? 'a bank statement was imported'
+    : row.deadline ? 'an invoice reached its payout deadline'
+    : null;
+  if (!why) return { changed: false, reason: `no invoice evidence since ${since}`, standing: [] };
+  // What the REPORT_ROW_KINDS read changed: a payout event (3), a report (4), or a report reference.
+  const reportsRead = row!.payout_event || row!.report || row!.report_reference;
+  return { changed: true, reason: why, standing: reportsRead ? [] : [...REPORT_ROW_KINDS] };
 }
