@@ -1,4 +1,4 @@
-import { bigint, bigserial, date, index, integer, pgEnum, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { bigint, bigserial, date, index, integer, pgEnum, pgTable, primaryKey, smallint, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 import { providerEnvironment } from './common.js';
 
 export const statementFormat = pgEnum('statement_format', ['camt053', 'mt940', 'csv']);
@@ -42,6 +42,12 @@ export const bankStatements = pgTable(
      */
     balancesUnchecked: integer('balances_unchecked'),
     statementsUnbalanced: integer('statements_unbalanced'),
+    /**
+     * The form of the keys its lines and entries were stored with (src/statements/line-key.ts
+     * KEY_FORMAT); null: the older form, a sha256 of each key's parts (files imported before
+     * migration 0021, or by a release before it during a rolling update).
+     */
+    keyFormat: smallint('key_format'),
   },
   (t) => [uniqueIndex('bank_statements_file_uq').on(t.environment, t.fileSha256)],
 );

@@ -9,7 +9,7 @@ import type { Database } from '../db/database.js';
 import { summarize } from './collect.js';
 import { encodingOf, streamDecoder, textSlices, utf8Validator } from './decode.js';
 import { HEAD_CHARS, refuseBinary, statementReader } from './detect.js';
-import { wholeDays } from './line-key.js';
+import { KEY_FORMAT, wholeDays } from './line-key.js';
 import { storeStatement, type SectionCounts } from './overlap.js';
 import { createStaging, stagedDocuments, stagePart, type Staging } from './staging.js';
 import { StorePipeline, type StatementPart, type YieldTo } from './store-pipeline.js';
@@ -272,8 +272,8 @@ async function importSections(
     if (before) return { ...base, ...before };
     const staging = await createStaging(tx);
     const [inserted] = await tx<{ id: string }[]>`
-      insert into bank_statements (environment, file_sha256, file_name, format, line_count)
-      values (${environment}, ${sha256}, ${path.basename(fileName)}, ${format}, 0)
+      insert into bank_statements (environment, file_sha256, file_name, format, line_count, key_format)
+      values (${environment}, ${sha256}, ${path.basename(fileName)}, ${format}, 0, ${KEY_FORMAT})
       returning id`;
     const statementId = Number(inserted!.id);
     const sections: StatementSection[] = [];

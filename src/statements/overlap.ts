@@ -70,7 +70,7 @@ export async function storeStatement(
 ): Promise<SectionCounts> {
   const days = wholeDays(section);
   const { sent, source } = stageEntries(tx, staging, section, days, lines, firstN, documents);
-  sent.push(...matchEntries(tx, environment, statementId));
+  sent.push(...matchEntries(tx, environment, statementId, section.identity));
   const corrected = send(correctedEntry(tx, environment));
   const counts = send(writeEntries(tx, environment, statementId));
   if (section.periodFrom && section.periodTo) sent.push(send(writePeriod(tx, environment, statementId, sectionIndex, section, days)));
@@ -92,7 +92,7 @@ export async function storeStatement(
  * Rules 1-3 of the header, in that order; each sees only the entries the ones before left. Rule 4,
  * new, is every entry left without a target (writeEntries, writeLines).
  */
-function matchEntries(tx: TransactionSql, environment: ProviderEnvironment, statementId: number): PendingQuery<Row[]>[] {
+function matchEntries(tx: TransactionSql, environment: ProviderEnvironment, statementId: number, identity: string): PendingQuery<Row[]>[] {
   // Rules 2 and 3 pair an entry only with a stored entry of its account and booking day. A file of
   // new days has none: one probe per account and day says so (an InitPlan, run once per query),
   // instead of each rule's probes per entry (four passes over the statement's entries: 2.0 s of the
@@ -107,7 +107,9 @@ function matchEntries(tx: TransactionSql, environment: ProviderEnvironment, stat
       ) s
     )`;
   return [
-    // 1. Position: this statement's entry, or (lines stored between migrations 0009 and 0013) its first line's position.
+    // 1. Position: this statement's entry, by its key (line-key.ts), by the older form of it for
+    // statements stored before that form, or (lines stored between migrations 0009 and 0013) by
+    // its first line's position in that older form.
     // Each staged row probes the ledger's indexes: a lateral subquery with 'offset 0' is run per row,
     // never flattened into a join. The ledger's rows written in this transaction have no statistics
     // (autovacuum cannot see them), and with a flattened join the planner took statement_entries for
@@ -123,10 +125,20 @@ function matchEntries(tx: TransactionSql, environment: ProviderEnvironment, stat
       update import_entries e set known_key = m.entry_key, target = m.lines_entry_key, match = 'position'
       from import_entries w
       cross join lateral (
+        select s.entry_key, s.lines_entry_key from statement_entries s
+        where s.environment = ${environment} and s.entry_key = ${legacyKey(tx, 'entry', identity)} offset 0
+      ) m
+      where e.target is null and w.entry_key = e.entry_key
+        -- Only statements stored before today's key form (key_format null) have such keys: without one, no probes.
+        and exists (select 1 from bank_statements b where b.environment = ${environment} and b.key_format is null and b.id <> ${statementId})`),
+    send(tx`
+      update import_entries e set known_key = m.entry_key, target = m.lines_entry_key, match = 'position'
+      from import_entries w
+      cross join lateral (
         select s.entry_key, s.lines_entry_key
         from statement_lines l
         join statement_entries s on s.environment = ${environment} and s.entry_key = l.entry_key
-        where l.environment = ${environment} and l.position_key = w.first_position_key offset 0
+        where l.environment = ${environment} and l.position_key = ${legacyKey(tx, 'position', identity)} offset 0
       ) m
       where e.target is null and w.entry_key = e.entry_key
         -- Only a file imported before migration 0013 (lines_new null: it counted no new lines; the
@@ -156,6 +168,16 @@ function matchEntries(tx: TransactionSql, environment: ProviderEnvironment, stat
     send(dayMatch(tx, environment, 'stored without reference', candidates)),
     send(dayMatch(tx, environment, 'no reference', candidates)),
   ];
+}
+
+/**
+ * The key the staged entry `w` (or its line of transaction 0) had before line-key.ts's form: the
+ * sha256 of 'entry' (or 'position'), the statement's identity, the entry's index (and 0), joined by
+ * line feeds.
+ */
+function legacyKey(tx: TransactionSql, kind: 'entry' | 'position', identity: string): PendingQuery<Row[]> {
+  const parts = kind === 'entry' ? tx`'entry', ${identity}::text, w.entry_index::text` : tx`'position', ${identity}::text, w.entry_index::text, '0'`;
+  return tx`encode(sha256(convert_to(concat_ws(E'\n', ${parts}), 'UTF8')), 'hex')`;
 }
 
 /** The first entry found by its position whose stored booking differs: a corrected statement under an old identity. */

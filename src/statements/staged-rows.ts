@@ -1,4 +1,4 @@
-import { entryKey, entryReference, positionKey } from './line-key.js';
+import { entryKey, entryReference, positionKey, statementKeyPrefix } from './line-key.js';
 import type { StatementLine, StatementSection } from './types.js';
 
 /**
@@ -24,8 +24,6 @@ export interface StagedEntry {
   usable_reference: string | null;
   whole_day: boolean;
   lines: number;
-  /** the position of its line of tx_index 0, for lines stored between migrations 0009 and 0013 (rule 1) */
-  first_position_key: string | null;
 }
 
 export interface StagedLine {
@@ -63,17 +61,17 @@ export function stagedRows(
   const staged: StagedLine[] = new Array(lines.length);
   const byIndex = new Map<number, { entry: StagedEntry; cents: bigint }>();
   const wholeDay = (date: string) => days.first !== null && days.last !== null && date >= days.first && date <= days.last;
+  const prefix = statementKeyPrefix(section);
   for (let i = 0; i < lines.length; i += 1) {
     const l = lines[i]!;
-    const position = positionKey(section, l);
     let open = byIndex.get(l.entryIndex);
     if (!open) {
       const reference = entryReference(l);
       open = {
         entry: {
-          entry_key: entryKey(section, l), entry_index: l.entryIndex, account_iban: l.accountIban, booking_date: l.bookingDate, currency: l.currency,
+          entry_key: entryKey(prefix, l), entry_index: l.entryIndex, account_iban: l.accountIban, booking_date: l.bookingDate, currency: l.currency,
           direction: l.direction, amount_cents: '', entry_reference: reference !== null && !NONREF.test(reference) ? reference : null,
-          usable_reference: null, whole_day: true, lines: 0, first_position_key: null,
+          usable_reference: null, whole_day: true, lines: 0,
         },
         cents: 0n,
       };
@@ -84,9 +82,8 @@ export function stagedRows(
     open.cents += l.amountCents;
     e.lines += 1;
     e.whole_day &&= wholeDay(l.bookingDate);
-    if (l.txIndex === 0 && e.first_position_key === null) e.first_position_key = position;
     staged[i] = {
-      n: from + i, position_key: position, entry_key: e.entry_key, entry_index: l.entryIndex, tx_index: l.txIndex, account_iban: l.accountIban,
+      n: from + i, position_key: positionKey(prefix, l), entry_key: e.entry_key, entry_index: l.entryIndex, tx_index: l.txIndex, account_iban: l.accountIban,
       booking_date: l.bookingDate, value_date: l.valueDate, amount_cents: l.amountCents.toString(), currency: l.currency, direction: l.direction,
       counterparty_iban: l.counterpartyIban, counterparty_name: l.counterpartyName, end_to_end_id: l.endToEndId, bank_reference: l.bankReference,
       remittance: l.remittance, sepa_reference: l.sepaReference,

@@ -1,5 +1,5 @@
 import type { PendingQuery, Row, TransactionSql } from 'postgres';
-import { entryKey, entryReference, positionKey, wholeDays } from './line-key.js';
+import { entryKey, entryReference, positionKey, statementKeyPrefix, wholeDays } from './line-key.js';
 import { stagedRows } from './staged-rows.js';
 import type { StatementLine, StatementSection } from './types.js';
 
@@ -37,7 +37,7 @@ export async function createStaging(tx: TransactionSql): Promise<Staging> {
     create temporary table import_entries (
       entry_key text primary key, entry_index integer not null, account_iban text, booking_date date not null, currency text not null,
       direction statement_direction not null, amount_cents bigint not null, entry_reference text, usable_reference text,
-      whole_day boolean not null, lines integer not null, first_position_key text, known_key text, target text, match text
+      whole_day boolean not null, lines integer not null, known_key text, target text, match text
     ) on commit drop`;
   return { analyzed: false, partsStaged: false };
 }
@@ -99,12 +99,12 @@ export function stageEntries(
     sent.push(
       send(tx`
         insert into import_entries (entry_key, entry_index, account_iban, booking_date, currency, direction, amount_cents, entry_reference,
-                                    usable_reference, whole_day, lines, first_position_key)
+                                    usable_reference, whole_day, lines)
         select e.entry_key, e.entry_index, e.account_iban, e.booking_date, e.currency, e.direction, e.amount_cents, e.entry_reference,
-               e.usable_reference, e.whole_day, e.lines, e.first_position_key
+               e.usable_reference, e.whole_day, e.lines
         from json_to_recordset(${docs.entries}::text::json)
           as e(entry_key text, entry_index integer, account_iban text, booking_date date, currency text, direction statement_direction,
-               amount_cents bigint, entry_reference text, usable_reference text, whole_day boolean, lines integer, first_position_key text)`),
+               amount_cents bigint, entry_reference text, usable_reference text, whole_day boolean, lines integer)`),
     );
     source = tx`json_to_recordset(${docs.lines}::text::json)
       as l(n integer, position_key text, entry_key text, entry_index integer, tx_index integer, account_iban text, booking_date date,
@@ -122,19 +122,20 @@ export function stageEntries(
   return { sent, source };
 }
 
-/** positionKey and entryKey (line-key.ts: sha256 of the parts joined by line feeds) and the whole days, for lines staged provisionally. */
+/** positionKey and entryKey (line-key.ts: the statement's prefix, the entry's and the transaction's index) and the whole days, for lines staged provisionally. */
 function rekeyStaged(tx: TransactionSql, section: StatementSection, days: Days): PendingQuery<Row[]> {
-  const id = section.identity;
+  const prefix = statementKeyPrefix(section);
   return tx`
     update import_lines set
-      position_key = encode(sha256(convert_to(concat_ws(E'\n', 'position', ${id}::text, entry_index::text, tx_index::text), 'UTF8')), 'hex'),
-      entry_key = encode(sha256(convert_to(concat_ws(E'\n', 'entry', ${id}::text, entry_index::text), 'UTF8')), 'hex'),
+      position_key = ${prefix}::text || ':' || lpad(to_hex(entry_index), 8, '0') || ':' || lpad(to_hex(tx_index), 8, '0'),
+      entry_key = ${prefix}::text || ':' || lpad(to_hex(entry_index), 8, '0'),
       whole_day = coalesce(booking_date between ${days.first}::date and ${days.last}::date, false)`;
 }
 
 function stageLines(tx: TransactionSql, section: StatementSection, days: Days, lines: StatementLine[], from: number): PendingQuery<Row[]> {
   const col = <T>(f: (l: StatementLine, i: number) => T) => lines.map((l, i) => f(l, i));
   const whole = (l: StatementLine) => days.first !== null && days.last !== null && l.bookingDate >= days.first && l.bookingDate <= days.last;
+  const prefix = statementKeyPrefix(section);
   return tx`
     insert into import_lines (n, position_key, entry_key, entry_reference, whole_day, entry_index, tx_index, account_iban, booking_date,
                               value_date, amount_cents, currency, direction, counterparty_iban, counterparty_name, end_to_end_id,
@@ -143,7 +144,7 @@ function stageLines(tx: TransactionSql, section: StatementSection, days: Days, l
            u.account_iban, u.booking_date::date, u.value_date::date, u.amount_cents::bigint, u.currency,
            u.direction::statement_direction, u.counterparty_iban, u.counterparty_name, u.end_to_end_id, u.bank_reference,
            u.remittance, u.sepa_reference
-    from unnest(${col((_, i) => String(from + i))}::text[], ${col((l) => positionKey(section, l))}::text[], ${col((l) => entryKey(section, l))}::text[],
+    from unnest(${col((_, i) => String(from + i))}::text[], ${col((l) => positionKey(prefix, l))}::text[], ${col((l) => entryKey(prefix, l))}::text[],
                 ${col(entryReference)}::text[], ${col((l) => String(whole(l)))}::text[],
                 ${col((l) => String(l.entryIndex))}::text[], ${col((l) => String(l.txIndex))}::text[],
                 ${col((l) => l.accountIban)}::text[], ${col((l) => l.bookingDate)}::text[], ${col((l) => l.valueDate)}::text[],
@@ -158,16 +159,16 @@ function stageLines(tx: TransactionSql, section: StatementSection, days: Days, l
 function collectEntries(tx: TransactionSql): PendingQuery<Row[]> {
   return tx`
     insert into import_entries (entry_key, entry_index, account_iban, booking_date, currency, direction, amount_cents, entry_reference,
-                                usable_reference, whole_day, lines, first_position_key)
+                                usable_reference, whole_day, lines)
     select g.entry_key, g.entry_index, g.account_iban, g.booking_date, g.currency, g.direction, g.amount_cents, g.entry_reference,
            case when count(*) over (partition by g.account_iban, g.booking_date, g.currency, g.direction, g.amount_cents, g.entry_reference) = 1
                 then g.entry_reference end,
-           g.whole_day, g.lines, g.first_position_key
+           g.whole_day, g.lines
     from (
       select entry_key, min(entry_index) as entry_index, min(account_iban) as account_iban, min(booking_date) as booking_date,
              min(currency) as currency, min(direction::text)::statement_direction as direction, sum(amount_cents) as amount_cents,
              case when upper(min(entry_reference)) <> 'NONREF' then min(entry_reference) end as entry_reference, bool_and(whole_day) as whole_day,
-             count(*)::int as lines, min(position_key) filter (where tx_index = 0) as first_position_key
+             count(*)::int as lines
       from import_lines group by entry_key
     ) g`;
 }

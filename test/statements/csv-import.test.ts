@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { importStatement } from '../../src/statements/import.js';
 import { parseStatement } from '../../src/statements/detect.js';
-import { entryKey, positionKey } from '../../src/statements/line-key.js';
+import { entryKey, positionKey, statementKeyPrefix } from '../../src/statements/line-key.js';
 import { useTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { BANK_FIXTURES } from './csv-banks.js';
 
@@ -34,9 +34,9 @@ describe('CSV imports in parts', () => {
     expect(first).toMatchObject({ format: 'csv', linesRead: LINES, linesNew: LINES });
     const stored = await db.sql<{ position_key: string; entry_key: string; amount_cents: string; direction: string }[]>`
       select position_key, entry_key, amount_cents::text, direction::text from statement_lines where statement_id = ${first.statementId} order by entry_index`;
-    const section = parsed.sections[0]!;
+    const prefix = statementKeyPrefix(parsed.sections[0]!);
     expect(stored).toEqual(
-      parsed.lines.map((l) => ({ position_key: positionKey(section, l), entry_key: entryKey(section, l), amount_cents: String(l.amountCents), direction: l.direction })),
+      parsed.lines.map((l) => ({ position_key: positionKey(prefix, l), entry_key: entryKey(prefix, l), amount_cents: String(l.amountCents), direction: l.direction })),
     );
     // Another export of the same statement: other delimiter, decimal comma, a preamble.
     const again = await importStatement(db, 'sandbox', Buffer.from(statement(';', ['Kontoauszug;;', `Konto;${ACCOUNT}`, ''])), 'parts-again.csv');

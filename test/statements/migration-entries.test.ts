@@ -1,9 +1,9 @@
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { importStatement } from '../../src/statements/import.js';
 import { parseStatement } from '../../src/statements/detect.js';
-import { positionKey } from '../../src/statements/line-key.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { applyMigrationFiles } from '../helpers/migrations.js';
 
@@ -15,6 +15,9 @@ import { applyMigrationFiles } from '../helpers/migrations.js';
  * days (the batch as one line) links to it.
  */
 const file = (name: string) => readFileSync(path.join(import.meta.dirname, 'banks', name));
+/** A line's position as those imports keyed it: the sha256 of its parts joined by line feeds. */
+const olderPositionKey = (identity: string, entryIndex: number, txIndex: number) =>
+  createHash('sha256').update(`position\n${identity}\n${entryIndex}\n${txIndex}`).digest('hex');
 
 let db: TestDatabase;
 beforeAll(async () => {
@@ -30,7 +33,7 @@ beforeAll(async () => {
       insert into statement_lines (environment, statement_id, line_key, position_key, entry_index, tx_index, account_iban, booking_date,
                                    value_date, amount_cents, currency, direction, counterparty_iban, counterparty_name, end_to_end_id,
                                    bank_reference, remittance, sepa_reference)
-      values ('sandbox', ${s!.id}, ${`old-key-${i}`}, ${positionKey(section, l)}, ${l.entryIndex}, ${l.txIndex}, ${l.accountIban}, ${l.bookingDate},
+      values ('sandbox', ${s!.id}, ${`old-key-${i}`}, ${olderPositionKey(section.identity, l.entryIndex, l.txIndex)}, ${l.entryIndex}, ${l.txIndex}, ${l.accountIban}, ${l.bookingDate},
               ${l.valueDate}, ${l.amountCents.toString()}, ${l.currency}, ${l.direction}, ${l.counterpartyIban}, ${l.counterpartyName},
               ${l.endToEndId}, ${l.bankReference}, ${l.remittance}, ${l.sepaReference})`;
   }
