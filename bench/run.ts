@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --quick] [-- --only=ingest,ingest-against,poll,reconcile,statements,reparse,growth,import-ingest] [-- --deliveries N] [-- --reparse-control] [-- --rounds=N] [-- --against=REV [-- --at=REV]]`: runs each benchmark, which measures
+ * `npm run bench [-- --quick] [-- --only=ingest,ingest-against,poll,reconcile,reconcile-10m,statements,reparse,growth,import-ingest] [-- --deliveries N] [-- --reparse-control] [-- --rounds=N] [-- --against=REV [-- --at=REV]]`: runs each benchmark, which measures
  * its baseline in the same run and reports the ratio, prints the figures and writes them to
  * bench/results/latest.json (earlier figures are in its git history).
  */
@@ -11,7 +11,7 @@ import { runPartAgainst } from './against.js';
 import { runIngestAgainstBench } from './ingest/against.js';
 import { runIngestBench } from './ingest/index.js';
 import { runPollBench } from './poll/index.js';
-import { runReconcileBench } from './reconcile/index.js';
+import { runReconcileBench, TEN_MILLION } from './reconcile/index.js';
 import { runReparseBench } from './reparse/index.js';
 import { runStatementsBench } from './statements/index.js';
 import { runImportBesideIngestBench } from './statements/beside-ingest.js';
@@ -39,12 +39,14 @@ const parts: Record<string, (o: { quick?: boolean; control?: boolean }) => Promi
   'ingest-against': (o) => runIngestAgainstBench({ ...o, against, rounds }),
   poll: runPollBench,
   reconcile: runReconcileBench,
+  // Not in the default run (about an hour and 60 GB of ledger): --only=reconcile-10m.
+  'reconcile-10m': () => runReconcileBench({ large: TEN_MILLION, invoices: false }),
   statements: (o) => runStatementsBench({ ...o, rounds }),
   reparse: runReparseBench,
   growth: (o) => runGrowthBench({ ...o, deliveries }),
   'import-ingest': runImportBesideIngestBench,
 };
-const selected = onlyArg ? onlyArg.split(',') : Object.keys(parts);
+const selected = onlyArg ? onlyArg.split(',') : Object.keys(parts).filter((name) => name !== 'reconcile-10m');
 for (const name of selected) if (!parts[name]) throw new Error(`unknown benchmark ${name}; one of ${Object.keys(parts).join(', ')}`);
 // With --against, each selected part's comparison runs instead of the part: ingest has its own.
 const comparisonOf = (name: string): string => (name === 'ingest' || name === 'ingest-against' ? 'ingest-against' : `${name}-against`);

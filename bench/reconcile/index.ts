@@ -39,6 +39,8 @@ async function freshDatabase(serverUrl: string, label: string): Promise<Database
 }
 
 const FULL_PASSES = 3;
+/** The `reconcile-10m` part's scale (issue 26: a full pass in at most 30 s). */
+export const TEN_MILLION = 10_000_000;
 
 export interface RunnerReport {
   full: { mode: string; durationMs: number; stepMs: Record<string, number> }[];
@@ -139,10 +141,10 @@ async function measureScale(serverUrl: string, orders: number, baselineSample: n
  * The full pass is the median of three on the same ledger (cleared in between); growth compares
  * medians. Figures and command: bench/README.md.
  */
-export async function runReconcileBench(opts: { quick?: boolean; invoices?: boolean } = {}): Promise<Record<string, unknown>> {
+export async function runReconcileBench(opts: { quick?: boolean; invoices?: boolean; large?: number } = {}): Promise<Record<string, unknown>> {
   const serverUrl = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL;
   if (!serverUrl) throw new Error('set BENCH_DATABASE_URL or TEST_DATABASE_URL to a Postgres server the benchmark may create databases on');
-  const large = opts.quick ? 100_000 : 1_000_000;
+  const large = opts.large ?? (opts.quick ? 100_000 : 1_000_000);
   const small = large / 10;
   const atSmall = await measureScale(serverUrl, small, 1000);
   const atLarge = await measureScale(serverUrl, large, 2000);
@@ -155,7 +157,9 @@ export async function runReconcileBench(opts: { quick?: boolean; invoices?: bool
     small: atSmall,
     full_pass_growth_for_10x_orders: Number(fullGrowth.toFixed(2)),
     no_change_pass_growth_for_10x_orders: Number(noChangeGrowth.toFixed(2)),
-    targets: { full_pass_ms: 10_000, no_change_pass_ms: 2_000, note: 'targets are for 1,000,000 orders; growth <= 10x is linear; memory flat: reconciler_peak_rss_mib alike at both scales' },
+    targets: large === TEN_MILLION
+      ? { full_pass_ms: 30_000, met: (atLarge.full_pass_ms as number) <= 30_000, note: 'issue 26: a full pass over 10,000,000 orders in at most 30 s; growth <= 10x is linear' }
+      : { full_pass_ms: 10_000, no_change_pass_ms: 2_000, note: 'targets are for 1,000,000 orders; growth <= 10x is linear; memory flat: reconciler_peak_rss_mib alike at both scales' },
   };
   if (opts.invoices === false) return result;
   const withInvoices = await measureScale(serverUrl, large, 0, true);
@@ -175,7 +179,8 @@ export async function runReconcileBench(opts: { quick?: boolean; invoices?: bool
 
 const entry = process.argv[1];
 if (entry && import.meta.url.endsWith(entry.replace(/^.*\/bench\//, '/bench/'))) {
-  runReconcileBench({ quick: process.argv.includes('--quick'), invoices: !process.argv.includes('--no-invoices') }).then(
+  const orders = process.argv.find((a) => a.startsWith('--orders='))?.slice('--orders='.length);
+  runReconcileBench({ quick: process.argv.includes('--quick'), invoices: !process.argv.includes('--no-invoices'), ...(orders ? { large: Number(orders) } : {}) }).then(
     (result) => process.stdout.write(`${JSON.stringify(result, null, 2)}\n`),
     (error: unknown) => {
       process.stderr.write(`${String((error as Error).stack ?? error)}\n`);
