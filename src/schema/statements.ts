@@ -95,8 +95,10 @@ export const statementLines = pgTable(
     uniqueIndex('statement_lines_position_uq').on(t.environment, t.positionKey),
     index('statement_lines_entry_idx').on(t.environment, t.entryKey),
     index('statement_lines_sepa_idx').on(t.environment, t.sepaReference),
-    index('statement_lines_counterparty_idx').on(t.environment, t.counterpartyIban),
-    index('statement_lines_statement_idx').on(t.statementId),
+    // No index on counterparty_iban or statement_id: every rule reads the counterparty of credit
+    // lines it has already found by scanning them (ledger/payout-credits.ts), and no statement's
+    // lines are read, updated or deleted by its id. Each index cost every stored line an insertion
+    // (migration 0021).
   ],
 );
 

@@ -1,6 +1,6 @@
 import type { PendingQuery, Row, TransactionSql } from 'postgres';
 import { entryKey, entryReference, positionKey, statementKeyPrefix, wholeDays } from './line-key.js';
-import { stagedRows } from './staged-rows.js';
+import { ENTRY_COLUMNS, LINE_COLUMNS, stagedRows, type StagedColumns } from './staged-rows.js';
 import type { StatementLine, StatementSection } from './types.js';
 
 /**
@@ -72,6 +72,19 @@ export function stagedDocuments(section: StatementSection, lines: readonly State
   return { entries: JSON.stringify(rows.entries), lines: JSON.stringify(rows.lines) };
 }
 
+/** The statement's entries document as rows, `e` (staged-rows.ts ENTRY_COLUMNS). */
+export function stagedEntriesOf(tx: TransactionSql, docs: StagedDocuments): PendingQuery<Row[]> {
+  return tx`(select ${tx.unsafe(columnsOf(ENTRY_COLUMNS))} from json_array_elements(${docs.entries}::text::json) r) e`;
+}
+
+/** The statement's lines document as rows, `l` (staged-rows.ts LINE_COLUMNS). */
+export function stagedLinesOf(tx: TransactionSql, docs: StagedDocuments): PendingQuery<Row[]> {
+  return tx`(select ${tx.unsafe(columnsOf(LINE_COLUMNS))} from json_array_elements(${docs.lines}::text::json) r) l`;
+}
+
+/** `(r->>0)::text as entry_key, ...`: each element of a staged row as its column (names and types are the constants of staged-rows.ts). */
+const columnsOf = (columns: StagedColumns): string => columns.map(([name, type], i) => `(r->>${i})::${type} as ${name}`).join(', ');
+
 /**
  * Stages the statement's entries, and returns the source its new lines are stored from: the
  * statement's lines as one JSON document (`documents`, built when the reader handed the statement
@@ -102,14 +115,9 @@ export function stageEntries(
                                     usable_reference, whole_day, lines)
         select e.entry_key, e.entry_index, e.account_iban, e.booking_date, e.currency, e.direction, e.amount_cents, e.entry_reference,
                e.usable_reference, e.whole_day, e.lines
-        from json_to_recordset(${docs.entries}::text::json)
-          as e(entry_key text, entry_index integer, account_iban text, booking_date date, currency text, direction statement_direction,
-               amount_cents bigint, entry_reference text, usable_reference text, whole_day boolean, lines integer)`),
+        from ${stagedEntriesOf(tx, docs)}`),
     );
-    source = tx`json_to_recordset(${docs.lines}::text::json)
-      as l(n integer, position_key text, entry_key text, entry_index integer, tx_index integer, account_iban text, booking_date date,
-           value_date date, amount_cents bigint, currency text, direction statement_direction, counterparty_iban text,
-           counterparty_name text, end_to_end_id text, bank_reference text, remittance text, sepa_reference text)`;
+    source = stagedLinesOf(tx, docs);
   }
   // Temporary tables have no statistics: without them the planner may hash the whole ledger to
   // match a few thousand staged rows (1 s a statement at 1,000,000 stored lines). Statistics
