@@ -74,12 +74,12 @@ export function stagedDocuments(section: StatementSection, lines: readonly State
 
 /** The statement's entries document as rows, `e` (staged-rows.ts ENTRY_COLUMNS). */
 export function stagedEntriesOf(tx: TransactionSql, docs: StagedDocuments): PendingQuery<Row[]> {
-  return tx`(select ${tx.unsafe(columnsOf(ENTRY_COLUMNS))} from json_array_elements(${docs.entries}::text::json) r) e`;
+  return tx`(select ${tx.unsafe(columnsOf(ENTRY_COLUMNS))} from jsonb_array_elements(${docs.entries}::text::jsonb) r) e`;
 }
 
 /** The statement's lines document as rows, `l` (staged-rows.ts LINE_COLUMNS). */
 export function stagedLinesOf(tx: TransactionSql, docs: StagedDocuments): PendingQuery<Row[]> {
-  return tx`(select ${tx.unsafe(columnsOf(LINE_COLUMNS))} from json_array_elements(${docs.lines}::text::json) r) l`;
+  return tx`(select ${tx.unsafe(columnsOf(LINE_COLUMNS))} from jsonb_array_elements(${docs.lines}::text::jsonb) r) l`;
 }
 
 /** `(r->>0)::text as entry_key, ...`: each element of a staged row as its column (names and types are the constants of staged-rows.ts). */
