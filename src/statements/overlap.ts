@@ -127,20 +127,15 @@ function storeIfNothingStored(
       select not exists (
                select 1 from statement_entries s
                where s.environment = ${environment} and s.entry_key between ${`${prefix}:00000000`} and ${`${prefix}:ffffffff`})
-         and not exists (
-               select 1 from (select distinct account_iban, booking_date from e where account_iban is not null) d
-               cross join lateral (
-                 select 1 from statement_entries s
-                 where s.environment = ${environment} and s.account_iban = d.account_iban and s.booking_date = d.booking_date limit 1
-               ) s)
+         and not ${storedOnTheirDays(tx, environment, tx`select account_iban, booking_date from e`)}
          -- Each a probe per entry ('offset 0' as in matchEntries), and only while such files exist.
-         and not (exists (select 1 from bank_statements b where b.environment = ${environment} and b.key_format is null and b.id <> ${statementId})
+         and not (${olderKeyFiles(tx, environment, statementId)}
                   and exists (
                     select 1 from e w
                     cross join lateral (
                       select 1 from statement_entries s where s.environment = ${environment} and s.entry_key = ${legacyKey(tx, 'entry', section.identity)} offset 0
                     ) s))
-         and not (exists (select 1 from bank_statements b where b.environment = ${environment} and b.lines_new is null and b.id <> ${statementId})
+         and not (${filesBefore0013(tx, environment, statementId)}
                   and exists (
                     select 1 from e w
                     cross join lateral (
@@ -156,19 +151,10 @@ function storeIfNothingStored(
       from e where (select ok from fresh) order by e.entry_index
     ),
     periods as (
-      insert into statement_periods (statement_id, section_index, environment, period_from, period_to, account_iban, first_whole_day, last_whole_day)
-      select ${statementId}, ${sectionIndex}, ${environment}, ${section.periodFrom}::timestamptz, ${section.periodTo}::timestamptz,
-             ${section.accountIban}, ${days.first}::date, ${days.last}::date
-      where ${period} and (select ok from fresh)
+      ${writePeriod(tx, environment, statementId, sectionIndex, section, days)} where ${period} and (select ok from fresh)
     ),
     stored as (
-      insert into statement_lines (environment, statement_id, line_key, position_key, entry_key, entry_index, tx_index, account_iban,
-                                   booking_date, value_date, amount_cents, currency, direction, counterparty_iban,
-                                   counterparty_name, end_to_end_id, bank_reference, remittance, sepa_reference)
-      select ${environment}::provider_environment, ${statementId}::bigint, l.position_key, l.position_key, l.entry_key, l.entry_index, l.tx_index,
-             l.account_iban, l.booking_date, l.value_date, l.amount_cents, l.currency, l.direction, l.counterparty_iban, l.counterparty_name,
-             l.end_to_end_id, l.bank_reference, l.remittance, l.sepa_reference
-      from ${stagedLinesOf(tx, docs)} where (select ok from fresh) order by l.n
+      ${insertLines(tx, environment, statementId, stagedLinesOf(tx, docs))} where (select ok from fresh) order by l.n
       returning currency, direction, amount_cents
     )
     select f.ok as stored, coalesce((select count(*) from stored), 0)::int as lines,
@@ -186,15 +172,7 @@ function matchEntries(tx: TransactionSql, environment: ProviderEnvironment, stat
   // new days has none: one probe per account and day says so (an InitPlan, run once per query),
   // instead of each rule's probes per entry (four passes over the statement's entries: 2.0 s of the
   // 16.3 s Postgres spent on the benchmark's 100,000-entry CAMT.053).
-  const candidates = tx`
-    exists (
-      select 1
-      from (select distinct account_iban, booking_date from import_entries where target is null and account_iban is not null) d
-      cross join lateral (
-        select 1 from statement_entries s
-        where s.environment = ${environment} and s.account_iban = d.account_iban and s.booking_date = d.booking_date limit 1
-      ) s
-    )`;
+  const candidates = storedOnTheirDays(tx, environment, tx`select account_iban, booking_date from import_entries where target is null`);
   return [
     // 1. Position: this statement's entry, by its key (line-key.ts), by the older form of it for
     // statements stored before that form, or (lines stored between migrations 0009 and 0013) by
@@ -218,8 +196,8 @@ function matchEntries(tx: TransactionSql, environment: ProviderEnvironment, stat
         where s.environment = ${environment} and s.entry_key = ${legacyKey(tx, 'entry', identity)} offset 0
       ) m
       where e.target is null and w.entry_key = e.entry_key
-        -- Only statements stored before today's key form (key_format null) have such keys: without one, no probes.
-        and exists (select 1 from bank_statements b where b.environment = ${environment} and b.key_format is null and b.id <> ${statementId})`),
+        -- Only statements stored before today's key form have such keys: without one, no probes.
+        and ${olderKeyFiles(tx, environment, statementId)}`),
     send(tx`
       update import_entries e set known_key = m.entry_key, target = m.lines_entry_key, match = 'position'
       from import_entries w
@@ -230,9 +208,8 @@ function matchEntries(tx: TransactionSql, environment: ProviderEnvironment, stat
         where l.environment = ${environment} and l.position_key = ${legacyKey(tx, 'position', identity)} offset 0
       ) m
       where e.target is null and w.entry_key = e.entry_key
-        -- Only a file imported before migration 0013 (lines_new null: it counted no new lines; the
-        -- file being imported counts its own at the end) can hold such lines: without one, no probes.
-        and exists (select 1 from bank_statements b where b.environment = ${environment} and b.lines_new is null and b.id <> ${statementId})`),
+        -- Only a file imported before migration 0013 can hold such lines: without one, no probes.
+        and ${filesBefore0013(tx, environment, statementId)}`),
     // 2. The bank's reference.
     send(tx`
       update import_entries e set target = m.lines_entry_key, match = 'reference'
@@ -351,6 +328,7 @@ function writeEntries(tx: TransactionSql, environment: ProviderEnvironment, stat
 /**
  * Each statement's own period (not the file's span): payout_not_on_statement must not take the
  * days between two statements of one file as covered. A statement without both ends claims none.
+ * An insert a caller may end with a where clause.
  */
 function writePeriod(
   tx: TransactionSql,
@@ -362,8 +340,49 @@ function writePeriod(
 ): PendingQuery<Row[]> {
   return tx`
     insert into statement_periods (statement_id, section_index, environment, period_from, period_to, account_iban, first_whole_day, last_whole_day)
-    values (${statementId}, ${sectionIndex}, ${environment}, ${section.periodFrom}::timestamptz, ${section.periodTo}::timestamptz,
-            ${section.accountIban}, ${days.first}::date, ${days.last}::date)`;
+    select ${statementId}, ${sectionIndex}, ${environment}, ${section.periodFrom}::timestamptz, ${section.periodTo}::timestamptz,
+           ${section.accountIban}, ${days.first}::date, ${days.last}::date`;
+}
+
+/** Stores staged lines `l` of `source` (staging.ts stagedLinesOf, or import_lines) as the statement's: a caller joins, filters and orders after it. */
+function insertLines(tx: TransactionSql, environment: ProviderEnvironment, statementId: number, source: PendingQuery<Row[]>): PendingQuery<Row[]> {
+  return tx`
+    insert into statement_lines (environment, statement_id, line_key, position_key, entry_key, entry_index, tx_index, account_iban,
+                                 booking_date, value_date, amount_cents, currency, direction, counterparty_iban,
+                                 counterparty_name, end_to_end_id, bank_reference, remittance, sepa_reference)
+    select ${environment}::provider_environment, ${statementId}::bigint, l.position_key, l.position_key, l.entry_key, l.entry_index, l.tx_index,
+           l.account_iban, l.booking_date, l.value_date, l.amount_cents, l.currency, l.direction, l.counterparty_iban, l.counterparty_name,
+           l.end_to_end_id, l.bank_reference, l.remittance, l.sepa_reference
+    from ${source}`;
+}
+
+/**
+ * Some stored entry of the environment has an account and booking day of `rows` (account_iban,
+ * booking_date): rules 2 and 3 pair an entry only with such a one. One probe per account and day.
+ */
+function storedOnTheirDays(tx: TransactionSql, environment: ProviderEnvironment, rows: PendingQuery<Row[]>): PendingQuery<Row[]> {
+  return tx`
+    exists (
+      select 1
+      from (select distinct account_iban, booking_date from (${rows}) r where account_iban is not null) d
+      cross join lateral (
+        select 1 from statement_entries s
+        where s.environment = ${environment} and s.account_iban = d.account_iban and s.booking_date = d.booking_date limit 1
+      ) s
+    )`;
+}
+
+/** A file other than this one was stored with the older key form (line-key.ts; key_format null). */
+function olderKeyFiles(tx: TransactionSql, environment: ProviderEnvironment, statementId: number): PendingQuery<Row[]> {
+  return tx`exists (select 1 from bank_statements b where b.environment = ${environment} and b.key_format is null and b.id <> ${statementId})`;
+}
+
+/**
+ * A file other than this one was imported before migration 0013 (lines_new null: it counted no new
+ * lines; the file being imported counts its own at the end), so it may hold lines without entries.
+ */
+function filesBefore0013(tx: TransactionSql, environment: ProviderEnvironment, statementId: number): PendingQuery<Row[]> {
+  return tx`exists (select 1 from bank_statements b where b.environment = ${environment} and b.lines_new is null and b.id <> ${statementId})`;
 }
 
 /**
@@ -379,13 +398,7 @@ function writeLines(
 ): PendingQuery<Sums> {
   return tx`
     with stored as (
-      insert into statement_lines (environment, statement_id, line_key, position_key, entry_key, entry_index, tx_index, account_iban,
-                                   booking_date, value_date, amount_cents, currency, direction, counterparty_iban,
-                                   counterparty_name, end_to_end_id, bank_reference, remittance, sepa_reference)
-      select ${environment}::provider_environment, ${statementId}::bigint, l.position_key, l.position_key, l.entry_key, l.entry_index, l.tx_index,
-             l.account_iban, l.booking_date, l.value_date, l.amount_cents, l.currency, l.direction, l.counterparty_iban, l.counterparty_name,
-             l.end_to_end_id, l.bank_reference, l.remittance, l.sepa_reference
-      from ${source} join import_entries e on e.entry_key = l.entry_key
+      ${insertLines(tx, environment, statementId, source)} join import_entries e on e.entry_key = l.entry_key
       where e.target is null order by l.n
       returning currency, direction, amount_cents
     ),
