@@ -34,11 +34,12 @@ export interface ReconcileContext {
  * the environment's lock. The rules and the lifecycle run in one READ COMMITTED transaction, so a
  * failed pass leaves no half-applied status changes (duplicate deliveries, which have no
  * lifecycle, are recorded in a second one alongside); the reconcile_runs row is written outside it
- * so a failure stays on record.
+ * so a failure stays on record. `clock` is the pass's "now" (tests fix it); absent, it is read
+ * once the lock is held.
  */
 export async function runReconcilePass(
   ctx: ReconcileContext,
-  now: Date = new Date(),
+  clock?: Date,
   options: {
     full?: boolean;
     onStep?: (stepsDone: number) => void;
@@ -48,10 +49,9 @@ export async function runReconcilePass(
 ): Promise<PassSummary> {
   const environment = ctx.config.PROVIDER_ENV;
   const started = performance.now();
-  const startedAt = new Date().toISOString();
   const metrics = ctx.metrics.reconcile;
   const summary: PassSummary = {
-    skipped: false, environment, mode: 'full', startedAt, durationMs: 0, found: {}, stepMs: {}, opened: 0, reopened: 0, resolved: 0,
+    skipped: false, environment, mode: 'full', startedAt: new Date().toISOString(), durationMs: 0, found: {}, stepMs: {}, opened: 0, reopened: 0, resolved: 0,
     duplicateDeliveries: 0,
   };
   try {
@@ -60,6 +60,12 @@ export async function runReconcilePass(
       { lock: 'reconcile', environment, heartbeatMs: 0, runs: 'reconcile_runs', onLeader: (held) => metrics.lockHeld.set(held ? 1 : 0) },
       async (_signal, lock) => {
         // started_at is the pass's clock: the next incremental pass looks at what changed since it.
+        // Read once the lock is held, not when the pass was asked for: taking the lock can wait
+        // for a connection (seconds while a failover settles), and a clock read before it would
+        // date this run before the end of the previous holder's run (two complete runs recorded
+        // as overlapping, seen in test/e2e/failover.test.ts). A caller's clock (tests) is kept.
+        const now = clock ?? new Date();
+        summary.startedAt = now.toISOString();
         const settings = judgingSettings(ctx.config);
         const payout = {
           settlementDays: ctx.config.PAYOUT_SETTLEMENT_DAYS ?? DEFAULT_PAYOUT_SETTINGS.settlementDays,

@@ -23,7 +23,7 @@ export function startReconcileScheduler(ctx: ReconcileContext & { config: Pick<C
     schedule: ctx.config.RECONCILE_SCHEDULE,
     log: ctx.log,
     stopOn: ctx.shutdown.signal,
-    run: () => runReconcilePass(ctx, new Date(), { origin: 'daemon' }),
+    run: () => runReconcilePass(ctx, undefined, { origin: 'daemon' }),
   });
   return { runNow: () => job.runNow(), stop: () => job.stop() };
 }
