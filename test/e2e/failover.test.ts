@@ -28,6 +28,7 @@ function expectCleanFailover(f: FailoverFigures): void {
   expect(Object.keys(f.statuses).filter((s) => !['0', '200', '503'].includes(s))).toEqual([]);
   expect(f.pollRunsAfterPromotion).toBeGreaterThan(0);
   expect(f.reconcileRunsAfterPromotion).toBeGreaterThan(0);
+  expect(f.overlapping).toEqual([]);
   expect(f.overlappingRuns).toBe(0);
   // The simulator retried every order webhook refused during the outage until it was taken.
   expect(f.business.acknowledged).toBeGreaterThan(20);

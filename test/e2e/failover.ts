@@ -56,6 +56,8 @@ export interface FailoverFigures {
   reconcileRunsAfterPromotion: number;
   /** pairs of complete runs of the same job whose times overlap (a run recorded twice, or two leaders at once) */
   overlappingRuns: number;
+  /** those pairs: job, ids and times */
+  overlapping: string[];
   /** the simulator's order webhooks, and the findings the promoted ledger shows for the lost ones */
   business: BusinessFigures;
   daemonStderr: string;
@@ -171,15 +173,21 @@ export async function runFailover(options: FailoverOptions): Promise<FailoverFig
     await watcher;
     await settleBusiness(sim, sql);
     const business = await businessFigures(sim, sql);
-    const [runs] = await sql<{ polls: number; passes: number; overlapping: number }[]>`
+    const [runs] = await sql<{ polls: number; passes: number }[]>`
       select (select count(*)::int from poll_runs where status = 'complete' and started_at > to_timestamp(${promotedAtEpochMs / 1000})) as polls,
-             (select count(*)::int from reconcile_runs where status = 'complete' and started_at > to_timestamp(${promotedAtEpochMs / 1000})) as passes,
-             (select count(*)::int from poll_runs a join poll_runs b on a.id < b.id and a.environment = b.environment
-                and a.status = 'complete' and b.status = 'complete'
-                and tstzrange(a.started_at, a.finished_at) && tstzrange(b.started_at, b.finished_at))
-           + (select count(*)::int from reconcile_runs a join reconcile_runs b on a.id < b.id and a.environment = b.environment
-                and a.status = 'complete' and b.status = 'complete'
-                and tstzrange(a.started_at, a.finished_at) && tstzrange(b.started_at, b.finished_at)) as overlapping`;
+             (select count(*)::int from reconcile_runs where status = 'complete' and started_at > to_timestamp(${promotedAtEpochMs / 1000})) as passes`;
+    // Each pair spelled out, so a failure says which job, which runs and when.
+    const overlapping = await sql<{ pair: string }[]>`
+      select format('%s %s [%s, %s] and %s [%s, %s]', t.job, t.a, t.a_start, t.a_end, t.b, t.b_start, t.b_end) as pair
+      from (
+        select 'poll_runs' as job, a.id as a, a.started_at as a_start, a.finished_at as a_end, b.id as b, b.started_at as b_start, b.finished_at as b_end
+        from poll_runs a join poll_runs b on a.id < b.id and a.environment = b.environment
+        where a.status = 'complete' and b.status = 'complete' and tstzrange(a.started_at, a.finished_at) && tstzrange(b.started_at, b.finished_at)
+        union all
+        select 'reconcile_runs', a.id, a.started_at, a.finished_at, b.id, b.started_at, b.finished_at
+        from reconcile_runs a join reconcile_runs b on a.id < b.id and a.environment = b.environment
+        where a.status = 'complete' and b.status = 'complete' and tstzrange(a.started_at, a.finished_at) && tstzrange(b.started_at, b.finished_at)
+      ) t`;
     const [lost] = await sql<{ n: number }[]>`
       select count(*)::int as n from unnest(${report.ackedUuids}::uuid[]) as a(u)
       where not exists (select 1 from webhook_deliveries d where d.delivery_uuid = a.u)`;
@@ -220,7 +228,8 @@ export async function runFailover(options: FailoverOptions): Promise<FailoverFig
       causes,
       pollRunsAfterPromotion: runs?.polls ?? 0,
       reconcileRunsAfterPromotion: runs?.passes ?? 0,
-      overlappingRuns: runs?.overlapping ?? -1,
+      overlappingRuns: overlapping.length,
+      overlapping: overlapping.map((row) => row.pair),
       business,
       daemonStderr: replicas.map((r) => r.cli.stderr()).join(''),
     };
