@@ -21,7 +21,8 @@ import { startReplicas } from '../../test/e2e/replicas.js';
  * simulator's order webhooks (test/e2e/failover-business.ts); one JSON line per failover, then a
  * summary line. Exit status 1 if a synchronous failover lost an acknowledged delivery, applied one
  * twice, or took more than 15 s from the promotion to the first 2xx, or if any failover left a lost
- * order webhook unexplained or a missed_webhook finding without a lost webhook behind it.
+ * order webhook unexplained, a missed_webhook finding without a lost webhook behind it, or two
+ * complete runs of one job recorded as overlapping.
  */
 async function postgresFailovers(trials: number): Promise<boolean> {
   if (!postgresServerBin()) {
@@ -49,6 +50,7 @@ async function postgresFailovers(trials: number): Promise<boolean> {
     promotionToFirstAckMs: fs.map((f) => f.promotionToFirstAckMs),
     promotionToReadyMs: fs.map((f) => f.promotionToReadyMs),
     overlappingRuns: fs.reduce((n, f) => n + f.overlappingRuns, 0),
+    overlapping: fs.flatMap((f) => f.overlapping),
     unexpected: fs.flatMap((f) => f.unexpected),
     orderWebhooksAcknowledged: fs.map((f) => f.business.acknowledged),
     orderWebhooksLost: fs.map((f) => f.business.acknowledgedLost),
@@ -61,7 +63,7 @@ async function postgresFailovers(trials: number): Promise<boolean> {
   clearInterval(alive);
   return (
     sync.every((f) => f.acknowledgedLost === 0 && f.appliedTwice === 0 && f.promotionToFirstAckMs <= 15_000 && f.unexpected.length === 0) &&
-    all.every((f) => f.business.lostUnexplained.length === 0 && f.business.missedWebhookUnexplained.length === 0)
+    all.every((f) => f.business.lostUnexplained.length === 0 && f.business.missedWebhookUnexplained.length === 0 && f.overlappingRuns === 0)
   );
 }
 
