@@ -61,7 +61,7 @@ export async function runReconcilePass(
       async (_signal, lock) => {
         // started_at is the pass's clock: the next incremental pass looks at what changed since it.
         // Read once the lock is held, not when the pass was asked for: taking the lock can wait
-        // for a connection (seconds while a failover settles), and a clock read before it would
+        // for a connection (seconds while a failover settles), and a clock read before it could
         // date this run before the end of the previous holder's run (two complete runs recorded
         // as overlapping, seen in test/e2e/failover.test.ts). A caller's clock (tests) is kept.
         const now = clock ?? new Date();
