@@ -113,8 +113,8 @@ export const AGEING_BUCKETS = [
 
 /**
  * The ageing of invoices not yet paid out: not canceled, factoring not declined, and listed by no
- * completed payout; by whole days since the invoice date at `now`, in the four buckets (every
- * bucket present, zero when empty); amounts as in the invoices report (the factored amount, else
+ * completed payout; by whole days since the invoice date at `now` (0 for an invoice dated later),
+ * in the four buckets (every bucket present, zero when empty); amounts as in the invoices report (the factored amount, else
  * invoice/complete's gross; an invoice with no known amount is counted and adds nothing).
  */
 export function ageingSource(database: Database, filters: { environment: ProviderEnvironment; now?: Date }): ReportSource {
@@ -136,7 +136,9 @@ export function ageingSource(database: Database, filters: { environment: Provide
       where l.status = 'complete'
     ),
     waiting as (
-      select i.invoice_uuid, (${now}::timestamptz at time zone 'UTC')::date - (i.created_at at time zone 'UTC')::date as age,
+      -- An invoice dated after \`now\` (a provider clock ahead of ours; the demo's simulated days) is
+      -- the newest there is: 0 days old, so the buckets still add up to every invoice waiting.
+      select i.invoice_uuid, greatest(0, (${now}::timestamptz at time zone 'UTC')::date - (i.created_at at time zone 'UTC')::date) as age,
              coalesce(f.amount, i.gross_amount_cents) as cents
       from (${invoiceFacts(sql, env)}) i
       left join lateral (

@@ -69,6 +69,19 @@ describe('report invoices', () => {
   });
 });
 
+describe('report invoices --ageing: invoices dated after now', () => {
+  it('counts an invoice dated later than `now` as 0 days old, so every waiting invoice is in a bucket', async () => {
+    // On 03-09 D (dated 03-10) is a day in the future; B is 7 days old, C 67.
+    const rows = await fetchAll(ageingSource(db, { environment: 'sandbox', now: new Date('2026-03-09T12:00:00Z') }), undefined, 100);
+    expect(rows).toEqual([
+      { bucket: '0-7', invoices: '2', amount_cents: '6000', amount: '60.00', currency: 'EUR' }, // B and D
+      { bucket: '8-30', invoices: '0', amount_cents: '0', amount: '0.00', currency: 'EUR' },
+      { bucket: '31-60', invoices: '0', amount_cents: '0', amount: '0.00', currency: 'EUR' },
+      { bucket: 'over 60', invoices: '1', amount_cents: '20000', amount: '200.00', currency: 'EUR' }, // C
+    ]);
+  });
+});
+
 describe('report payouts: composition', () => {
   it("shows the report's gross, fee, VAT, credit notes and net beside the event's amount and the bank credit", async () => {
     const rows = await fetchAll(payoutsSource(db, { environment: 'sandbox' }), undefined, 100);
