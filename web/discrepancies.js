@@ -1,6 +1,6 @@
 import { api, download, getJson, getPage } from './api.js';
 import { $, el, label, money, table } from './dom.js';
-import { centsInText, date, dateTime, moneyCents } from './format.js';
+import { centsInText, date, dateTime, moneyCents, namedCentsInText } from './format.js';
 
 export const KINDS = [
   'missed_webhook', 'state_mismatch', 'orphan_webhook', 'duplicate_event', 'duplicate_delivery', 'payout_not_on_statement',
@@ -13,6 +13,8 @@ const CENTS_KINDS = new Set([
   'payout_not_on_statement', 'statement_credit_without_payout', 'payout_amount_mismatch', 'payout_cancelled_but_credited',
   'invoice_not_paid_out', 'buyer_paid_merchant_directly', 'payout_report_mismatch',
 ]);
+// Kinds whose expected and observed list each failing check as name=cents (payout-deduction-mismatch.ts).
+const NAMED_CENTS_KINDS = new Set(['payout_deduction_mismatch']);
 const COLUMNS = [
   ['id', 'Id', 'num'], ['kind', 'Kind'], ['status', 'Status'], ['external_reference_id', 'Reference'], ['sepa_reference', 'SEPA reference'],
   ['amount', 'Amount', 'num'], ['first_detected_at', 'First detected'], ['acknowledged_by', 'Acknowledged by'],
@@ -117,12 +119,14 @@ async function openEvidence(id, focusNote = false) {
       el('p', { class: 'status', role: 'status', id: 'ack-result' }),
       el('details', {}, el('summary', { text: 'Add another note' }), ackForm))
     : ackForm;
-  const cents = (v) => (CENTS_KINDS.has(d.kind) && /^-?\d{1,18}$/.test(String(v ?? '')) ? moneyCents(v, d.currency || 'EUR') : v);
+  const cents = (v) => (NAMED_CENTS_KINDS.has(d.kind) ? namedCentsInText(v, d.currency)
+    : CENTS_KINDS.has(d.kind) && /^-?\d{1,18}$/.test(String(v ?? '')) ? moneyCents(v, d.currency || 'EUR') : v);
+  const sentence = (text) => (NAMED_CENTS_KINDS.has(d.kind) ? namedCentsInText(text, d.currency) : centsInText(text, d.currency));
   body.replaceChildren(
     el('dl', { class: 'facts' }, ...[
       ['Status', d.status], ['Environment', d.environment], ['Entity', `${d.entity_type} ${d.entity_id}`], ['Reference', d.external_reference_id],
       ['SEPA reference', d.sepa_reference], ['Expected', cents(d.expected)], ['Observed', cents(d.observed)], ['Amount at stake', money(d.amount, d.currency)],
-      ['Details', centsInText(d.details, d.currency)], ['First detected', dateTime(d.first_detected_at)], ['Last checked', dateTime(d.last_checked_at)],
+      ['Details', sentence(d.details)], ['First detected', dateTime(d.first_detected_at)], ['Last checked', dateTime(d.last_checked_at)],
       ['Resolved', dateTime(d.resolved_at)],
     ].filter(([, v]) => v).flatMap(([k, v]) => [el('dt', { text: k }), el('dd', { text: v })])),
     d.status === 'resolved' ? el('p', { text: 'Resolved by the reconciler: nothing to acknowledge.' }) : ackPanel,

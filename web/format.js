@@ -48,6 +48,17 @@ export function centsInText(text, currency) {
   return String(text).replace(/(-?\d+) cents\b/g, (_, c) => moneyCents(c, currency || 'EUR'));
 }
 
+/**
+ * 'name=N' checks in cents, as payout_deduction_mismatch writes its expected and observed values and
+ * its sentence ('discount=14057;fee=30'), as money: 'discount 140,57 €; fee 0,30 €'.
+ */
+export function namedCentsInText(text, currency) {
+  if (!text) return text ?? '';
+  return String(text)
+    .replace(/\b([a-z_]+)=(-?\d{1,18})\b/g, (_, name, c) => `${name} ${moneyCents(c, currency || 'EUR')}`)
+    .replace(/;(?=[a-z_]+ )/g, '; ');
+}
+
 /** An instant (ISO 8601, UTC) in the display time zone, with the zone's short name. */
 export function dateTime(iso) {
   if (!iso) return '';
