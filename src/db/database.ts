@@ -124,12 +124,20 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
       options.log.info({ dataDir: running.dataDir, owner: running.owner, pid: running.ownerPid }, 'DATABASE_URL unset: using the embedded ledger that is running there');
       url = running.url;
     } else {
-      if (access === 'reader' && !(await hasEmbeddedLedger(options.dataDir, options.log))) {
-        throw new EmbeddedPostgresError(
-          `no ledger to read: DATABASE_URL is unset and no embedded ledger exists or runs under ${path.resolve(options.dataDir)} (set DATABASE_URL, or run this while 'bnpl-recon demo' or 'start' runs with the same RECON_DATA_DIR)`,
-        );
+      let dataDir = options.dataDir;
+      if (access === 'reader' && !(await hasEmbeddedLedger(dataDir, options.log))) {
+        // A read after the demo stopped reads what the demo left (README's tour), unless the data
+        // dir holds a ledger of its own: the demo's is only ever read, never created, here.
+        const demoDir = path.join(options.dataDir, 'demo');
+        if (!(await hasEmbeddedLedger(demoDir, options.log))) {
+          throw new EmbeddedPostgresError(
+            `no ledger to read: DATABASE_URL is unset and no embedded ledger exists or runs under ${path.resolve(options.dataDir)} or ${path.resolve(demoDir)} (set DATABASE_URL, or run this while 'bnpl-recon demo' or 'start' runs with the same RECON_DATA_DIR)`,
+          );
+        }
+        options.log.info({ dataDir: demoDir }, "DATABASE_URL unset and no ledger under the data dir: reading the ledger the demo left");
+        dataDir = demoDir;
       }
-      const server = await startEmbeddedPostgres(options.dataDir, options.log);
+      const server = await startEmbeddedPostgres(dataDir, options.log);
       url = server.url;
       stopEmbedded = server.stop;
     }

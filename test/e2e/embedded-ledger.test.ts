@@ -105,6 +105,13 @@ describe('the embedded ledger on a newcomer machine', () => {
     expect(errorLines(first.stderr())).toEqual([]);
     expect(first.stdout()).toMatch(/final: .*deliveries stored \d+/);
     expect(await readPointer(path.join(dataDir, 'demo'))).toBeUndefined();
+
+    // Once the demo has stopped, a report still reads the ledger it left, and stops it again.
+    const after = await runCli(['report', 'orders', '--format', 'json'], { ...env, LOG_LEVEL: 'info' });
+    expect(after.code, after.stderr).toBe(0);
+    expect(after.stderr).toMatch(/reading the ledger the demo left/);
+    expect((JSON.parse(after.stdout) as unknown[]).length).toBeGreaterThan(0);
+    expect(await readPointer(path.join(dataDir, 'demo'))).toBeUndefined();
   }, 240_000);
 
   it('never answers a read command from a ledger it would have to create', async () => {
