@@ -18,7 +18,7 @@ const MIN_WIDTH = 8;
 const MAX_WIDTH = 80;
 
 /** Words a header spells in capitals. */
-const ACRONYMS: Readonly<Record<string, string>> = { id: 'ID', uuid: 'UUID', sepa: 'SEPA', api: 'API', ack: 'Acknowledgement' };
+const ACRONYMS: Readonly<Record<string, string>> = { id: 'ID', uuid: 'UUID', sepa: 'SEPA', api: 'API', ack: 'Acknowledgement', vat: 'VAT', iban: 'IBAN' };
 
 /**
  * The header a person reads: `credited_amount` is "Credited amount", `amount_cents` "Amount (cents)",

@@ -19,6 +19,8 @@ describe('XLSX downloads', () => {
     expect(readableHeader('external_reference_id')).toBe('External reference ID');
     expect(readableHeader('payout_uuid')).toBe('Payout UUID');
     expect(readableHeader('ack_note')).toBe('Acknowledgement note');
+    expect(readableHeader('report_vat_cents')).toBe('Report VAT (cents)');
+    expect(readableHeader('counterparty_iban')).toBe('Counterparty IBAN');
   });
 
   it('opens in LibreOffice with readable headers, currency-formatted numbers and columns as wide as the references', async () => {
