@@ -21,6 +21,8 @@ const FILES: Record<string, { file: string; type: string }> = {
   '/assets/invoices.js': { file: 'invoices.js', type: 'text/javascript; charset=utf-8' },
   '/assets/format.js': { file: 'format.js', type: 'text/javascript; charset=utf-8' },
   '/assets/upload.js': { file: 'upload.js', type: 'text/javascript; charset=utf-8' },
+  // Named by index.html, so the browser does not ask for /favicon.ico (a 404 in its console).
+  '/assets/icon.svg': { file: 'icon.svg', type: 'image/svg+xml' },
 };
 
 const SECURITY_HEADERS = {

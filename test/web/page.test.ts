@@ -438,6 +438,8 @@ describe.skipIf(!existsSync(CHROMIUM))('the page in Chromium', () => {
     const origin = new URL(stack.daemon.url).origin;
     expect(requested.filter((u) => !u.startsWith(origin) && !u.startsWith('blob:') && !u.startsWith('data:'))).toEqual([]);
     expect(consoleErrors.filter((e) => /Content Security Policy|Refused/i.test(e))).toEqual([]);
+    // The page names its icon: no request for /favicon.ico, which would be a 404 in the console.
+    expect(consoleErrors.filter((e) => /favicon|404/i.test(e))).toEqual([]);
   });
 });
 
