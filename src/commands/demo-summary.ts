@@ -114,32 +114,37 @@ export function nameDifferences(truth: GroundTruth, found: readonly FoundFinding
     const foundOrders = new Map<string, string[]>();
     for (const f of found) if (f.kind === t.kind && f.entity_type === 'order') foundOrders.set(f.entity_id, [...(foundOrders.get(f.entity_id) ?? []), f.status]);
     const reordered = new Set(truth.benign_faults.filter((b) => b.fault === 'reordered' && b.environment === 'sandbox').map((b) => b.entity_id));
-    const explained: string[] = [];
+    // Each explained difference with the short name of its explanation, for the count beyond the named ones.
+    const explained: { line: string; why: string }[] = [];
     const unexplained: string[] = [];
     for (const [order, d] of injected) {
       if (foundOrders.has(order)) continue;
-      if (d.timing_dependent) explained.push(`order ${order} injected (${d.fault}), not found: its held-back delivery arrived before any pass saw it late`);
+      if (d.timing_dependent) explained.push({ line: `order ${order} injected (${d.fault}), not found: its held-back delivery arrived before any pass saw it late`, why: 'held back, arrived before a pass saw it late' });
       else unexplained.push(`order ${order} injected (${d.fault}), not found: ${UNEXPLAINED}`);
     }
     for (const [order, statuses] of foundOrders) {
       if (injected.has(order)) continue;
       if (reordered.has(order) && statuses.every((status) => status === 'resolved')) {
-        explained.push(`order ${order} found, not injected as a fault: one of its events was delivered out of order, flagged while it was missing and resolved when it came`);
+        explained.push({ line: `order ${order} found, not injected as a fault: one of its events was delivered out of order, flagged while it was missing and resolved when it came`, why: 'delivered out of order, resolved when it came' });
       } else unexplained.push(`order ${order} found, not injected: ${UNEXPLAINED}`);
     }
     // Equal counts can still hide one order missed and another found beyond: compared order by order.
     // The unexplained come first, and the count of those beyond the named ones is said: a defect
     // must not hide behind explained differences.
-    const named = [...unexplained, ...explained];
+    const named = [...unexplained, ...explained.map((e) => e.line)];
     if (named.length === 0) continue;
     lines.push(`  difference: ${t.kind} found ${t.found}, injected ${t.injected}:`);
     for (const line of named.slice(0, NAMED_PER_KIND)) lines.push(`    ${line}`);
     const more = named.length - NAMED_PER_KIND;
     const moreUnexplained = Math.max(0, unexplained.length - NAMED_PER_KIND);
     if (more > 0) {
+      // The explained ones beyond those named, counted by their explanation (the named may all be of another).
+      const beyond = new Map<string, number>();
+      for (const e of explained.slice(Math.max(0, NAMED_PER_KIND - unexplained.length))) beyond.set(e.why, (beyond.get(e.why) ?? 0) + 1);
+      const whys = [...beyond].map(([why, n]) => `${n} ${why}`).join('; ');
       lines.push(moreUnexplained === 0
-        ? `    and ${more} more, each explained by the ground truth as above`
-        : `    and ${more} more, ${moreUnexplained} of them ${UNEXPLAINED}`);
+        ? `    and ${more} more, explained by the ground truth: ${whys}`
+        : `    and ${more} more, ${moreUnexplained} of them ${UNEXPLAINED}${whys ? `; explained: ${whys}` : ''}`);
     }
   }
   return lines;

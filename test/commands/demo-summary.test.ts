@@ -45,10 +45,19 @@ describe("the settled demo's differences", () => {
     const lines = differences(truth([missed('o1', 'never_delivered'), ...late]), [found('o9')]);
     expect(lines[1]).toBe('    order o1 injected (never_delivered), not found: unexplained by the ground truth (a defect: please report it with the seed)');
     expect(lines[2]).toBe('    order o9 found, not injected: unexplained by the ground truth (a defect: please report it with the seed)');
-    expect(lines.at(-1)).toBe('    and 4 more, each explained by the ground truth as above');
+    expect(lines.at(-1)).toBe('    and 4 more, explained by the ground truth: 4 held back, arrived before a pass saw it late');
     const many = Array.from({ length: 7 }, (_, i) => missed(`gone${i}`, 'never_delivered'));
     expect(differences(truth([...many, ...late]), []).at(-1)).toBe(
-      '    and 9 more, 2 of them unexplained by the ground truth (a defect: please report it with the seed)');
+      '    and 9 more, 2 of them unexplained by the ground truth (a defect: please report it with the seed); explained: 7 held back, arrived before a pass saw it late');
+  });
+
+  it('count the explained ones beyond the named by their own explanation, not as the named ones', () => {
+    // Five late deliveries are named; the seven beyond them are reordered ones, resolved.
+    const late = Array.from({ length: 5 }, (_, i) => missed(`late${i}`, 'delayed_past_grace', true));
+    const reordered = Array.from({ length: 7 }, (_, i) => `r${i}`);
+    const lines = differences(truth(late, reordered), reordered.map((o) => found(o, 'resolved')));
+    expect(lines.filter((l) => l.includes('held-back'))).toHaveLength(5);
+    expect(lines.at(-1)).toBe('    and 7 more, explained by the ground truth: 7 delivered out of order, resolved when it came');
   });
 
   it('name a duplicate delivery beyond those injected by the uncertain deliveries, and only up to their number', () => {
