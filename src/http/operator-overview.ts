@@ -1,5 +1,6 @@
 import type { Config } from '../config/schema.js';
 import type { Database } from '../db/database.js';
+import { sepaHolders } from '../ledger/sepa-claims.js';
 import { REPORT_TIME_FORMAT } from '../reports/source.js';
 import type { Guarded } from './operator-request.js';
 import { sendJson, type Route } from './server.js';
@@ -64,7 +65,10 @@ async function overview(database: Database, env: Config['PROVIDER_ENV']): Promis
       select distinct on (payout_uuid) payout_uuid, status, amount_cents, sepa_instruction_id, received_at
       from payout_events where environment = ${env}
       order by payout_uuid, event_time_sortable desc nulls last, received_at desc, event_key desc
-    )
+    ),
+    -- A credit is its reference's holder's only (ledger/sepa-claims.ts, as in report payouts): a
+    -- later payout claiming the same reference is not matched by the same money.
+    holders as materialized (${sepaHolders(sql, env)})
     select to_char(date_trunc('week', p.received_at at time zone 'UTC'), 'IYYY-"W"IW') as week,
            count(*) filter (where c.cents = p.amount_cents)::int as matched,
            count(*) filter (where c.cents is distinct from p.amount_cents)::int as unmatched
@@ -72,7 +76,7 @@ async function overview(database: Database, env: Config['PROVIDER_ENV']): Promis
     left join lateral (
       select sum(l.amount_cents) as cents from statement_lines l
       where l.environment = ${env} and l.direction = 'credit' and l.sepa_reference = upper(p.sepa_instruction_id)
-    ) c on true
+    ) c on exists (select 1 from holders h where h.payout_uuid = p.payout_uuid and h.sepa_instruction_id = p.sepa_instruction_id)
     where p.status = 'complete'
     group by 1 order by 1`;
   const [fresh] = await sql`

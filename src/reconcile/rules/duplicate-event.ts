@@ -1,4 +1,5 @@
 import type { TransactionSql } from 'postgres';
+import { sepaClaims } from '../../ledger/sepa-claims.js';
 import { insertIntoFound } from '../found.js';
 import { inScope } from '../scope.js';
 import { stage } from '../stage.js';
@@ -68,14 +69,8 @@ export const duplicateEvent: Rule = {
              jsonb_build_object('sepa_reference', g.sepa_instruction_id, 'first_payout', g.first_payout, 'payout', g.payout_uuid),
              md5(g.first_payout || '|' || g.payout_uuid)
       from (
-        select sepa_instruction_id, payout_uuid::text as payout_uuid,
-               first_value(payout_uuid::text) over (partition by sepa_instruction_id order by first_event_time, first_received, payout_uuid) as first_payout
-        from (
-          select sepa_instruction_id, payout_uuid, min(event_time_sortable) as first_event_time, min(received_at) as first_received
-          from payout_events
-          where environment = ${p.environment} and sepa_instruction_id is not null
-          group by sepa_instruction_id, payout_uuid
-        ) claims
+        select sepa_instruction_id, payout_uuid::text as payout_uuid, first_payout::text as first_payout
+        from (${sepaClaims(tx, p.environment)}) claims
       ) g
       where g.payout_uuid <> g.first_payout`;
     const repeated = await tx`

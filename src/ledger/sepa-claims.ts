@@ -1,0 +1,27 @@
+import type { Sql, TransactionSql } from 'postgres';
+import type { ProviderEnvironment } from '../config/schema.js';
+
+/**
+ * Each payout's claim on the SEPA reference its events carry, with the payout that holds it
+ * (`first_payout`): of the payouts carrying one reference, the one the provider announced first
+ * (earliest event_time, then arrival, then uuid). Event times never change; arrival alone is no
+ * evidence, as retries reorder deliveries. duplicate_event reports every other claimant; the bank
+ * credit carrying the reference is the holder's, so a report shows it once, never as the same money
+ * paid to two payouts.
+ */
+export function sepaClaims(sql: Sql | TransactionSql, environment: ProviderEnvironment) {
+  return sql`
+    select sepa_instruction_id, payout_uuid,
+           first_value(payout_uuid) over (partition by sepa_instruction_id order by first_event_time, first_received, payout_uuid) as first_payout
+    from (
+      select sepa_instruction_id, payout_uuid, min(event_time_sortable) as first_event_time, min(received_at) as first_received
+      from payout_events
+      where environment = ${environment} and sepa_instruction_id is not null
+      group by sepa_instruction_id, payout_uuid
+    ) claims`;
+}
+
+/** The payouts that hold their SEPA reference (sepaClaims): `payout_uuid`, `sepa_instruction_id`. */
+export function sepaHolders(sql: Sql | TransactionSql, environment: ProviderEnvironment) {
+  return sql`select c.payout_uuid, c.sepa_instruction_id from (${sepaClaims(sql, environment)}) c where c.payout_uuid = c.first_payout`;
+}
