@@ -119,7 +119,8 @@ export const AGEING_BUCKETS = [
 /**
  * The ageing of invoices not yet paid out: not canceled, factoring not declined, and listed by no
  * completed payout; by whole days since the invoice date at `now` (0 for an invoice dated later),
- * in the four buckets (every bucket present, zero when empty); amounts as in the invoices report (the factored amount, else
+ * in the four buckets (every bucket present, zero when empty); amounts as in the invoices report
+ * (the factored amount, else
  * invoice/complete's gross; an invoice with no known amount is counted and adds nothing).
  */
 export function ageingSource(database: Database, filters: { environment: ProviderEnvironment; now?: Date }): ReportSource {
