@@ -1,7 +1,6 @@
 import type { Config } from '../config/schema.js';
 import type { Database } from '../db/database.js';
-import { creditLines } from '../ledger/payout-credits.js';
-import { sepaHolders } from '../ledger/sepa-claims.js';
+import { payoutCredits } from '../ledger/payout-credits.js';
 import { REPORT_TIME_FORMAT } from '../reports/source.js';
 import type { Guarded } from './operator-request.js';
 import { sendJson, type Route } from './server.js';
@@ -67,24 +66,18 @@ async function overview(database: Database, env: Config['PROVIDER_ENV']): Promis
       from payout_events where environment = ${env}
       order by payout_uuid, event_time_sortable desc nulls last, received_at desc, event_key desc
     ),
-    -- A credit is its reference's holder's only (ledger/sepa-claims.ts, as in report payouts): a
-    -- later payout claiming the same reference is not matched by the same money.
-    holders as materialized (${sepaHolders(sql, env)}),
-    -- Credits by the payout reference they carry wherever the bank put it (ledger/payout-credits.ts),
-    -- as report payouts matches them: the page and its downloads must agree.
+    -- Credits by the payout they pay, as report payouts matches them (ledger/payout-credits.ts
+    -- payoutCredits): the page and its downloads must agree.
     credits as materialized (
-      select l.payout_reference, sum(l.amount_cents) as cents
-      from (${creditLines(sql, env)}) l
-      where l.payout_reference is not null
-      group by l.payout_reference
+      select l.payout_uuid, l.payout_reference, sum(l.amount_cents) as cents
+      from (${payoutCredits(sql, env)}) l
+      group by l.payout_uuid, l.payout_reference
     )
     select to_char(date_trunc('week', p.received_at at time zone 'UTC'), 'IYYY-"W"IW') as week,
            count(*) filter (where c.cents = p.amount_cents)::int as matched,
            count(*) filter (where c.cents is distinct from p.amount_cents)::int as unmatched
     from latest p
-    left join credits c
-      on c.payout_reference = upper(p.sepa_instruction_id)
-     and exists (select 1 from holders h where h.payout_uuid = p.payout_uuid and h.sepa_instruction_id = p.sepa_instruction_id)
+    left join credits c on c.payout_uuid = p.payout_uuid and c.payout_reference = upper(p.sepa_instruction_id)
     where p.status = 'complete'
     group by 1 order by 1`;
   const [fresh] = await sql`

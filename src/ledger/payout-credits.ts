@@ -1,5 +1,6 @@
 import type { Sql, TransactionSql } from 'postgres';
 import type { ProviderEnvironment } from '../config/schema.js';
+import { sepaHolders } from './sepa-claims.js';
 
 /**
  * Bank credit lines, each with the payout reference it carries. Banks put a payout's SEPA
@@ -60,4 +61,18 @@ export function creditLines(sql: Sql | TransactionSql, environment: ProviderEnvi
       order by c.pos limit 1
     ) shaped on true
     where s.environment = ${environment} and s.direction = 'credit'`;
+}
+
+/**
+ * The credit lines (creditLines) with the payout each pays, `payout_uuid`: the payout that holds
+ * the reference the line carries (sepa-claims.ts). A later payout claiming the same reference gets
+ * none of its lines, so no view shows one credit as paying two payouts; a line that carries no
+ * payout's reference is left out.
+ */
+export function payoutCredits(sql: Sql | TransactionSql, environment: ProviderEnvironment) {
+  return sql`
+    select h.payout_uuid, l.*
+    from (${creditLines(sql, environment)}) l
+    join (select distinct payout_uuid, upper(sepa_instruction_id) as payout_reference from (${sepaHolders(sql, environment)}) c) h
+      on h.payout_reference = l.payout_reference`;
 }

@@ -6,8 +6,8 @@ import type { ProviderEnvironment } from '../config/schema.js';
  * (`first_payout`): of the payouts carrying one reference, the one the provider announced first
  * (earliest event_time, then arrival, then uuid). Event times never change; arrival alone is no
  * evidence, as retries reorder deliveries. duplicate_event reports every other claimant; the bank
- * credit carrying the reference is the holder's, so a report shows it once, never as the same money
- * paid to two payouts.
+ * credit carrying the reference is the holder's (payout-credits.ts payoutCredits), so no view shows
+ * it as the same money paid to two payouts.
  */
 export function sepaClaims(sql: Sql | TransactionSql, environment: ProviderEnvironment) {
   return sql`

@@ -2,8 +2,7 @@ import type { Writable } from 'node:stream';
 import type { ProviderEnvironment } from '../config/schema.js';
 import type { Database } from '../db/database.js';
 import { invoiceFacts } from '../ledger/invoices.js';
-import { creditLines } from '../ledger/payout-credits.js';
-import { sepaHolders } from '../ledger/sepa-claims.js';
+import { payoutCredits } from '../ledger/payout-credits.js';
 import type { CsvOptions, ReportFormat, ReportShape } from './format.js';
 import { REPORT_TIME_FORMAT, streamSource, type ReportSource } from './source.js';
 import type { StreamResult } from './writer.js';
@@ -62,14 +61,13 @@ export function invoicesSource(database: Database, filters: { environment: Provi
       from latest l cross join lateral unnest(l.external_reference_ids) as r(ref)
       where l.status = 'complete' and trim(r.ref) in (select ref from page)
     ),
+    -- Each credit is the payout's that holds its reference (ledger/payout-credits.ts payoutCredits).
     credits as (
-      select c.payout_reference, min(c.booking_date) as booked
-      from (${creditLines(sql, env)}) c
+      select c.payout_uuid, c.payout_reference, min(c.booking_date) as booked
+      from (${payoutCredits(sql, env)}) c
       where c.payout_reference in (select upper(sepa_instruction_id) from listed where nth = 1)
-      group by c.payout_reference
-    ),
-    -- The credit is its reference's holder's only (ledger/sepa-claims.ts, as in report payouts).
-    holders as materialized (${sepaHolders(sql, env)})
+      group by c.payout_uuid, c.payout_reference
+    )
     select p.invoice_uuid::text as invoice_uuid, p.ref as reference, p.order_uuid::text as order_uuid,
            to_char(p.created_at at time zone 'UTC', ${REPORT_TIME_FORMAT}) as invoice_date,
            a.cents::text as amount_cents, round(a.cents::numeric / 100, 2)::text as amount,
@@ -91,9 +89,7 @@ export function invoicesSource(database: Database, filters: { environment: Provi
     left join listed l on l.ref = p.ref and l.nth = 1
     left join payout_report_rows w
       on w.environment = ${env} and w.payout_uuid = l.payout_uuid and w.doc_type = 'invoice' and w.doc_no = p.ref
-    left join credits c
-      on c.payout_reference = upper(l.sepa_instruction_id)
-     and exists (select 1 from holders h where h.payout_uuid = l.payout_uuid and h.sepa_instruction_id = l.sepa_instruction_id)
+    left join credits c on c.payout_uuid = l.payout_uuid and c.payout_reference = upper(l.sepa_instruction_id)
     cross join lateral (
       select coalesce((select e.invoice_amount_cents from factoring_events e
                        where e.environment = ${env} and e.invoice_external_reference_id = p.ref and e.invoice_amount_cents is not null

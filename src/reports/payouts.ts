@@ -1,7 +1,6 @@
 import type { Writable } from 'node:stream';
 import type { ProviderEnvironment } from '../config/schema.js';
-import { creditLines } from '../ledger/payout-credits.js';
-import { sepaHolders } from '../ledger/sepa-claims.js';
+import { payoutCredits } from '../ledger/payout-credits.js';
 import type { Database } from '../db/database.js';
 import type { CsvOptions, ReportFormat, ReportShape } from './format.js';
 import { REPORT_TIME_FORMAT, streamSource, type ReportSource } from './source.js';
@@ -31,7 +30,7 @@ export const PAYOUT_SHAPE: ReportShape = {
  * One row per payout from its latest payout event. matched_bank_line: every bank credit carrying the
  * payout's SEPA reference (as its reference or in its remittance text, compared upper-case), as '<bank entry
  * reference, or #line id> <booking date>' joined with ';', empty when none, and empty for a payout
- * whose reference another payout announced first (ledger/sepa-claims.ts); invoice_references are
+ * whose reference another payout announced first (ledger/payout-credits.ts payoutCredits); invoice_references are
  * joined with ';'. credited_cents sums those credits; difference = credited − payout (decimal), empty
  * when nothing was credited. Currency: the credits' when there are any, else EUR (SEPA transfers are
  * euro-only; payout events name no currency). Cents leave Postgres as text (bigint), never a float.
@@ -50,15 +49,14 @@ export function payoutsSource(database: Database, filters: { environment: Provid
     shape: PAYOUT_SHAPE,
     key: 'payout_uuid',
     query: (after, limit) => sql`
-    -- Credit lines grouped once by the payout reference they carry (ledger/payout-credits.ts: the
-    -- reference wherever the bank put it).
+    -- Credit lines grouped once by the payout they pay (ledger/payout-credits.ts: the reference
+    -- wherever the bank put it, a later payout claiming the same reference paid by none).
     with credits as materialized (
-      select l.payout_reference,
+      select l.payout_uuid, l.payout_reference,
              string_agg(coalesce(l.bank_reference, '#' || l.id::text) || ' ' || l.booking_date::text, ';' order by l.booking_date, l.id) as lines,
              sum(l.amount_cents) as cents, min(l.currency) as currency
-      from (${creditLines(sql, filters.environment)}) l
-      where l.payout_reference is not null
-      group by l.payout_reference
+      from (${payoutCredits(sql, filters.environment)}) l
+      group by l.payout_uuid, l.payout_reference
     ),
     latest as (
       select distinct on (payout_uuid) *
@@ -67,9 +65,6 @@ export function payoutsSource(database: Database, filters: { environment: Provid
       order by payout_uuid, event_time_sortable desc nulls last, received_at desc, event_key desc
     ),
     page as (select * from latest order by payout_uuid ${limit === undefined ? sql`` : sql`limit ${limit}`}),
-    -- A credit is its reference's holder's (ledger/sepa-claims.ts): a later payout claiming the same
-    -- reference (a duplicate_event finding) is shown without it, not as paid by the same money.
-    holders as materialized (${sepaHolders(sql, filters.environment)}),
     composed as (
       select w.payout_uuid,
              sum(w.gross_purchase_price_cents) filter (where w.doc_type = 'invoice') as gross,
@@ -94,9 +89,7 @@ export function payoutsSource(database: Database, filters: { environment: Provid
            ${sql.unsafe(COMPOSITION.map((c) => `case when r.payout_uuid is not null then coalesce(r.${c}, 0)::text end as report_${c}_cents, ` +
                                                 `case when r.payout_uuid is not null then round(coalesce(r.${c}, 0)::numeric / 100, 2)::text end as report_${c}`).join(', '))}
     from page e
-    left join credits c
-      on c.payout_reference = upper(e.sepa_instruction_id)
-     and exists (select 1 from holders h where h.payout_uuid = e.payout_uuid and h.sepa_instruction_id = e.sepa_instruction_id)
+    left join credits c on c.payout_uuid = e.payout_uuid and c.payout_reference = upper(e.sepa_instruction_id)
     left join composed r on r.payout_uuid = e.payout_uuid
     order by e.payout_uuid`,
   };
