@@ -5,6 +5,8 @@ import type { DiscrepancyKind, RuleParams } from './types.js';
 import { invoiceSettings } from './rules/invoice-common.js';
 import { INVOICE_RULE_KINDS } from './rules/registry.js';
 import { payoutUnknownInvoice } from './rules/payout-unknown-invoice.js';
+import { payoutSettings } from './rules/payout-common.js';
+import { PAYOUT_RULE_KINDS } from './rules/registry.js';
 
 /**
  * The kinds whose evidence is the invoice evidence below and nothing else: the invoice rules
@@ -23,6 +25,15 @@ export function invoiceRulesKey(p: RuleParams): string {
   );
 }
 
+/**
+ * The kinds about payouts and bank lines alone (registry.ts PAYOUT_RULE_KINDS, less
+ * payout_unknown_invoice, which reads the invoice evidence): payout_not_on_statement,
+ * statement_credit_without_payout, payout_amount_mismatch, payout_cancelled_but_credited. They read
+ * the payouts' events, the statements' credit lines and periods, the payout settings and, for
+ * payout_not_on_statement alone, the clock (a payout's settlement deadline).
+ */
+export const PAYOUT_EVIDENCE_KINDS: readonly DiscrepancyKind[] = PAYOUT_RULE_KINDS.filter((kind) => !INVOICE_EVIDENCE_KINDS.includes(kind));
+
 export interface InvoiceEvidence {
   /** false: nothing those kinds read has changed since the previous complete pass began */
   changed: boolean;
@@ -34,6 +45,8 @@ export interface InvoiceEvidence {
    * every kind is judged.
    */
   standing: DiscrepancyKind[];
+  /** The same for PAYOUT_EVIDENCE_KINDS, judged or standing together (see invoiceEvidenceSince). */
+  payouts: { changed: boolean; reason: string };
 }
 
 /**
@@ -49,7 +62,7 @@ export interface InvoiceEvidence {
 const REPORT_ROW_KINDS: readonly DiscrepancyKind[] = ['payout_deduction_mismatch', 'payout_report_mismatch'];
 
 /**
- * Whether an incremental pass must judge the invoice kinds again. Like the order rules' scope
+ * Whether an incremental pass must judge the invoice kinds again, and the payout kinds. Like the order rules' scope
  * (scope.ts), but whole: these rules look at every invoice and payout, and their findings can only
  * change when one of these does, W being the start of the previous complete pass, M =
  * SCOPE_MARGIN_SECONDS (rows whose transaction began before W and committed after it), G the grace
@@ -70,6 +83,15 @@ const REPORT_ROW_KINDS: readonly DiscrepancyKind[] = ['payout_deduction_mismatch
  * too unless one of those invoice or factoring events names, or is of an invoice that names, a
  * reference some payout report row has as its Doc No. Otherwise any change judges every invoice
  * again: there is no scope by invoice.
+ *
+ * The PAYOUT_EVIDENCE_KINDS likewise, as one group, with S = PAYOUT_SETTLEMENT_DAYS: judged when 1
+ * holds (the payout settings are part of that key), a payout event arrived at or after W - M (none
+ * of them waits for the grace period), a bank statement was stored at or after W - M (its credit
+ * lines and periods come with it), or a settlement deadline payout_not_on_statement counts fell
+ * since W - M: a payout event whose anchor (event_time, else arrival: payout-common.ts
+ * latestPayouts) lies between W - M - S and now - S. Otherwise their findings stand: with the
+ * payouts, statements and invoices of 1,000,000 orders (bench/reconcile, invoice-seed.ts) they
+ * were 410 of the 522 ms a pass with nothing new took (bench/README.md, reconcile).
  */
 export async function invoiceEvidenceSince(
   tx: TransactionSql,
@@ -77,8 +99,14 @@ export async function invoiceEvidenceSince(
   since: string,
   recordedKey: string | null,
 ): Promise<InvoiceEvidence> {
-  if (recordedKey !== invoiceRulesKey(p)) return { changed: true, reason: 'the previous pass judged the invoices with other settings', standing: [] };
+  if (recordedKey !== invoiceRulesKey(p)) {
+    return {
+      changed: true, reason: 'the previous pass judged the invoices with other settings', standing: [],
+      payouts: { changed: true, reason: 'the previous pass judged the payouts with other settings' },
+    };
+  }
   const { payoutDays } = invoiceSettings(p);
+  const { settlementDays } = payoutSettings(p);
   const env = p.environment;
   const lower = tx`${since}::timestamptz - make_interval(secs => ${SCOPE_MARGIN_SECONDS})`;
   const deadlineFrom = tx`${lower} - make_interval(days => ${payoutDays})`;
@@ -87,8 +115,15 @@ export async function invoiceEvidenceSince(
   // REPORT_ROW_KINDS' test reads three of them.
   const [row] = await tx<{
     invoice_event: boolean; factoring_event: boolean; payout_event: boolean; report: boolean; statement: boolean; deadline: boolean; report_reference: boolean;
+    payout_arrived: boolean; settlement_deadline: boolean;
   }[]>`
     select
+      exists (select 1 from payout_events where environment = ${env} and received_at >= ${lower}) as payout_arrived,
+      exists (select 1 from payout_events
+              where environment = ${env}
+                and coalesce(event_time_sortable::timestamptz, received_at)
+                    between ${lower} - make_interval(days => ${settlementDays})
+                        and ${p.now.toISOString()}::timestamptz - make_interval(days => ${settlementDays})) as settlement_deadline,
       exists (select 1 from invoice_events where environment = ${env} and received_at >= ${lower}) as invoice_event,
       exists (select 1 from factoring_events where environment = ${env} and received_at >= ${lower}) as factoring_event,
       exists (select 1 from payout_events where environment = ${env} and received_at >= ${lower} - make_interval(secs => ${p.graceSeconds})) as payout_event,
@@ -120,8 +155,14 @@ export async function invoiceEvidenceSince(
     : row.statement ? 'a bank statement was imported'
     : row.deadline ? 'an invoice reached its payout deadline'
     : null;
-  if (!why) return { changed: false, reason: `no invoice evidence since ${since}`, standing: [] };
+  const payoutWhy = !row ? null
+    : row.payout_arrived ? 'a payout event arrived'
+    : row.statement ? 'a bank statement was imported'
+    : row.settlement_deadline ? 'a payout reached its settlement deadline'
+    : null;
+  const payouts = payoutWhy ? { changed: true, reason: payoutWhy } : { changed: false, reason: `no payout evidence since ${since}` };
+  if (!why) return { changed: false, reason: `no invoice evidence since ${since}`, standing: [], payouts };
   // What the REPORT_ROW_KINDS read changed: a payout event (3), a report (4), or a report reference.
   const reportsRead = row!.payout_event || row!.report || row!.report_reference;
-  return { changed: true, reason: why, standing: reportsRead ? [] : [...REPORT_ROW_KINDS] };
+  return { changed: true, reason: why, standing: reportsRead ? [] : [...REPORT_ROW_KINDS], payouts };
 }

@@ -12,7 +12,7 @@ import type { ReconcileMetrics } from './metrics.js';
 import { recordDuplicateDeliveries } from './rules/duplicate-delivery.js';
 import { DEFAULT_PAYOUT_SETTINGS } from './rules/payout-common.js';
 import { RULES } from './rules/registry.js';
-import { INVOICE_EVIDENCE_KINDS, invoiceEvidenceSince, invoiceRulesKey } from './invoice-scope.js';
+import { INVOICE_EVIDENCE_KINDS, invoiceEvidenceSince, invoiceRulesKey, PAYOUT_EVIDENCE_KINDS } from './invoice-scope.js';
 import type { DeductionTerms, PassSummary, RuleParams } from './types.js';
 import { currentRelease, INVOICE_RULES_SETTING, judgingSettings, RELEASE_SETTING } from './settings.js';
 import { DEFAULT_INVOICE_SETTINGS, stageInvoiceEvidence } from './rules/invoice-common.js';
@@ -157,11 +157,13 @@ async function runRules(
     // An incremental pass judges the invoice kinds only when their evidence changed (invoice-scope.ts);
     // otherwise their findings, and the invoice totals of the previous pass, stand. The kinds that
     // read the payout reports are left standing too while no new evidence touches a report.
+    // The payout kinds, likewise, only when a payout event, a statement or a settlement deadline is new.
     const invoices = scope.since === undefined
-      ? { changed: true, reason: scope.reason, standing: [] }
+      ? { changed: true, reason: scope.reason, standing: [], payouts: { changed: true, reason: scope.reason } }
       : await timed('invoice_scope', () => invoiceEvidenceSince(tx, params, scope.since!, scope.invoiceRulesKey ?? null));
     summary.invoices = { judged: invoices.changed, reason: invoices.reason, ...(invoices.standing.length > 0 ? { standing: invoices.standing } : {}) };
-    const standing = invoices.changed ? invoices.standing : INVOICE_EVIDENCE_KINDS;
+    summary.payouts = { judged: invoices.payouts.changed, reason: invoices.payouts.reason };
+    const standing = [...(invoices.changed ? invoices.standing : INVOICE_EVIDENCE_KINDS), ...(invoices.payouts.changed ? [] : PAYOUT_EVIDENCE_KINDS)];
     const rules = RULES.filter((rule) => !standing.includes(rule.kind));
     await createFoundTable(tx);
     if (invoices.changed) await timed('invoice_evidence', () => stageInvoiceEvidence(tx, params));

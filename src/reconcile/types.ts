@@ -81,6 +81,8 @@ export interface PassSummary {
    * `standing`: those that stood though the others were judged (invoice-scope.ts).
    */
   invoices?: { judged: boolean; reason: string; standing?: string[] };
+  /** Whether the payout kinds (invoice-scope.ts PAYOUT_EVIDENCE_KINDS) were judged, or stood, and why. */
+  payouts?: { judged: boolean; reason: string };
   startedAt: string;
   durationMs: number;
   /**

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { acknowledgeDiscrepancy } from '../../src/reconcile/ack.js';
+import { INVOICE_EVIDENCE_KINDS, PAYOUT_EVIDENCE_KINDS } from '../../src/reconcile/invoice-scope.js';
 import { lockKey } from '../../src/jobs/lock-keys.js';
 import { GRACE, at, discrepancies, eventTime, orderEvent, pass, pollRun, retryOf, snapshot } from './fixtures.js';
 import { databasePerTest } from './helpers.js';
@@ -125,11 +126,14 @@ describe('discrepancy lifecycle', () => {
     // A full pass right after finds nothing the incremental one missed.
     const full = await pass(db, at(5 * GRACE + 10), 'sandbox', { full: true });
     expect(full).toMatchObject({ mode: 'full', opened: 0, reopened: 0, resolved: 0 });
-    // The ledger holds no invoice evidence: the incremental pass left the invoice kinds as they stood.
+    // The ledger holds no invoice, payout or statement evidence: the incremental pass left those kinds as they stood.
     expect(incremental.invoices).toMatchObject({ judged: false });
+    expect(incremental.payouts).toMatchObject({ judged: false });
     const judged = Object.fromEntries(Object.entries(full.found).filter(([kind]) => kind in incremental.found));
     expect(judged).toEqual(incremental.found);
-    expect(Object.keys(full.found).filter((kind) => !(kind in incremental.found)).map((kind) => full.found[kind])).toEqual([0, 0, 0, 0, 0, 0, 0]);
+    const standing = Object.keys(full.found).filter((kind) => !(kind in incremental.found));
+    expect(standing.sort()).toEqual([...INVOICE_EVIDENCE_KINDS, ...PAYOUT_EVIDENCE_KINDS].sort());
+    expect(standing.map((kind) => full.found[kind])).toEqual(standing.map(() => 0));
   }));
 
   it('reads the orders a poll did not list only while that poll is new to the passes, and still finds what a full pass finds', withDb(async (db) => {

@@ -11,7 +11,7 @@ export const PROVIDER_IBAN = 'DE02120300000000202051';
 export const MERCHANT_IBAN = 'DE44500105175407324931';
 export const OTHER_IBAN = 'DE89370400440532013000';
 
-export function pass(database: Database, now: Date, settings: { days?: number; ibans?: string[]; pattern?: string; accounts?: string[] } = {}): Promise<PassSummary> {
+export function pass(database: Database, now: Date, settings: { days?: number; ibans?: string[]; pattern?: string; accounts?: string[]; full?: boolean } = {}): Promise<PassSummary> {
   return runReconcilePass(
     {
       config: {
@@ -23,6 +23,7 @@ export function pass(database: Database, now: Date, settings: { days?: number; i
       ...testMetrics(database),
     },
     now,
+    { full: settings.full ?? false },
   );
 }
 
