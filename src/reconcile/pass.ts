@@ -150,7 +150,7 @@ async function runRules(
   const orderAndPayoutRules = transaction(ctx.database.sql, async (tx) => {
     await tuneForPass(tx);
     const scope = await timed('scope', () => buildScope(tx, base, forceFull, currentRelease()));
-    const params: RuleParams = { ...base, scoped: scope.mode === 'incremental' };
+    const scoped: RuleParams = { ...base, scoped: scope.mode === 'incremental' };
     summary.mode = scope.mode;
     if (scope.orders !== undefined) summary.scopeOrders = scope.orders;
     ctx.log.debug({ mode: scope.mode, reason: scope.reason, orders: scope.orders }, 'reconcile scope');
@@ -160,10 +160,11 @@ async function runRules(
     // The payout kinds, likewise, only when a payout event, a statement or a settlement deadline is new.
     const invoices = scope.since === undefined
       ? { changed: true, reason: scope.reason, standing: [], payouts: { changed: true, reason: scope.reason } }
-      : await timed('invoice_scope', () => invoiceEvidenceSince(tx, params, scope.since!, scope.invoiceRulesKey ?? null));
+      : await timed('invoice_scope', () => invoiceEvidenceSince(tx, scoped, scope.since!, scope.invoiceRulesKey ?? null));
     summary.invoices = { judged: invoices.changed, reason: invoices.reason, ...(invoices.standing.length > 0 ? { standing: invoices.standing } : {}) };
     summary.payouts = { judged: invoices.payouts.changed, reason: invoices.payouts.reason };
     const standing = [...(invoices.changed ? invoices.standing : INVOICE_EVIDENCE_KINDS), ...(invoices.payouts.changed ? [] : PAYOUT_EVIDENCE_KINDS)];
+    const params: RuleParams = { ...scoped, payoutsStand: !invoices.payouts.changed };
     const rules = RULES.filter((rule) => !standing.includes(rule.kind));
     await createFoundTable(tx);
     if (invoices.changed) await timed('invoice_evidence', () => stageInvoiceEvidence(tx, params));

@@ -133,12 +133,14 @@ export async function buildScope(tx: TransactionSql, p: RuleParams, forceFull: b
 }
 
 /**
- * The SQL condition limiting which order findings of discrepancies `d` a pass may resolve: those of
- * its scope (see above why the others stand); nothing for a full pass.
+ * The SQL condition limiting which findings of discrepancies `d` a pass may resolve: order findings
+ * of its scope (see above why the others stand), and duplicate_event's findings of payouts only
+ * when the payout kinds are judged (RuleParams.payoutsStand); nothing for a full pass.
  */
 export function resolvableInScope(tx: TransactionSql, p: RuleParams) {
   if (!p.scoped) return tx``;
-  return tx`and (d.entity_type <> 'order' or d.entity_id in (select order_uuid::text from scope))`;
+  return tx`and (d.entity_type <> 'order' or d.entity_id in (select order_uuid::text from scope))
+            ${p.payoutsStand ? tx`and not (d.kind = 'duplicate_event' and d.entity_type = 'payout')` : tx``}`;
 }
 
 /** The SQL condition limiting a rule to the pass's scope; nothing for a full pass. */

@@ -50,6 +50,11 @@ export interface RuleParams {
   graceSeconds: number;
   /** True in an incremental pass: rules look only at the orders in the temporary table `scope`. */
   scoped: boolean;
+  /**
+   * True in an incremental pass that leaves the payout kinds standing (invoice-scope.ts): so do
+   * duplicate_event's findings of payouts, which read payout events alone.
+   */
+  payoutsStand?: boolean;
   /** The payout rules' settings (rules/payout-common.ts); their defaults when absent. */
   payout?: PayoutRuleSettings;
   /** The invoice rules' settings (rules/invoice-common.ts); their defaults when absent. */

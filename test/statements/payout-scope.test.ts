@@ -14,15 +14,16 @@ const at = (ms: number) => new Date(T0 + ms);
 const iso = (ms: number) => new Date(T0 + ms).toISOString().replace(/\.(\d{3})Z$/, '.$1000000Z');
 const day = (ms: number) => new Date(T0 + ms).toISOString().slice(0, 10);
 
-/** Every payout kind's findings, for comparing what passes left. */
+/** Every payout kind's findings, and duplicate_event's (of payouts, here), for comparing what passes left. */
 async function payoutFindings(d: TestDatabase) {
-  return Object.fromEntries(await Promise.all(PAYOUT_EVIDENCE_KINDS.map(async (kind) => [kind, await findings(d, kind)] as const)));
+  return Object.fromEntries(await Promise.all([...PAYOUT_EVIDENCE_KINDS, 'duplicate_event'].map(async (kind) => [kind, await findings(d, kind)] as const)));
 }
 
 describe('an incremental pass judges the payout kinds again only when their evidence changed', () => {
   let d: TestDatabase;
   let p1: string;
   let p2: string;
+  let p3: string;
   beforeAll(async () => {
     d = await createTestDatabase('stmt_payout_scope');
     // P1 completed ten days ago and the bank credited less than it said. P2's settlement deadline
@@ -30,6 +31,8 @@ describe('an incremental pass judges the payout kinds again only when their evid
     // windows (its booking days run from T0 - 12 days to T0 + 2 days).
     p1 = await payoutEvent(d, { sepa: 'PO2026000000000001', cents: 10_000n, eventTime: iso(-10 * DAY) });
     p2 = await payoutEvent(d, { sepa: 'PO2026000000000002', cents: 20_000n, eventTime: iso(-3 * DAY + 4 * HOUR) });
+    // P3 claims P2's SEPA reference a day later: duplicate_event, which reads payout events alone.
+    p3 = await payoutEvent(d, { sepa: 'PO2026000000000002', cents: 20_000n, eventTime: iso(-2 * DAY) });
     await importCsv(d, [
       { ref: 'S1', date: day(-12 * DAY), cents: 1_000n, sepa: 'RF000000000001', iban: OTHER_IBAN },
       { ref: 'S2', date: day(-9 * DAY), cents: 9_000n, sepa: 'PO2026000000000001' },
@@ -44,6 +47,8 @@ describe('an incremental pass judges the payout kinds again only when their evid
     expect(first).toMatchObject({ mode: 'full', payouts: { judged: true } });
     expect((await findings(d, 'payout_amount_mismatch')).map((f) => [f.entity_id, f.status])).toEqual([[p1, 'open']]);
     expect(await findings(d, 'payout_not_on_statement')).toEqual([]);
+    expect((await findings(d, 'duplicate_event')).map((f) => [f.entity_id, f.status])).toEqual([[p3, 'open']]);
+    expect(first.found.duplicate_event).toBe(1);
 
     // The statement was stored within the margin before the first pass began.
     expect(judged(await pass(d, at(2 * HOUR)))).toEqual({ judged: true, reason: 'a bank statement was imported' });
@@ -51,6 +56,8 @@ describe('an incremental pass judges the payout kinds again only when their evid
     const quiet = await pass(d, at(2 * HOUR + MINUTE));
     expect(quiet).toMatchObject({ mode: 'incremental', payouts: { judged: false }, opened: 0, reopened: 0, resolved: 0 });
     for (const kind of PAYOUT_EVIDENCE_KINDS) expect(quiet.found[kind]).toBeUndefined();
+    // duplicate_event is judged for the orders of the scope (none), its payout findings stand.
+    expect(quiet.found.duplicate_event).toBe(0);
     expect(await payoutFindings(d)).toEqual(before);
     expect(judged(await pass(d, at(3 * HOUR)))).toMatchObject({ judged: false });
 
@@ -65,6 +72,8 @@ describe('an incremental pass judges the payout kinds again only when their evid
     expect(judged(cancelled)).toEqual({ judged: true, reason: 'a payout event arrived' });
     expect((await findings(d, 'payout_amount_mismatch')).map((f) => f.status)).toEqual(['resolved']);
     expect((await findings(d, 'payout_cancelled_but_credited')).map((f) => [f.entity_id, f.status])).toEqual([[p1, 'open']]);
+    expect(cancelled.found.duplicate_event).toBe(1);
+    expect((await findings(d, 'duplicate_event')).map((f) => [f.entity_id, f.status])).toEqual([[p3, 'open']]);
 
     // Other settings: judged again, and again when they change back.
     expect(judged(await pass(d, at(6 * HOUR), { days: 2 }))).toEqual({ judged: true, reason: 'the previous pass judged the payouts with other settings' });

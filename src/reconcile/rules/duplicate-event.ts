@@ -23,8 +23,10 @@ import type { Rule, RuleParams } from '../types.js';
  *  - one payout reported twice: >= 2 payout_events of one payout_uuid with the same status and
  *    different event_key. Subject = 'status:<status>' so it cannot collide with a SEPA reference.
  *
- * Payout events are few (one per payout and status), so the payout statements always look at all of
- * them, in incremental passes too.
+ * Payout events are few (one per payout and status), so the payout statements look at all of them,
+ * in incremental passes too; they read nothing else, so a pass that leaves the payout kinds standing
+ * because no payout event is new (invoice-scope.ts) leaves these findings standing with them
+ * (RuleParams.payoutsStand; scope.ts resolvableInScope).
  *
  * Never resolves by itself (the events stay); a person acknowledges it. The evidence hash covers the
  * sorted event keys (or payout uuids), so a third claimant reopens an acknowledged finding.
@@ -61,6 +63,7 @@ export const duplicateEvent: Rule = {
         join order_events e on e.environment = ${p.environment} and e.order_uuid = d.order_uuid and e.order_state = d.order_state
         group by e.order_uuid, e.order_state
       ) g`;
+    if (p.payoutsStand) return orders.count;
     const sepa = await tx`
       ${insertIntoFound(tx)}
       select ${p.environment}::provider_environment, 'duplicate_event', 'payout', g.payout_uuid, g.sepa_instruction_id,
