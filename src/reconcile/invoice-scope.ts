@@ -3,10 +3,9 @@ import { topic } from '../provider/vocabulary.js';
 import { SCOPE_MARGIN_SECONDS } from './scope.js';
 import type { DiscrepancyKind, RuleParams } from './types.js';
 import { invoiceSettings } from './rules/invoice-common.js';
-import { INVOICE_RULE_KINDS } from './rules/registry.js';
+import { INVOICE_RULE_KINDS, PAYOUT_RULE_KINDS } from './rules/registry.js';
 import { payoutUnknownInvoice } from './rules/payout-unknown-invoice.js';
 import { payoutSettings } from './rules/payout-common.js';
-import { PAYOUT_RULE_KINDS } from './rules/registry.js';
 
 /**
  * The kinds whose evidence is the invoice evidence below and nothing else: the invoice rules
@@ -62,11 +61,11 @@ export interface InvoiceEvidence {
 const REPORT_ROW_KINDS: readonly DiscrepancyKind[] = ['payout_deduction_mismatch', 'payout_report_mismatch'];
 
 /**
- * Whether an incremental pass must judge the invoice kinds again, and the payout kinds. Like the order rules' scope
- * (scope.ts), but whole: these rules look at every invoice and payout, and their findings can only
- * change when one of these does, W being the start of the previous complete pass, M =
- * SCOPE_MARGIN_SECONDS (rows whose transaction began before W and committed after it), G the grace
- * period and D = INVOICE_PAYOUT_DAYS:
+ * Whether an incremental pass must judge the invoice kinds again, and the payout kinds. Like the
+ * order rules' scope (scope.ts), but whole: these rules look at every invoice and payout, and their
+ * findings can only change when one of these does, W being the start of the previous complete pass,
+ * M = SCOPE_MARGIN_SECONDS (rows whose transaction began before W and committed after it), G the
+ * grace period and D = INVOICE_PAYOUT_DAYS:
  *  1. the settings they judge with (invoiceRulesKey) differ from those the previous pass recorded;
  *  2. an invoice or factoring event arrived at or after W - M;
  *  3. a payout event arrived at or after W - M - G: a new listing, or a payout crossing the grace
