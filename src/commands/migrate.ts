@@ -13,7 +13,7 @@ Uses DATABASE_URL, or the embedded Postgres under RECON_DATA_DIR when it is unse
 ledger before a migrate (docs/upgrading.md).`,
   async run(argv) {
     if (argv.length > 0) throw new UsageError(`unexpected argument '${argv[0]}'`);
-    return withContext('migrate', { migrate: false }, async (ctx) => {
+    return withContext('migrate', { migrate: false, access: 'creator' }, async (ctx) => {
       const applied = await applyMigrations(ctx.database, ctx.log);
       const lines = applied.length > 0 ? applied.map((tag) => `applied ${tag}`) : ['no migrations to apply'];
       const status = await ledgerSchemaStatus(ctx.database);

@@ -61,12 +61,15 @@ export function databaseOver(
 /**
  * What a command may do with the embedded ledger when DATABASE_URL is unset:
  * - `owner` (start, demo) runs its own server under the data directory;
- * - `writer` (poll, reconcile, statement import, migrate) uses a running one (the demo's, a start's)
- *   and otherwise starts the directory's own;
+ * - `creator` (migrate) uses a running one (the demo's, a start's) and otherwise starts the
+ *   directory's own, creating it if need be;
+ * - `writer` (poll, reconcile, the imports, ledger reparse) does the same, except that it refuses
+ *   when the directory has no ledger of its own but the demo's stopped one is there: written
+ *   through, it would make a new empty ledger that every later report reads instead of the demo's;
  * - `reader` (report, discrepancy ack) uses a running one or an existing ledger, and never answers
  *   from a ledger it would have to create (an empty report would read as "nothing wrong").
  */
-export type LedgerAccess = 'owner' | 'writer' | 'reader';
+export type LedgerAccess = 'owner' | 'creator' | 'writer' | 'reader';
 
 export interface DatabaseOptions {
   databaseUrl?: string | undefined;
@@ -136,6 +139,13 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
         }
         options.log.info({ dataDir: demoDir }, "DATABASE_URL unset and no ledger under the data dir: reading the ledger the demo left");
         dataDir = demoDir;
+      } else if (access === 'writer' && !(await hasEmbeddedLedger(dataDir, options.log))) {
+        const demoDir = path.join(options.dataDir, 'demo');
+        if (await hasEmbeddedLedger(demoDir, options.log)) {
+          throw new EmbeddedPostgresError(
+            `no ledger under ${path.resolve(options.dataDir)}, only the one the demo left under ${path.resolve(demoDir)}: to work on the demo's, run this while the demo runs or with RECON_DATA_DIR=${path.resolve(demoDir)}; to create this directory's own ledger, run 'bnpl-recon migrate' (or 'start') first, or set DATABASE_URL`,
+          );
+        }
       }
       const server = await startEmbeddedPostgres(dataDir, options.log);
       url = server.url;

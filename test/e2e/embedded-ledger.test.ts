@@ -112,6 +112,17 @@ describe('the embedded ledger on a newcomer machine', () => {
     expect(after.stderr).toMatch(/reading the ledger the demo left/);
     expect((JSON.parse(after.stdout) as unknown[]).length).toBeGreaterThan(0);
     expect(await readPointer(path.join(dataDir, 'demo'))).toBeUndefined();
+
+    // A write command does not make the data dir a new, empty ledger that every later report would
+    // read instead of the demo's: it refuses, naming both ways on; pointed at the demo's, it works.
+    const refused = await runCli(['reconcile'], env);
+    expect(refused.code, refused.stderr).toBe(1);
+    expect(refused.stderr).toMatch(/only the one the demo left under .*RECON_DATA_DIR=.*bnpl-recon migrate/s);
+    expect(existsSync(path.join(dataDir, 'postgres'))).toBe(false);
+    const onDemo = await runCli(['reconcile'], { ...env, RECON_DATA_DIR: path.join(dataDir, 'demo') });
+    expect(onDemo.code, onDemo.stderr).toBe(0);
+    expect(JSON.parse(onDemo.stdout)).toMatchObject({ mode: expect.any(String) });
+    expect(existsSync(path.join(dataDir, 'postgres'))).toBe(false);
   }, 240_000);
 
   it('never answers a read command from a ledger it would have to create', async () => {
