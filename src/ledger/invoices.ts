@@ -1,4 +1,4 @@
-import type { Sql, TransactionSql } from 'postgres';
+import type { PendingQuery, Row, Sql, TransactionSql } from 'postgres';
 import type { ProviderEnvironment } from '../config/schema.js';
 import { topic } from '../provider/vocabulary.js';
 
@@ -20,7 +20,16 @@ const firstArrived = (sql: Sql | TransactionSql) => sql`(to_char(i.received_at a
  * rows come in no order (the pass stages them as a set: sorting 1,000,000 invoices by uuid took
  * 0.7-1.0 s of its staging).
  */
-export function invoiceFacts(sql: Sql | TransactionSql, environment: ProviderEnvironment, page: { after?: string; limit?: number } = {}) {
+export function invoiceFacts(
+  sql: Sql | TransactionSql,
+  environment: ProviderEnvironment,
+  page: { after?: string; limit?: number; arrivedSince?: PendingQuery<Row[]> } = {},
+) {
+  // `arrivedSince` (an SQL timestamptz): only the invoices with an event received at or after it
+  // (invoice_events_received_idx), each with all its events.
+  const arrived = page.arrivedSince === undefined
+    ? sql``
+    : sql`and i.invoice_uuid in (select invoice_uuid from invoice_events where environment = ${environment} and received_at >= ${page.arrivedSince})`;
   return sql`
     select i.invoice_uuid,
            substr(min(${firstArrived(sql)} || i.external_reference_id), ${ARRIVAL_KEY_LENGTH + 1}) as ref,
@@ -30,7 +39,7 @@ export function invoiceFacts(sql: Sql | TransactionSql, environment: ProviderEnv
            min(coalesce(i.event_time_sortable::timestamptz, i.received_at)) filter (where i.topic = ${topic('invoice/canceled')}) as canceled_at,
            max(i.gross_amount_cents) filter (where i.topic = ${topic('invoice/complete')}) as gross_amount_cents
     from invoice_events i
-    where i.environment = ${environment} and ${page.after === undefined ? sql`true` : sql`i.invoice_uuid > ${page.after}::uuid`}
+    where i.environment = ${environment} and ${page.after === undefined ? sql`true` : sql`i.invoice_uuid > ${page.after}::uuid`} ${arrived}
     group by i.invoice_uuid
     having count(i.external_reference_id) > 0
     ${page.after === undefined && page.limit === undefined ? sql`` : sql`order by i.invoice_uuid`}

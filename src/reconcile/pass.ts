@@ -167,7 +167,7 @@ async function runRules(
     const params: RuleParams = { ...scoped, payoutsStand: !invoices.payouts.changed };
     const rules = RULES.filter((rule) => !standing.includes(rule.kind));
     await createFoundTable(tx);
-    if (invoices.changed) await timed('invoice_evidence', () => stageInvoiceEvidence(tx, params));
+    if (invoices.changed) await timed('invoice_evidence', () => stageInvoiceEvidence(tx, params, scope.since));
     for (const rule of rules) summary.found[rule.kind] = await timed(rule.kind, () => rule.collect(tx, params));
     if (invoices.changed) await timed('invoice_totals', () => recordInvoiceTotals(tx, params, runId));
     // An incremental pass resolves the order findings of its scope only: `found` is complete for

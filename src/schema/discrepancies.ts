@@ -1,4 +1,4 @@
-import { bigint, bigserial, index, jsonb, pgEnum, pgTable, text, timestamp, uniqueIndex, integer } from 'drizzle-orm/pg-core';
+import { bigint, bigserial, index, jsonb, pgEnum, pgTable, primaryKey, text, timestamp, uniqueIndex, integer, uuid } from 'drizzle-orm/pg-core';
 import { providerEnvironment } from './common.js';
 
 export const DISCREPANCY_KINDS = [
@@ -118,3 +118,19 @@ export const reconcileRuns = pgTable('reconcile_runs', {
   // metrics read them on every pass and scrape, of a table that grows by a row per pass.
   index('reconcile_runs_started_idx').on(t.environment, t.startedAt),
 ]);
+
+/**
+ * Each invoice as its invoice events say (ledger/invoices.ts invoiceFacts: reference, order,
+ * creation, cancellation, gross amount), kept between reconcile passes so that a pass with new
+ * invoice events recomputes only their invoices (reconcile/rules/invoice-common.ts says why and
+ * when it is rebuilt). Derived: nothing else writes or reads it, and a full pass rebuilds it.
+ */
+export const reconcileInvoiceFacts = pgTable('reconcile_invoice_facts', {
+  environment: providerEnvironment('environment').notNull(),
+  invoiceUuid: uuid('invoice_uuid').notNull(),
+  ref: text('ref').notNull(),
+  orderUuid: uuid('order_uuid'),
+  createdAt: timestamp('created_at', { withTimezone: true, precision: 6 }).notNull(),
+  canceledAt: timestamp('canceled_at', { withTimezone: true, precision: 6 }),
+  grossAmountCents: bigint('gross_amount_cents', { mode: 'bigint' }),
+}, (t) => [primaryKey({ columns: [t.environment, t.invoiceUuid] })]);

@@ -45,15 +45,16 @@ const key = (...parts: string[]) => createHash('sha256').update(parts.join('\n')
 /** One applied invoice event; returns the invoice uuid. */
 export async function invoiceEvent(
   database: Database,
-  p: { uuid?: string; ref: string; order?: string; topic?: string; eventTime: string; receivedAt?: string },
+  p: { uuid?: string; ref: string; order?: string; topic?: string; eventTime: string; receivedAt?: string; grossCents?: bigint },
 ): Promise<string> {
   const uuid = p.uuid ?? randomUUID();
   const topic = p.topic ?? 'invoice/created';
   const et = parseEventTime(p.eventTime)!;
   await database.sql`
-    insert into invoice_events (environment, event_key, topic, received_at, invoice_uuid, order_uuid, external_reference_id, event_time, event_time_sortable)
+    insert into invoice_events (environment, event_key, topic, received_at, invoice_uuid, order_uuid, external_reference_id, event_time, event_time_sortable,
+                                gross_amount_cents)
     values ('sandbox', ${key(topic, uuid, et.sortable)}, ${topic}, ${p.receivedAt ?? p.eventTime}::timestamptz, ${uuid}, ${p.order ?? null},
-            ${p.ref}, ${p.eventTime}, ${et.sortable})`;
+            ${p.ref}, ${p.eventTime}, ${et.sortable}, ${p.grossCents?.toString() ?? null}::bigint)`;
   return uuid;
 }
 

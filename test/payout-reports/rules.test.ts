@@ -248,7 +248,8 @@ describe('payout_deduction_mismatch in another currency', () => {
 
   it('still judges EUR rows beside it: an invoice without its fixed fee is flagged', async () => {
     const eur = [invoiceRow({ doc: 'INV-H', order: 'O9', cents: 10_000n, feeCents: 0n })];
-    inv.H = await invoiceEvent(d, { ref: 'INV-H', order: randomUUID(), eventTime: day(1) });
+    // Received after the previous pass began, as every new event is: a pass recomputes the invoices of those alone.
+    inv.H = await invoiceEvent(d, { ref: 'INV-H', order: randomUUID(), eventTime: day(1), receivedAt: day(4, '13:00:00') });
     await factoringEvent(d, { ref: 'INV-H', receivedAt: day(1) });
     const p3 = await payoutEvent(d, { sepa: 'PO2026030400000013', cents: transferOf(eur), eventTime: day(4), invoices: ['INV-H'] });
     await importReport(d, eur);
