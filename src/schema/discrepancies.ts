@@ -120,10 +120,12 @@ export const reconcileRuns = pgTable('reconcile_runs', {
 ]);
 
 /**
- * Each invoice as its invoice events say (ledger/invoices.ts invoiceFacts: reference, order,
- * creation, cancellation, gross amount), kept between reconcile passes so that a pass with new
- * invoice events recomputes only their invoices (reconcile/rules/invoice-common.ts says why and
- * when it is rebuilt). Derived: nothing else writes or reads it, and a full pass rebuilds it.
+ * Sets the invoice rules read, derived from the invoice and factoring events and kept between
+ * reconcile passes, so that a pass with new events recomputes only what they touch
+ * (reconcile/kept-set.ts, reconcile/rules/invoice-common.ts say how and why that is enough).
+ * Derived: only the pass writes and reads them, and a full pass recomputes them.
+ *
+ * Each invoice as its invoice events say (ledger/invoices.ts invoiceFacts).
  */
 export const reconcileInvoiceFacts = pgTable('reconcile_invoice_facts', {
   environment: providerEnvironment('environment').notNull(),
@@ -134,3 +136,18 @@ export const reconcileInvoiceFacts = pgTable('reconcile_invoice_facts', {
   canceledAt: timestamp('canceled_at', { withTimezone: true, precision: 6 }),
   grossAmountCents: bigint('gross_amount_cents', { mode: 'bigint' }),
 }, (t) => [primaryKey({ columns: [t.environment, t.invoiceUuid] })]);
+
+/** Each invoice reference's latest factoring event by arrival: its topic, arrival and factored amount. */
+export const reconcileFactoringLatest = pgTable('reconcile_factoring_latest', {
+  environment: providerEnvironment('environment').notNull(),
+  ref: text('ref').notNull(),
+  topic: text('topic').notNull(),
+  receivedAt: timestamp('received_at', { withTimezone: true, precision: 6 }).notNull(),
+  invoiceAmountCents: bigint('invoice_amount_cents', { mode: 'bigint' }),
+}, (t) => [primaryKey({ columns: [t.environment, t.ref] })]);
+
+/** Every reference an invoice event carries. */
+export const reconcileInvoiceRefs = pgTable('reconcile_invoice_refs', {
+  environment: providerEnvironment('environment').notNull(),
+  ref: text('ref').notNull(),
+}, (t) => [primaryKey({ columns: [t.environment, t.ref] })]);

@@ -29,7 +29,33 @@ async function keptAndDerived(d: TestDatabase) {
   return { kept: plain(kept), derived: plain(await invoiceFacts(d.sql, 'sandbox')) };
 }
 
-describe('the invoice facts the passes keep (reconcile_invoice_facts)', () => {
+/** The other two kept sets, against the ledger: each reference's latest factoring event, and every invoice reference. */
+async function otherSets(d: TestDatabase) {
+  const text = (rows: readonly Record<string, unknown>[]) => rows.map((r) => JSON.stringify(r)).sort();
+  const factoring = {
+    kept: text(await d.sql`select ref, topic, received_at::text, invoice_amount_cents::text from reconcile_factoring_latest where environment = 'sandbox'`),
+    derived: text(await d.sql`
+      select distinct on (invoice_external_reference_id) invoice_external_reference_id as ref, topic, received_at::text, invoice_amount_cents::text
+      from factoring_events where environment = 'sandbox' and invoice_external_reference_id is not null
+      order by invoice_external_reference_id, received_at desc, event_key desc`),
+  };
+  const refs = {
+    kept: text(await d.sql`select ref from reconcile_invoice_refs where environment = 'sandbox'`),
+    derived: text(await d.sql`select distinct external_reference_id as ref from invoice_events where environment = 'sandbox' and external_reference_id is not null`),
+  };
+  return { factoring, refs };
+}
+
+async function expectKeptAsDerived(d: TestDatabase) {
+  const facts = await keptAndDerived(d);
+  expect(facts.kept).toEqual(facts.derived);
+  const { factoring, refs } = await otherSets(d);
+  expect(factoring.kept).toEqual(factoring.derived);
+  expect(refs.kept).toEqual(refs.derived);
+  return facts;
+}
+
+describe('the invoice evidence the passes keep (reconcile_invoice_facts, reconcile_factoring_latest, reconcile_invoice_refs)', () => {
   let d: TestDatabase;
   const inv: Record<string, string> = {};
   beforeAll(async () => {
@@ -39,11 +65,10 @@ describe('the invoice facts the passes keep (reconcile_invoice_facts)', () => {
     await factoringEvent(d, { ref: 'INV-A', receivedAt: iso(-9 * DAY) });
   });
 
-  it('are what the invoice events say after every pass: full, incremental with new events of old and new invoices, and rebuilt when missing', async () => {
+  it('are what the invoice and factoring events say after every pass: full, incremental with new events of old and new invoices, and rebuilt when missing', async () => {
     expect(await pass(d, at(0))).toMatchObject({ mode: 'full', invoices: { judged: true } });
-    let facts = await keptAndDerived(d);
+    let facts = await expectKeptAsDerived(d);
     expect(facts.kept.map((f) => f.ref).sort()).toEqual(['INV-A', 'INV-B']);
-    expect(facts.kept).toEqual(facts.derived);
 
     // A is canceled, B completed with its gross amount, and a later event of A names another
     // reference (the first to arrive stays A's); C is new.
@@ -51,9 +76,13 @@ describe('the invoice facts the passes keep (reconcile_invoice_facts)', () => {
     await invoiceEvent(d, { uuid: inv.A, ref: 'INV-A-LATER', topic: 'invoice/reopened', eventTime: iso(MINUTE + 1), receivedAt: iso(MINUTE) });
     await invoiceEvent(d, { uuid: inv.B, ref: 'INV-B', topic: 'invoice/complete', eventTime: iso(MINUTE), receivedAt: iso(MINUTE), grossCents: 11_900n });
     inv.C = await invoiceEvent(d, { ref: 'INV-C', eventTime: iso(MINUTE), receivedAt: iso(MINUTE) });
+    // A's factoring is declined after its approval; B is factored.
+    await factoringEvent(d, { ref: 'INV-A', topic: 'factoring/declined', receivedAt: iso(MINUTE) });
+    await factoringEvent(d, { ref: 'INV-B', cents: 11_900n, receivedAt: iso(MINUTE) });
     expect(await pass(d, at(2 * MINUTE))).toMatchObject({ mode: 'incremental', invoices: { judged: true } });
-    facts = await keptAndDerived(d);
-    expect(facts.kept).toEqual(facts.derived);
+    facts = await expectKeptAsDerived(d);
+    expect((await otherSets(d)).factoring.kept.map((r) => JSON.parse(r).topic)).toEqual(['factoring/declined', 'factoring/approved']);
+    expect((await otherSets(d)).refs.kept).toHaveLength(4);
     const a = facts.kept.find((f) => f.invoice_uuid === inv.A)!;
     expect([a.ref, a.canceled_at !== null]).toEqual(['INV-A', true]);
     expect(facts.kept.find((f) => f.invoice_uuid === inv.B)!.gross_amount_cents).toBe('11900');
@@ -63,17 +92,20 @@ describe('the invoice facts the passes keep (reconcile_invoice_facts)', () => {
     // puts right what differs from the events: a wrong row, and one of an invoice with none.
     await d.sql`update reconcile_invoice_facts set ref = 'WRONG' where invoice_uuid = ${inv.A!}`;
     await d.sql`insert into reconcile_invoice_facts (environment, invoice_uuid, ref, created_at) values ('sandbox', ${randomUUID()}, 'INV-GONE', now())`;
+    await d.sql`update reconcile_factoring_latest set topic = 'factoring/pending' where ref = 'INV-B'`;
+    await d.sql`insert into reconcile_invoice_refs (environment, ref) values ('sandbox', 'INV-GONE')`;
     expect(await pass(d, at(2 * HOUR), { full: true })).toMatchObject({ mode: 'full', opened: 0, reopened: 0, resolved: 0 });
-    facts = await keptAndDerived(d);
-    expect(facts.kept).toEqual(facts.derived);
+    facts = await expectKeptAsDerived(d);
 
     // Lost (here: deleted), the table is rebuilt whole by the next pass that judges the invoices,
     // not only for the invoices with new events (D's; the others' are older than that pass's margin).
     await d.sql`delete from reconcile_invoice_facts`;
+    await d.sql`delete from reconcile_factoring_latest`;
+    await d.sql`delete from reconcile_invoice_refs`;
     inv.D = await invoiceEvent(d, { ref: 'INV-D', eventTime: iso(2 * HOUR + MINUTE), receivedAt: iso(2 * HOUR + MINUTE) });
     expect(await pass(d, at(2 * HOUR + 2 * MINUTE))).toMatchObject({ mode: 'incremental', invoices: { judged: true } });
-    facts = await keptAndDerived(d);
+    facts = await expectKeptAsDerived(d);
     expect(facts.kept.map((f) => f.ref).sort()).toEqual(['INV-A', 'INV-B', 'INV-C', 'INV-D']);
-    expect(facts.kept).toEqual(facts.derived);
+    expect((await otherSets(d)).factoring.kept).toHaveLength(2);
   });
 });

@@ -108,9 +108,9 @@ describe('metrics', () => {
   });
 
   it("shows the latest pass's figures: an invoice factored since appears after the next pass", async () => {
-    // Received after the previous pass began, as every new event is: a pass recomputes the invoices of those alone.
+    // Received after the previous pass began, as every new event is: a pass recomputes what those touch alone.
     await invoiceEvent(db, { uuid: uuid('f'), ref: 'INV-F', eventTime: '2026-03-11T06:00:00.000000000Z', receivedAt: NOW.toISOString() });
-    await factoringEvent(db, { ref: 'INV-F', cents: 3_000n, receivedAt: '2026-03-11T07:00:00Z' });
+    await factoringEvent(db, { ref: 'INV-F', cents: 3_000n, receivedAt: NOW.toISOString() });
     const { registry } = testMetrics(db);
     expect(await registry.metrics()).toContain('bnpl_recon_invoices_in_transit 2\n');
     await pass(db, NOW);
