@@ -21,7 +21,12 @@ export interface KeptSet {
   indexStaged: boolean;
   /** Every row of the set, computed from the ledger (key and value columns by name). */
   rows(tx: TransactionSql, environment: ProviderEnvironment): PendingQuery<Row[]>;
-  /** The rows of the keys whose evidence holds a row received at or after `lower` (an SQL timestamptz). */
+  /**
+   * The rows of the keys whose evidence holds a row received at or after `lower` (an SQL
+   * timestamptz). An incremental pass only upserts these: a set fits this mechanism only when a key,
+   * once in it, stays in it while the ledger only adds evidence (an invoice keeps its reference, a
+   * reference its latest factoring event), so no row of a recomputed key can have gone.
+   */
   rowsSince(tx: TransactionSql, environment: ProviderEnvironment, lower: PendingQuery<Row[]>): PendingQuery<Row[]>;
   /** An SQL boolean: the ledger holds evidence of the set (a kept table empty meanwhile is rebuilt). */
   evidence(tx: TransactionSql, environment: ProviderEnvironment): PendingQuery<Row[]>;
