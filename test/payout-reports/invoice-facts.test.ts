@@ -3,16 +3,12 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { factoringEvent, invoiceEvent, pass } from './fixtures.js';
 import { invoiceFacts } from '../../src/ledger/invoices.js';
+import { DAY, HOUR, MINUTE, realClock } from '../helpers/real-clock.js';
 
 // Passes on the real clock (T0 = now), moved forward by minutes: an incremental pass recomputes the
 // invoices with events received since the previous pass began (less the margin), as the receiver
 // stamps them with the time they arrive.
-const T0 = Date.now();
-const MINUTE = 60_000;
-const HOUR = 60 * MINUTE;
-const DAY = 24 * HOUR;
-const at = (ms: number) => new Date(T0 + ms);
-const iso = (ms: number) => new Date(T0 + ms).toISOString().replace(/\.(\d{3})Z$/, '.$1000000Z');
+const { at, iso } = realClock();
 
 type Fact = { invoice_uuid: string; ref: string; order_uuid: string | null; created_at: string; canceled_at: string | null; gross_amount_cents: string | null };
 const byUuid = (a: Fact, b: Fact) => a.invoice_uuid.localeCompare(b.invoice_uuid);

@@ -2,15 +2,11 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { factoringEvent, findings, importCsv, importReport, invoiceEvent, invoiceRow, OTHER_IBAN, pass, payoutEvent, transferOf } from './fixtures.js';
 import type { PassSummary } from '../../src/reconcile/types.js';
+import { DAY, HOUR, MINUTE, realClock } from '../helpers/real-clock.js';
 
 // Reports and statements are stamped with the database's clock as they are stored, so the passes
 // run on the real clock (T0 = now), moved forward by at most hours: a full pass comes every 24 h.
-const T0 = Date.now();
-const MINUTE = 60_000;
-const HOUR = 60 * MINUTE;
-const DAY = 24 * HOUR;
-const at = (ms: number) => new Date(T0 + ms);
-const iso = (ms: number) => new Date(T0 + ms).toISOString().replace(/\.(\d{3})Z$/, '.$1000000Z');
+const { at, iso, day } = realClock();
 
 const reportKinds = ['payout_deduction_mismatch', 'payout_report_mismatch'];
 const invoiceKinds = ['invoice_not_paid_out', 'invoice_paid_out_twice', 'payout_pays_canceled_invoice', 'buyer_paid_merchant_directly',
@@ -46,7 +42,7 @@ describe('an incremental pass judges the invoice kinds again only when their evi
     expect((await findings(d, 'invoice_not_paid_out')).map((f) => f.entity_id)).toEqual([inv.A]);
     expect((await findings(d, 'payout_unknown_invoice')).map((f) => [f.subject, f.status])).toEqual([['INV-X', 'open']]);
 
-    await importCsv(d, [{ ref: 'S1', date: new Date(T0).toISOString().slice(0, 10), cents: 500n, sepa: 'INV-D', iban: OTHER_IBAN }]);
+    await importCsv(d, [{ ref: 'S1', date: day(0), cents: 500n, sepa: 'INV-D', iban: OTHER_IBAN }]);
     const statement = await pass(d, at(MINUTE));
     expect(statement).toMatchObject({ mode: 'incremental', invoices: { judged: true, reason: 'a bank statement was imported' } });
     expect(await findings(d, 'buyer_paid_merchant_directly')).toHaveLength(1);

@@ -3,16 +3,11 @@ import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { findings, importCsv, OTHER_IBAN, pass, payoutEvent } from './fixtures.js';
 import { PAYOUT_EVIDENCE_KINDS } from '../../src/reconcile/invoice-scope.js';
 import type { PassSummary } from '../../src/reconcile/types.js';
+import { DAY, HOUR, MINUTE, realClock } from '../helpers/real-clock.js';
 
 // Statements are stamped with the database's clock as they are stored, so the passes run on the
 // real clock (T0 = now), moved forward by hours: a full pass comes every 24 h.
-const T0 = Date.now();
-const MINUTE = 60_000;
-const HOUR = 60 * MINUTE;
-const DAY = 24 * HOUR;
-const at = (ms: number) => new Date(T0 + ms);
-const iso = (ms: number) => new Date(T0 + ms).toISOString().replace(/\.(\d{3})Z$/, '.$1000000Z');
-const day = (ms: number) => new Date(T0 + ms).toISOString().slice(0, 10);
+const { at, iso, day } = realClock();
 
 /** Every payout kind's findings, and duplicate_event's (of payouts, here), for comparing what passes left. */
 async function payoutFindings(d: TestDatabase) {
