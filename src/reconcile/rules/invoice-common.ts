@@ -78,7 +78,7 @@ const KEPT_SETS: readonly KeptSet[] = [
     indexStaged: false,
     rows: (tx, environment) => invoiceFacts(tx, environment),
     rowsSince: (tx, environment, lower) => invoiceFacts(tx, environment, { arrivedSince: lower }),
-    evidence: (tx, environment) => tx`exists (select 1 from invoice_events where environment = ${environment} and external_reference_id is not null)`,
+    evidence: invoiceReferenceEvidence,
   },
   {
     // Each invoice reference's latest factoring event by arrival (factoring payloads carry no
@@ -102,15 +102,22 @@ const KEPT_SETS: readonly KeptSet[] = [
     key: ['ref'],
     values: [],
     indexStaged: true,
-    rows: (tx, environment) => tx`
-      select distinct external_reference_id as ref from invoice_events
-      where environment = ${environment} and external_reference_id is not null`,
-    rowsSince: (tx, environment, lower) => tx`
-      select distinct external_reference_id as ref from invoice_events
-      where environment = ${environment} and external_reference_id is not null and received_at >= ${lower}`,
-    evidence: (tx, environment) => tx`exists (select 1 from invoice_events where environment = ${environment} and external_reference_id is not null)`,
+    rows: (tx, environment) => invoiceReferences(tx, environment, tx``),
+    rowsSince: (tx, environment, lower) => invoiceReferences(tx, environment, tx`and received_at >= ${lower}`),
+    evidence: invoiceReferenceEvidence,
   },
 ];
+
+/** Whether any invoice event carries a reference: evidence of the invoice facts and of the references alike. */
+function invoiceReferenceEvidence(tx: TransactionSql, environment: ProviderEnvironment) {
+  return tx`exists (select 1 from invoice_events where environment = ${environment} and external_reference_id is not null)`;
+}
+
+function invoiceReferences(tx: TransactionSql, environment: ProviderEnvironment, only: PendingQuery<Row[]>) {
+  return tx`
+    select distinct external_reference_id as ref from invoice_events
+    where environment = ${environment} and external_reference_id is not null ${only}`;
+}
 
 function latestFactoring(tx: TransactionSql, environment: ProviderEnvironment, only: PendingQuery<Row[]>) {
   return tx`
