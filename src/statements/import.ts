@@ -11,7 +11,8 @@ import { encodingOf, streamDecoder, textSlices, utf8Validator } from './decode.j
 import { HEAD_CHARS, refuseBinary, statementReader } from './detect.js';
 import { KEY_FORMAT, wholeDays } from './line-key.js';
 import { storeStatement, type SectionCounts } from './overlap.js';
-import { createStaging, stagedDocuments, stagePart, type Staging } from './staging.js';
+import { createStaging, stagePart, type Staging } from './staging.js';
+import { freshRows, stagedRows } from './staged-rows.js';
 import { StorePipeline, type StatementPart, type YieldTo } from './store-pipeline.js';
 import type { CsvOptions } from './csv.js';
 import { lockKey } from '../jobs/lock-keys.js';
@@ -315,7 +316,8 @@ async function importSections(
         for (const l of lines) addTotal(totals, l.currency, l.direction, l.amountCents);
         const whole = !more && !inParts;
         inParts = more === true;
-        await pipeline.add(section, lines, more === true, whole ? (firstN) => stagedDocuments(section, lines, firstN) : undefined);
+        const fresh = (firstN: number) => freshRows(stagedRows(section, wholeDays(section), lines, firstN), environment, statementId);
+        await pipeline.add(section, lines, more === true, whole ? fresh : undefined);
         if (more) options.onProgress?.(linesStaged);
       });
       await pipeline.drain();
@@ -364,10 +366,10 @@ async function storeSection(
   const { section, index } = part;
   // Only an import told to accept it gets an unbalanced statement here (the readers refuse otherwise): stored, with its finding.
   const balances = section.balances;
-  const stored = storeStatement(tx, staging, environment, statementId, index, section, part.lines, part.firstN, part.documents);
-  const finding = balances?.state === 'unbalanced' ? recordUnbalanced(tx, environment, statementId, index, fileName, section, balances) : null;
-  const counts = await stored;
-  return { section, lines: counts.new + counts.known + counts.overlap, counts, unbalancedFinding: finding === null ? null : await finding };
+  const counts = await storeStatement(tx, staging, environment, statementId, index, section, part.lines, part.firstN, part.fresh);
+  // After the statement is stored: nothing may use the connection while its rows are copied (overlap.ts).
+  const finding = balances?.state === 'unbalanced' ? await recordUnbalanced(tx, environment, statementId, index, fileName, section, balances) : null;
+  return { section, lines: counts.new + counts.known + counts.overlap, counts, unbalancedFinding: finding };
 }
 
 async function alreadyImported(tx: TransactionSql, environment: ProviderEnvironment, sha256: string) {

@@ -1,7 +1,9 @@
 import type { PendingQuery, Row, TransactionSql } from 'postgres';
 import type { ProviderEnvironment } from '../config/schema.js';
 import { statementKeyPrefix, wholeDays } from './line-key.js';
-import { send, stageEntries, stagedDocuments, stagedEntriesOf, stagedLinesOf, type StagedDocuments, type Staging } from './staging.js';
+import { copyRows } from '../db/copy.js';
+import { FRESH_ENTRY_COLUMNS, FRESH_LINE_COLUMNS, freshRows, stagedRows, type FreshRows } from './staged-rows.js';
+import { send, stageEntries, type Staging } from './staging.js';
 import { addTotal, totalsDifference } from './totals.js';
 import { StatementFormatError, type StatementLine, type StatementSection, type Totals } from './types.js';
 
@@ -52,10 +54,12 @@ export interface SectionCounts {
 
 /**
  * Stages, matches and stores one statement of a file (the statements before it in the file are
- * already stored, so overlaps inside one file are found too), and checks its stored lines. Every
- * statement of it is sent before the first result is awaited (staging.ts `send`), and each depends
- * on no result in JavaScript: the connection runs them back to back, and a caller may send the next
- * statement's before this one's have run.
+ * already stored, so overlaps inside one file are found too), and checks its stored lines. A
+ * statement of new days (storeIfNothingStored) is tested, then copied: nothing else may use the
+ * connection until it is stored. Otherwise every query of the rules is sent before the first result
+ * is awaited (staging.ts `send`), and each depends on no result in JavaScript: the connection runs
+ * them back to back. `fresh` is the statement's rows as staged-rows.ts freshRows builds them, when
+ * the caller built them ahead.
  */
 export async function storeStatement(
   tx: TransactionSql,
@@ -66,18 +70,18 @@ export async function storeStatement(
   section: StatementSection,
   lines: readonly StatementLine[],
   firstN: number,
-  documents?: StagedDocuments,
+  fresh?: FreshRows,
 ): Promise<SectionCounts> {
   const days = wholeDays(section);
   if (!staging.partsStaged) {
-    documents ??= stagedDocuments(section, lines, firstN);
-    const [fresh] = await send(storeIfNothingStored(tx, environment, statementId, sectionIndex, section, days, documents));
-    if (fresh!.stored) {
-      verifyStored(sectionIndex, section, fresh!.sums);
-      return { new: fresh!.lines, known: 0, overlap: 0 };
+    fresh ??= freshRows(stagedRows(section, days, lines, firstN), environment, statementId);
+    const stored = await storeIfNothingStored(tx, environment, statementId, sectionIndex, section, days, fresh);
+    if (stored) {
+      verifyStored(sectionIndex, section, stored.sums);
+      return { new: stored.lines, known: 0, overlap: 0 };
     }
   }
-  const { sent, source } = stageEntries(tx, staging, section, days, lines, firstN, documents);
+  const { sent, source } = stageEntries(tx, staging, section, days, lines, firstN);
   sent.push(...matchEntries(tx, environment, statementId, section.identity));
   const corrected = send(correctedEntry(tx, environment));
   const counts = send(writeEntries(tx, environment, statementId));
@@ -99,68 +103,60 @@ export async function storeStatement(
 type Sums = { currency: string; direction: 'credit' | 'debit'; cents: string }[];
 
 /**
- * A statement none of whose entries rules 1-3 can pair with a stored one is stored whole, in one
- * statement, without staging: no entry of its identity is stored (its keys share a prefix,
- * line-key.ts, so one index range says so), nor, while files of the older keys or of before
- * migration 0013 exist, an entry or line at its positions in those forms, and no stored entry
- * shares an account and booking day with one of its entries (rules 2 and 3 pair only those). Its
- * entries are then all new, as the rules would find them, and are stored as writeEntries and
- * writeLines store new ones, with its period. This is a statement of days not imported before, the
- * usual one: 4 of every 5 statements' work was staging and matching that found nothing
- * (bench/README.md, statements). Otherwise nothing is written (`stored` false), and the statement
- * takes the rules' way. Every condition is read from the snapshot before the inserts.
+ * A statement none of whose entries rules 1-3 can pair with a stored one is stored whole, without
+ * staging: no entry of its identity is stored (its keys share a prefix, line-key.ts, so one index
+ * range says so), nor, while files of the older keys or of before migration 0013 exist, an entry or
+ * line at its positions in those forms, and no stored entry shares an account and booking day with
+ * one of its entries (rules 2 and 3 pair only those). Its entries are then all new, as the rules
+ * would find them, and its entries and lines are copied into the ledger as they are (db/copy.ts),
+ * with its period; the lines then stored at its positions are summed for the check. This is a
+ * statement of days not imported before, the usual one: 4 of every 5 statements' work was staging
+ * and matching that found nothing (bench/README.md, statements). Otherwise nothing is written
+ * (null), and the statement takes the rules' way. Imports of an environment take turns (import.ts),
+ * so nothing is stored between the test and the copy.
  */
-function storeIfNothingStored(
+async function storeIfNothingStored(
   tx: TransactionSql,
   environment: ProviderEnvironment,
   statementId: number,
   sectionIndex: number,
   section: StatementSection,
   days: { first: string | null; last: string | null },
-  docs: StagedDocuments,
-): PendingQuery<{ stored: boolean; lines: number; sums: Sums }[]> {
+  fresh: FreshRows,
+): Promise<{ lines: number; sums: Sums } | null> {
   const prefix = statementKeyPrefix(section);
-  const period = section.periodFrom !== null && section.periodTo !== null;
-  return tx`
-    with e as materialized (select * from ${stagedEntriesOf(tx, docs)}),
-    fresh as materialized (
-      select not exists (
-               select 1 from statement_entries s
-               where s.environment = ${environment} and s.entry_key between ${`${prefix}:00000000`} and ${`${prefix}:ffffffff`})
-         and not ${storedOnTheirDays(tx, environment, tx`select account_iban, booking_date from e`)}
-         -- Each a probe per entry ('offset 0' as in matchEntries), and only while such files exist.
-         and not (${olderKeyFiles(tx, environment, statementId)}
-                  and exists (
-                    select 1 from e w
-                    cross join lateral (
-                      select 1 from statement_entries s where s.environment = ${environment} and s.entry_key = ${legacyKey(tx, 'entry', section.identity)} offset 0
-                    ) s))
-         and not (${filesBefore0013(tx, environment, statementId)}
-                  and exists (
-                    select 1 from e w
-                    cross join lateral (
-                      select 1 from statement_lines l where l.environment = ${environment} and l.position_key = ${legacyKey(tx, 'position', section.identity)} offset 0
-                    ) l))
-           as ok
-    ),
-    entries as (
-      insert into statement_entries (environment, entry_key, statement_id, account_iban, booking_date, currency, direction, amount_cents,
-                                     entry_reference, lines_entry_key, match)
-      select ${environment}::provider_environment, e.entry_key, ${statementId}::bigint, e.account_iban, e.booking_date, e.currency, e.direction,
-             e.amount_cents, e.entry_reference, e.entry_key, 'new'
-      from e where (select ok from fresh) order by e.entry_index
-    ),
-    periods as (
-      ${writePeriod(tx, environment, statementId, sectionIndex, section, days)} where ${period} and (select ok from fresh)
-    ),
-    stored as (
-      ${insertLines(tx, environment, statementId, stagedLinesOf(tx, docs))} where (select ok from fresh) order by l.n
-      returning currency, direction, amount_cents
-    )
-    select f.ok as stored, coalesce((select count(*) from stored), 0)::int as lines,
-           coalesce((select json_agg(json_build_object('currency', currency, 'direction', direction, 'cents', cents::text))
-                     from (select currency, direction::text as direction, sum(amount_cents) as cents from stored group by currency, direction) t), '[]') as sums
-    from fresh f`;
+  const theirDays = tx`select account_iban, booking_date from unnest(${fresh.days.accounts}::text[], ${fresh.days.dates}::text[]::date[]) as d(account_iban, booking_date)`;
+  const [test] = await tx<{ ok: boolean }[]>`
+    with e as (select entry_index from unnest(${fresh.entryIndexes.map(String)}::text[]::int[]) as w(entry_index))
+    select not exists (
+             select 1 from statement_entries s
+             where s.environment = ${environment} and s.entry_key between ${`${prefix}:00000000`} and ${`${prefix}:ffffffff`})
+       and not ${storedOnTheirDays(tx, environment, theirDays)}
+       -- Each a probe per entry ('offset 0' as in matchEntries), and only while such files exist.
+       and not (${olderKeyFiles(tx, environment, statementId)}
+                and exists (
+                  select 1 from e w
+                  cross join lateral (
+                    select 1 from statement_entries s where s.environment = ${environment} and s.entry_key = ${legacyKey(tx, 'entry', section.identity)} offset 0
+                  ) s))
+       and not (${filesBefore0013(tx, environment, statementId)}
+                and exists (
+                  select 1 from e w
+                  cross join lateral (
+                    select 1 from statement_lines l where l.environment = ${environment} and l.position_key = ${legacyKey(tx, 'position', section.identity)} offset 0
+                  ) l))
+         as ok`;
+  if (!test!.ok) return null;
+  await copyRows(tx, 'statement_entries', FRESH_ENTRY_COLUMNS, fresh.entries);
+  await copyRows(tx, 'statement_lines', FRESH_LINE_COLUMNS, fresh.lines);
+  const period = section.periodFrom && section.periodTo ? send(writePeriod(tx, environment, statementId, sectionIndex, section, days)) : null;
+  const sums = await tx<(Sums[number] & { lines: number })[]>`
+    select currency, direction::text as direction, sum(amount_cents)::text as cents, count(*)::int as lines
+    from statement_lines
+    where environment = ${environment} and position_key between ${`${prefix}:00000000:00000000`} and ${`${prefix}:ffffffff:ffffffff`}
+    group by currency, direction`;
+  await period;
+  return { lines: sums.reduce((n, s) => n + s.lines, 0), sums };
 }
 
 /**

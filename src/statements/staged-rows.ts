@@ -1,3 +1,4 @@
+import { copyChunks, copyRow } from '../db/copy.js';
 import { entryKey, entryReference, positionKey, statementKeyPrefix } from './line-key.js';
 import type { StatementLine, StatementSection } from './types.js';
 
@@ -119,4 +120,53 @@ export function stagedRows(
     values[i] != null && sharing.get(values[i]!) === 1 ? e.reference : null, e.wholeDay, e.lines,
   ]);
   return { entries, lines: staged };
+}
+
+/** statement_entries' columns as a statement stored whole copies them (overlap.ts), in the order of freshRows' fields. */
+export const FRESH_ENTRY_COLUMNS = [
+  'environment', 'entry_key', 'statement_id', 'account_iban', 'booking_date', 'currency', 'direction', 'amount_cents', 'entry_reference',
+  'lines_entry_key', 'match',
+] as const;
+
+/** statement_lines' columns likewise (line_key is the position key, as for every line stored since migration 0013). */
+export const FRESH_LINE_COLUMNS = [
+  'environment', 'statement_id', 'line_key', 'position_key', 'entry_key', 'entry_index', 'tx_index', 'account_iban', 'booking_date',
+  'value_date', 'amount_cents', 'currency', 'direction', 'counterparty_iban', 'counterparty_name', 'end_to_end_id', 'bank_reference',
+  'remittance', 'sepa_reference',
+] as const;
+
+/**
+ * A statement as it is stored when none of its entries can be a booking already stored (overlap.ts
+ * storeIfNothingStored): its entries and lines as COPY rows of statement `statementId` (db/copy.ts),
+ * every entry new and holding its own lines, and what the test for that reads of it: the account
+ * and booking day of its entries (each pair once) and their indexes.
+ */
+export interface FreshRows {
+  entries: Buffer[];
+  lines: Buffer[];
+  days: { accounts: string[]; dates: string[] };
+  entryIndexes: number[];
+}
+
+export function freshRows(rows: { entries: readonly StagedEntry[]; lines: readonly StagedLine[] }, environment: string, statementId: number): FreshRows {
+  const accounts: string[] = [];
+  const dates: string[] = [];
+  const seen = new Set<string>();
+  for (const e of rows.entries) {
+    const [, , account, date] = e;
+    if (account === null || seen.has(`${account}\n${date}`)) continue;
+    seen.add(`${account}\n${date}`);
+    accounts.push(account);
+    dates.push(date);
+  }
+  return {
+    entries: copyChunks(rows.entries, ([key, , account, date, currency, direction, cents, reference]) =>
+      copyRow([environment, key, statementId, account, date, currency, direction, cents, reference, key, 'new']),
+    ),
+    lines: copyChunks(rows.lines, ([, position, key, entryIndex, txIndex, ...rest]) =>
+      copyRow([environment, statementId, position, position, key, entryIndex, txIndex, ...rest]),
+    ),
+    days: { accounts, dates },
+    entryIndexes: rows.entries.map((e) => e[1]),
+  };
 }

@@ -8,7 +8,7 @@ import type { StatementLine, StatementSection } from './types.js';
  * function here only sends its statements (postgres.js runs a query once something awaits or
  * executes it, in the order they were executed): overlap.ts sends the whole of a statement's work
  * at once and awaits its results after, so the connection runs one statement's queries back to back
- * and the next statement's behind them while the reader parses on.
+ * while the reader parses on.
  */
 
 /** What the staging tables hold between statements of one import. */
@@ -61,24 +61,24 @@ export function stagePart(tx: TransactionSql, staging: Staging, section: Stateme
 }
 
 /** A statement's entries and lines as the JSON documents stageEntries sends (staged-rows.ts). */
-export interface StagedDocuments {
+interface StagedDocuments {
   entries: string;
   lines: string;
 }
 
-/** The documents of a statement handed over whole; `firstN` numbers its lines after those before it in the file. */
-export function stagedDocuments(section: StatementSection, lines: readonly StatementLine[], firstN: number): StagedDocuments {
+/** The documents of a statement handed over whole, for the rules' way; `firstN` numbers its lines after those before it in the file. */
+function stagedDocuments(section: StatementSection, lines: readonly StatementLine[], firstN: number): StagedDocuments {
   const rows = stagedRows(section, wholeDays(section), lines, firstN);
   return { entries: JSON.stringify(rows.entries), lines: JSON.stringify(rows.lines) };
 }
 
 /** The statement's entries document as rows, `e` (staged-rows.ts ENTRY_COLUMNS). */
-export function stagedEntriesOf(tx: TransactionSql, docs: StagedDocuments): PendingQuery<Row[]> {
+function stagedEntriesOf(tx: TransactionSql, docs: StagedDocuments): PendingQuery<Row[]> {
   return tx`(select ${tx.unsafe(columnsOf(ENTRY_COLUMNS))} from jsonb_array_elements(${docs.entries}::text::jsonb) r) e`;
 }
 
 /** The statement's lines document as rows, `l` (staged-rows.ts LINE_COLUMNS). */
-export function stagedLinesOf(tx: TransactionSql, docs: StagedDocuments): PendingQuery<Row[]> {
+function stagedLinesOf(tx: TransactionSql, docs: StagedDocuments): PendingQuery<Row[]> {
   return tx`(select ${tx.unsafe(columnsOf(LINE_COLUMNS))} from jsonb_array_elements(${docs.lines}::text::jsonb) r) l`;
 }
 
@@ -87,9 +87,8 @@ const columnsOf = (columns: StagedColumns): string => columns.map(([name, type],
 
 /**
  * Stages the statement's entries, and returns the source its new lines are stored from: the
- * statement's lines as one JSON document (`documents`, built when the reader handed the statement
- * over, or here), or, when its parts were staged before (stagePart), import_lines, re-keyed now
- * that the statement's identity is known.
+ * statement's lines as one JSON document, or, when its parts were staged before (stagePart),
+ * import_lines, re-keyed now that the statement's identity is known.
  */
 export function stageEntries(
   tx: TransactionSql,
@@ -98,7 +97,6 @@ export function stageEntries(
   days: Days,
   lines: readonly StatementLine[],
   firstN: number,
-  documents?: StagedDocuments,
 ): { sent: PendingQuery<Row[]>[]; source: PendingQuery<Row[]> } {
   const sent = [send(tx`truncate import_entries`)];
   let source;
@@ -108,7 +106,7 @@ export function stageEntries(
     source = tx`import_lines l`;
     staging.partsStaged = false;
   } else {
-    const docs = documents ?? stagedDocuments(section, lines, firstN);
+    const docs = stagedDocuments(section, lines, firstN);
     sent.push(
       send(tx`
         insert into import_entries (entry_key, entry_index, account_iban, booking_date, currency, direction, amount_cents, entry_reference,

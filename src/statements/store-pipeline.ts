@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { GroupCommit } from '../batch/group-commit.js';
 import { YieldingPace, type PaceSettings } from '../batch/pace.js';
-import type { StagedDocuments } from './staging.js';
+import type { FreshRows } from './staged-rows.js';
 import type { StatementLine, StatementSection } from './types.js';
 
 /** A statement, or a part of one (types.ts SectionSink `more`), as the reader handed it over. */
@@ -13,13 +13,13 @@ export interface StatementPart {
   firstN: number;
   /** its statement's place in the file */
   index: number;
-  /** its staged rows, built when it was handed over (a statement handed over whole) */
-  documents?: StagedDocuments;
+  /** its rows, built when it was handed over (a statement handed over whole): staged-rows.ts freshRows */
+  fresh?: FreshRows;
 }
 
 /**
- * Sends the writes of one part (overlap.ts storeStatement: every query sent before its first
- * await) and resolves with what they stored, or null for a part with more to come.
+ * Writes one part (overlap.ts storeStatement) and resolves with what it stored, or null for a part
+ * with more to come. Nothing else uses the connection until it resolves.
  */
 export type StorePart<R> = (part: StatementPart) => Promise<R | null>;
 
@@ -71,8 +71,10 @@ function paced<T, R>(write: (parts: readonly T[]) => Promise<R[]>, yieldTo: Yiel
  * Between a file's reader and its import transaction: the reader hands over each statement as it
  * ends, with its staged rows already built, and reads on while Postgres stores the ones before
  * (one core each on the 2-core machine). The one batcher (batch/group-commit.ts) queues them and
- * sends one statement's queries at a time, all of them before the first result is awaited. One at
- * a time because of how postgres.js pipelines a transaction: once a query must wait for an answer
+ * stores one statement at a time: a statement of new days is copied (overlap.ts), and a COPY allows
+ * nothing else on the connection; a statement the overlap rules match has its queries sent all at
+ * once, before the first result is awaited. One at a time also because of how postgres.js
+ * pipelines a transaction: once a query must wait for an answer
  * before the next is sent (the first use of a statement's text, which is described first; a write
  * the socket takes only in part), it sends the queued ones one by one, each after the one before
  * has answered and the event loop has had a turn, until none is queued; with the next statement
@@ -113,10 +115,10 @@ export class StorePipeline<R> {
   }
 
   /** Queues the reader's next part; waits while too many lines are queued. Throws the first failure. */
-  async add(section: StatementSection, lines: StatementLine[], more: boolean, documents?: (firstN: number) => StagedDocuments): Promise<void> {
+  async add(section: StatementSection, lines: StatementLine[], more: boolean, fresh?: (firstN: number) => FreshRows): Promise<void> {
     if (this.failure) throw this.failure.error;
     const firstN = this.linesQueued;
-    const part: StatementPart = { section, lines, more, firstN, index: this.statementsQueued, ...(documents ? { documents: documents(firstN) } : {}) };
+    const part: StatementPart = { section, lines, more, firstN, index: this.statementsQueued, ...(fresh ? { fresh: fresh(firstN) } : {}) };
     this.linesQueued += lines.length;
     if (!more) this.statementsQueued += 1;
     // Reported in the file's order, each after the one before it.
