@@ -12,7 +12,7 @@ import { HEAD_CHARS, refuseBinary, statementReader } from './detect.js';
 import { KEY_FORMAT, wholeDays } from './line-key.js';
 import { storeStatement, type SectionCounts } from './overlap.js';
 import { createStaging, stagePart, type Staging } from './staging.js';
-import { freshRows, stagedRows } from './staged-rows.js';
+import { freshRows } from './staged-rows.js';
 import { StorePipeline, type StatementPart, type YieldTo } from './store-pipeline.js';
 import type { CsvOptions } from './csv.js';
 import { lockKey } from '../jobs/lock-keys.js';
@@ -316,7 +316,7 @@ async function importSections(
         for (const l of lines) addTotal(totals, l.currency, l.direction, l.amountCents);
         const whole = !more && !inParts;
         inParts = more === true;
-        const fresh = (firstN: number) => freshRows(stagedRows(section, wholeDays(section), lines, firstN), environment, statementId);
+        const fresh = () => freshRows(section, lines, environment, statementId);
         await pipeline.add(section, lines, more === true, whole ? fresh : undefined);
         if (more) options.onProgress?.(linesStaged);
       });

@@ -2,7 +2,7 @@ import type { PendingQuery, Row, TransactionSql } from 'postgres';
 import type { ProviderEnvironment } from '../config/schema.js';
 import { statementKeyPrefix, wholeDays } from './line-key.js';
 import { copyRows } from '../db/copy.js';
-import { FRESH_ENTRY_COLUMNS, FRESH_LINE_COLUMNS, freshRows, stagedRows, type FreshRows } from './staged-rows.js';
+import { FRESH_ENTRY_COLUMNS, FRESH_LINE_COLUMNS, freshRows, type FreshRows } from './staged-rows.js';
 import { send, stageEntries, type Staging } from './staging.js';
 import { addTotal, totalsDifference } from './totals.js';
 import { StatementFormatError, type StatementLine, type StatementSection, type Totals } from './types.js';
@@ -74,7 +74,7 @@ export async function storeStatement(
 ): Promise<SectionCounts> {
   const days = wholeDays(section);
   if (!staging.partsStaged) {
-    fresh ??= freshRows(stagedRows(section, days, lines, firstN), environment, statementId);
+    fresh ??= freshRows(section, lines, environment, statementId);
     const stored = await storeIfNothingStored(tx, environment, statementId, sectionIndex, section, days, fresh);
     if (stored) {
       verifyStored(sectionIndex, section, stored.sums);

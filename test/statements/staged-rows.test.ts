@@ -1,5 +1,9 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { stagedRows } from '../../src/statements/staged-rows.js';
+import { parseStatement } from '../../src/statements/detect.js';
+import { wholeDays } from '../../src/statements/line-key.js';
+import { freshRows, stagedRows } from '../../src/statements/staged-rows.js';
 import type { StatementLine, StatementSection } from '../../src/statements/types.js';
 
 const section = {
@@ -55,5 +59,60 @@ describe('stagedRows: which entry references the overlap rule may trust', () => 
       ['3000', 'BATCH', null, 2],
       ['3000', 'BATCH', null, 1],
     ]);
+  });
+});
+
+/** COPY text rows back to fields (db/copy.ts's escapes undone; \N is null). */
+function copiedRows(chunks: readonly Buffer[]): (string | null)[][] {
+  const text = Buffer.concat(chunks).toString('utf8');
+  return text
+    .split('\n')
+    .slice(0, -1)
+    .map((row) => row.split('\t').map((f) => (f === '\\N' ? null : f.replace(/\\(.)/g, (_, c: string) => ({ t: '\t', n: '\n', r: '\r' })[c] ?? c))));
+}
+
+describe('freshRows: a statement stored whole is copied as the rules would store it', () => {
+  const files = readdirSync(path.join(import.meta.dirname, 'banks')).filter((f) => !f.endsWith('.csv'));
+  it.each(files)('%s: its COPY rows hold stagedRows\' entries and lines, its own days and indexes', (name) => {
+    const parsed = parseStatement(readFileSync(path.join(import.meta.dirname, 'banks', name)), { acceptUnbalanced: true });
+    parsed.sections.forEach((s, i) => {
+      const lines = parsed.lines.filter((l) => l.section === i);
+      const staged = stagedRows(s, wholeDays(s), lines, 0);
+      const fresh = freshRows(s, lines, 'sandbox', 77);
+      expect(copiedRows(fresh.lines)).toEqual(
+        staged.lines.map(([, position, key, entryIndex, txIndex, ...rest]) => ['sandbox', '77', position, position, key, String(entryIndex), String(txIndex), ...rest]),
+      );
+      expect(copiedRows(fresh.entries)).toEqual(
+        staged.entries.map(([key, , account, date, currency, direction, cents, reference]) => ['sandbox', key, '77', account, date, currency, direction, cents, reference, key, 'new']),
+      );
+      expect(fresh.entryIndexes).toEqual(staged.entries.map((e) => e[1]));
+      const pairs = [...new Set(staged.entries.filter((e) => e[2] !== null).map((e) => `${e[2]} ${e[3]}`))];
+      expect(fresh.days.accounts.map((a, k) => `${a} ${fresh.days.dates[k]}`)).toEqual(pairs);
+    });
+    expect(parsed.lines.length).toBeGreaterThan(0);
+  });
+
+  it("takes each entry's reference as stagedRows does: NONREF is none, a split batch's is the entry's", () => {
+    const lines = [
+      line(0, 1500n, 'NONREF'),
+      line(1, 900n, 'nonref'),
+      line(2, 900n, null),
+      { ...line(3, 1000n, 'BATCH/1', 0), entryReference: 'BATCH' },
+      { ...line(3, 2000n, 'BATCH/2', 1), entryReference: 'BATCH' },
+    ];
+    expect(copiedRows(freshRows(section, lines, 'sandbox', 5).entries).map((e) => [e[7], e[8]])).toEqual([
+      ['1500', null],
+      ['900', null],
+      ['900', null],
+      ['3000', 'BATCH'],
+    ]);
+  });
+
+  it('escapes what would end a field or a row', () => {
+    const odd = { ...line(0, 100n, 'R\\1'), remittance: 'a\tb\nc\rd\\e', counterpartyName: '\\N' };
+    const [row] = copiedRows(freshRows(section, [odd], 'sandbox', 1).lines);
+    expect(row![17]).toBe('a\tb\nc\rd\\e');
+    expect(row![14]).toBe('\\N');
+    expect(row![16]).toBe('R\\1');
   });
 });
