@@ -6,6 +6,8 @@ const placed = (where: string | undefined) => (where === undefined ? '' : where.
 /** The ledger's amount_cents is a Postgres bigint: an amount or balance beyond it is no bank's. */
 export const MAX_CENTS = 9_223_372_036_854_775_807n;
 
+const DECIMAL = /^([+-])?(\d+)(?:[.,](\d*))?$/;
+
 /**
  * Decimal text to integer cents by string and bigint arithmetic only: '1234.5' -> 123450n. A float
  * parse would turn '0.29' into 28.999999999999996 cents. The separator is '.' or ','; more than two
@@ -13,12 +15,11 @@ export const MAX_CENTS = 9_223_372_036_854_775_807n;
  * currency, EUR amounts use two). A refusal names `where` (the entry, the field) when given.
  */
 export function decimalToCents(text: string, where?: string): bigint {
-  const refuse = (what: string) => new StatementFormatError(`${placed(where)}${what}`);
-  const m = /^([+-])?(\d+)(?:[.,](\d*))?$/.exec(text.trim());
-  if (!m) throw refuse(`not a decimal amount: ${quoted(text)}`);
+  const m = DECIMAL.exec(text.trim());
+  if (!m) throw new StatementFormatError(`${placed(where)}not a decimal amount: ${quoted(text)}`);
   const [, sign, units = '0', fraction = ''] = m;
   if (fraction.length > 2 && !/^0+$/.test(fraction.slice(2))) {
-    throw refuse(`amount ${quoted(text)} has more than two significant fractional digits`);
+    throw new StatementFormatError(`${placed(where)}amount ${quoted(text)} has more than two significant fractional digits`);
   }
   const hundredths = fraction.slice(0, 2).padEnd(2, '0');
   // Below 10^13 units the cents are exact as a double (under 2^53): one BigInt instead of three operations on them.

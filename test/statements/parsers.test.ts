@@ -154,6 +154,20 @@ describe('hand-written statements', () => {
     expect(p.periodTo).toBe('2026-01-03T00:00:00.000Z');
   });
 
+  it('reads German :86: purpose subfields in the order of their codes, whatever order the bank wrote them in (?20-?29, then ?60-?63)', () => {
+    const text = [
+      ':20:STMT2',
+      ':25:DE44500105175407324931',
+      ':28C:2/1',
+      ':60F:C260105EUR0,00',
+      ':61:2601050105C12,00NTRFNONREF//B3',
+      ':86:166?00GUTSCHRIFT?60fuer Januar?21Rechnung 4711?20Miete?32Hausverwaltung',
+      ':62F:C260105EUR12,00',
+      '-',
+    ].join('\n');
+    expect(parseStatement(text).lines[0]).toMatchObject({ remittance: 'Miete Rechnung 4711 fuer Januar', counterpartyName: 'Hausverwaltung' });
+  });
+
   it('parses camt.053.001.08 shapes: Sts/Cd, DtTm, Pty names, NOTPROVIDED, a batch split into transactions, pending entries skipped', () => {
     const xml = `<?xml version="1.0"?><Document xmlns="urn:iso:std:iso:20022:tech:xsd:camt.053.001.08"><BkToCstmrStmt><Stmt>
       <Acct><Id><IBAN>DE44500105175407324931</IBAN></Id></Acct>
