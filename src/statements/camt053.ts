@@ -142,14 +142,19 @@ function context(stmt: Node, index: number, created: string | null) {
 
 function addEntry(open: Open, c: EntryContext, entry: Node, section: number): void {
   const entryIndex = open.entries++;
+  if (!isBooked(entry)) return;
   const where = `${c.where} entry ${entryIndex + 1}`;
-  for (const line of entryLines(entry, c, section, entryIndex, where)) {
+  const amount = amountOf(entry['Amt'], where);
+  if (!amount) throw new StatementFormatError(`${c.where}: entry without Amt`);
+  const currency = amount.currency ?? c.accountCurrency ?? 'EUR';
+  const direction = directionOf(text(entry['CdtDbtInd']), c.where);
+  for (const line of entryLines(entry, c, { cents: amount.cents, currency, direction }, section, entryIndex, where)) {
     open.lines.push(line);
     if (!open.firstDay || line.bookingDate < open.firstDay) open.firstDay = line.bookingDate;
     if (!open.lastDay || line.bookingDate > open.lastDay) open.lastDay = line.bookingDate;
   }
-  const booked = bookedAmount(entry, c.accountCurrency, where);
-  if (booked) addTotal(open.booked, booked.currency, booked.direction, booked.cents);
+  // What the balances move by: the entry as booked, independent of how its details split it.
+  addTotal(open.booked, currency, direction, amount.cents);
 }
 
 function finishStatement(stmt: Node, open: Open, index: number, options: ReaderOptions): StatementSection {
@@ -238,41 +243,55 @@ function directionOf(indicator: string | null, where: string): Direction {
   return indicator === 'CRDT' ? 'credit' : 'debit';
 }
 
-/** The entry as booked (what the balances move by), independent of how its details split it. */
-function bookedAmount(entry: Node, accountCurrency: string | null, where: string): { cents: bigint; currency: string; direction: Direction } | null {
-  if (!isBooked(entry)) return null;
-  const amount = amountOf(entry['Amt'], where)!;
-  return { cents: amount.cents, currency: amount.currency ?? accountCurrency ?? 'EUR', direction: text(entry['CdtDbtInd']) === 'CRDT' ? 'credit' : 'debit' };
+/** An entry's date (ValDt, BookgDt) as the bank-local day, refused naming the entry when it is no real day. */
+function entryDate(value: string | null, entryWhere: string, what: string): string | null {
+  return value === null ? null : bankDate(value, `${entryWhere}: ${what}`);
+}
+
+/** TxDtls/Amt (001.03 and later) is in the account's currency; AmtDtls/TxAmt is what was instructed. */
+function txAmount(tx: Node, entryWhere: string): { cents: bigint; currency: string | null } | null {
+  return amountOf(tx['Amt'], entryWhere) ?? amountOf(at(tx, 'AmtDtls', 'TxAmt', 'Amt'), entryWhere);
+}
+
+/** A transaction's own CdtDbtInd, else its entry's direction. */
+function txDirection(tx: Node, entryDirection: Direction): Direction {
+  const ind = text(tx['CdtDbtInd']);
+  return ind === 'CRDT' ? 'credit' : ind === 'DBIT' ? 'debit' : entryDirection;
 }
 
 type Base = Pick<StatementLine, 'accountIban' | 'bookingDate' | 'valueDate' | 'direction' | 'section' | 'entryIndex' | 'where'>;
 
-function entryLines(entry: Node, c: EntryContext, section: number, entryIndex: number, entryWhere: string): StatementLine[] {
-  if (!isBooked(entry)) return [];
+/** A booked entry's lines; `booked` is its Amt (with the account's currency when it names none) and CdtDbtInd, read by addEntry. */
+function entryLines(
+  entry: Node,
+  c: EntryContext,
+  booked: { cents: bigint; currency: string; direction: Direction },
+  section: number,
+  entryIndex: number,
+  entryWhere: string,
+): StatementLine[] {
   const where = c.where;
-  const amount = amountOf(entry['Amt'], entryWhere);
-  if (!amount) throw new StatementFormatError(`${where}: entry without Amt`);
-  const currency = amount.currency ?? c.accountCurrency ?? 'EUR';
-  const direction = directionOf(text(entry['CdtDbtInd']), where);
-  const date = (value: string | null, what: string) => (value === null ? null : bankDate(value, `${entryWhere}: ${what}`));
-  const valueDate = date(dateOf(entry['ValDt']), 'ValDt');
+  const { currency, direction } = booked;
+  const valueDate = entryDate(dateOf(entry['ValDt']), entryWhere, 'ValDt');
   // BookgDt is optional in the schema: an entry without it is dated by its value date, else by the statement (statementDateOf).
-  const bookingDate = date(dateOf(entry['BookgDt']), 'BookgDt') ?? valueDate ?? (c.statementDate === null ? null : bankDate(c.statementDate, `${where}: statement date`));
+  const bookingDate = entryDate(dateOf(entry['BookgDt']), entryWhere, 'BookgDt') ?? valueDate ?? (c.statementDate === null ? null : bankDate(c.statementDate, `${where}: statement date`));
   if (!bookingDate) throw new StatementFormatError(`${entryWhere}: entry without BookgDt or ValDt in a statement without FrToDt or CreDtTm`);
   const entryRef = text(entry['AcctSvcrRef']) ?? text(entry['NtryRef']);
-  const txs = list(entry['NtryDtls']).flatMap((d) => list(d['TxDtls']));
+  // Loops, not callbacks: this runs for every entry.
+  const txs: Node[] = [];
+  for (const details of list(entry['NtryDtls'])) for (const tx of list(details['TxDtls'])) txs.push(tx);
   const base: Base = { accountIban: c.account, bookingDate, valueDate, direction, section, entryIndex, where: entryWhere };
-  // TxDtls/Amt (001.03 and later) is in the account's currency; AmtDtls/TxAmt is what was instructed.
-  const txAmount = (tx: Node) => amountOf(tx['Amt'], entryWhere) ?? amountOf(at(tx, 'AmtDtls', 'TxAmt', 'Amt'), entryWhere);
-  const txDirection = (tx: Node): Direction => {
-    const ind = text(tx['CdtDbtInd']);
-    return ind === 'CRDT' ? 'credit' : ind === 'DBIT' ? 'debit' : direction;
-  };
-  const amounts = txs.map(txAmount);
+  const amounts: ({ cents: bigint; currency: string | null } | null)[] = [];
   // A batch with transactions of both directions is not split either: each line is booked in one direction.
-  const whole =
-    amounts.every((a, i) => a !== null && (a.currency ?? currency) === currency && txDirection(txs[i]!) === direction) &&
-    amounts.reduce((sum, a) => sum + a!.cents, 0n) === amount.cents;
+  let whole = true;
+  let sum = 0n;
+  for (const tx of txs) {
+    const a = txAmount(tx, entryWhere);
+    amounts.push(a);
+    if (a === null || (a.currency ?? currency) !== currency || txDirection(tx, direction) !== direction) whole = false;
+    else sum += a.cents;
+  }
+  whole &&= sum === booked.cents;
   if (txs.length > 1 && whole) {
     return txs.map((tx, i) => {
       const ref = text(at(tx, 'Refs', 'AcctSvcrRef')) ?? (entryRef ? `${entryRef}/${i + 1}` : null);
@@ -283,7 +302,7 @@ function entryLines(entry: Node, c: EntryContext, section: number, entryIndex: n
   }
   // One transaction that is the whole entry (or in another currency: an FX payment) lends the entry its references.
   const only = txs.length === 1 && (whole || (amounts[0]?.currency ?? currency) !== currency || amounts[0] === null) ? txs[0]! : null;
-  const line = lineOf(base, amount.cents, currency, entryRef, only ?? {}, 0);
+  const line = lineOf(base, booked.cents, currency, entryRef, only ?? {}, 0);
   const additional = text(entry['AddtlNtryInf']);
   if (!only && txs.length > 0) {
     // Details for part of a batch: kept as evidence in the remittance text, but no reference of one
