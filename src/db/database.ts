@@ -7,6 +7,7 @@ import { EmbeddedPostgresError, findRunningEmbedded, hasEmbeddedLedger, startEmb
 import { dedicatedSessions, type DedicatedSessions } from './sessions.js';
 import { parseDatabaseUrl, WRITABLE_SESSION_ATTRS } from './database-url.js';
 import { writableHostClient } from './writable-host.js';
+import { noDelaySockets } from './socket.js';
 
 export type LedgerDb = PostgresJsDatabase<typeof schema>;
 
@@ -102,6 +103,9 @@ export function createLedgerClient(url: string, options: SqlClientOptions): { sq
     backoff: (retries: number) => Math.min(0.05 * 2 ** retries, 1),
     onnotice: () => {},
     connection: { application_name: options.applicationName ?? 'bnpl-recon' },
+    // A documented option of postgres.js that its type declarations lack: every socket with
+    // TCP_NODELAY (socket.ts says why).
+    socket: noDelaySockets(),
   };
   const parsed = parseDatabaseUrl(url);
   const attrs = parsed?.params.get('target_session_attrs');
