@@ -13,10 +13,11 @@ async function closedPort(): Promise<number> {
   return port;
 }
 
+// A refused socket counts once closed: postgres.js reconnects from its 'close', which follows the 'error'.
 const settled = (socket: net.Socket) =>
   new Promise<'connected' | 'refused'>((resolve) => {
     socket.once('connect', () => resolve('connected'));
-    socket.once('error', () => resolve('refused'));
+    socket.once('error', () => socket.once('close', () => resolve('refused')));
   });
 
 describe('the ledger connections’ sockets (db/socket.ts)', () => {
@@ -68,6 +69,37 @@ describe('the ledger connections’ sockets (db/socket.ts)', () => {
       expect(other.remotePort).toBe(port);
     } finally {
       server.close();
+    }
+  });
+
+  it('moves to the next host after a connection destroyed before it was established (a connect timeout)', async () => {
+    const server = net.createServer((s) => s.end());
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as net.AddressInfo;
+    const other = net.createServer((s) => s.end());
+    await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
+    const otherPort = (other.address() as net.AddressInfo).port;
+    try {
+      const target: SocketTarget = { host: ['127.0.0.1', '127.0.0.1'], port: [port, otherPort] };
+      const sockets = noDelaySockets();
+      const first = sockets(target);
+      // What postgres.js's connect timeout does to a socket still connecting: destroy it, with no error.
+      first.destroy();
+      await new Promise((resolve) => first.once('close', resolve));
+      const next = sockets(target);
+      opened.push(next);
+      expect(await settled(next)).toBe('connected');
+      expect(next.remotePort).toBe(otherPort);
+      // Once established, a connection's end keeps the client on that host.
+      next.destroy();
+      await new Promise((resolve) => next.once('close', resolve));
+      const again = sockets(target);
+      opened.push(again);
+      expect(await settled(again)).toBe('connected');
+      expect(again.remotePort).toBe(otherPort);
+    } finally {
+      server.close();
+      other.close();
     }
   });
 
