@@ -125,6 +125,21 @@ async function measureScale(serverUrl: string, orders: number, baselineSample: n
 }
 
 /**
+ * Issue 26's targets, judged at the scale they name: a full pass over 1,000,000 orders in at most
+ * 2 s and one with nothing new in at most 0.5 s; 10,000,000 orders in at most 30 s. At another
+ * scale (the quick run) they are printed, not judged.
+ */
+function reconcileTargets(large: number, fullMs: number, noChangeMs: number): Record<string, unknown> {
+  const judged = (target: number, value: number, at: number) => ({ target_ms: target, at_orders: at, value_ms: value, met: large === at ? value <= target : 'not judged at this scale' });
+  if (large === TEN_MILLION) return { full_pass: judged(30_000, fullMs, TEN_MILLION), note: 'issue 26; growth <= 10x is linear' };
+  return {
+    full_pass: judged(2_000, fullMs, 1_000_000),
+    no_change_pass: judged(500, noChangeMs, 1_000_000),
+    note: 'issue 26; growth <= 10x is linear; memory flat: reconciler_peak_rss_mib alike at both scales',
+  };
+}
+
+/**
  * The reconciliation benchmark (issue 5): a full pass and a no-change pass over a bulk-seeded
  * ledger at two scales (1,000,000 and 100,000 orders; quick: 100,000 and 10,000), against the
  * baseline a user would write by hand: a JavaScript loop over orders issuing per-order queries,
@@ -157,9 +172,7 @@ export async function runReconcileBench(opts: { quick?: boolean; invoices?: bool
     small: atSmall,
     full_pass_growth_for_10x_orders: Number(fullGrowth.toFixed(2)),
     no_change_pass_growth_for_10x_orders: Number(noChangeGrowth.toFixed(2)),
-    targets: large === TEN_MILLION
-      ? { full_pass_ms: 30_000, met: (atLarge.full_pass_ms as number) <= 30_000, note: 'issue 26: a full pass over 10,000,000 orders in at most 30 s; growth <= 10x is linear' }
-      : { full_pass_ms: 10_000, no_change_pass_ms: 2_000, note: 'targets are for 1,000,000 orders; growth <= 10x is linear; memory flat: reconciler_peak_rss_mib alike at both scales' },
+    targets: reconcileTargets(large, atLarge.full_pass_ms as number, atLarge.no_change_pass_ms as number),
   };
   if (opts.invoices === false) return result;
   const withInvoices = await measureScale(serverUrl, large, 0, true);
