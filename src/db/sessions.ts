@@ -1,4 +1,5 @@
 import postgres, { type Sql } from 'postgres';
+import { noDelaySockets } from './socket.js';
 
 /**
  * Database sessions of their own, beside the pool, for state that lives on one session (a
@@ -87,7 +88,7 @@ export function dedicatedSessions(sql: Sql, options: DedicatedSessionsOptions = 
  */
 function sessionClient(sql: Sql): Sql {
   const o = sql.options;
-  return postgres({
+  const options = {
     host: o.host as unknown as string,
     port: o.port as unknown as number,
     ...(o.path ? { path: o.path } : {}),
@@ -104,5 +105,8 @@ function sessionClient(sql: Sql): Sql {
     max_lifetime: 0,
     onnotice: () => {},
     connection: { application_name: String(o.connection.application_name ?? 'bnpl-recon') },
-  });
+    // As the pool's (database.ts): TCP_NODELAY, the first host that answers (socket.ts).
+    socket: noDelaySockets(),
+  };
+  return postgres(options);
 }
