@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { chmod, chown, mkdtemp, rm } from 'node:fs/promises';
+import { chmod, chown, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -12,16 +12,18 @@ import { postgresServerBin, startPgCluster, type PgCluster } from './pg-cluster.
 const run = promisify(execFile);
 
 /**
- * DATABASE_URL with sslmode=require, against a real server with TLS on: the ledger's connections
- * open their own sockets (src/db/socket.ts), and postgres.js negotiates TLS over them, as a managed
- * Postgres requires.
+ * The ways to reach a real server beside plain TCP, now that the ledger's connections open their
+ * own sockets (src/db/socket.ts): TLS (sslmode=require, as a managed Postgres requires), which
+ * postgres.js negotiates over them, and a Unix socket (PGHOST a directory, a local server's usual
+ * way in).
  */
 const bin = postgresServerBin();
-if (!bin) console.warn('database TLS test skipped: no Postgres server binaries under /usr/lib/postgresql/*/bin or PG_BIN; .ci/run installs them');
+if (!bin) console.warn('database connection tests skipped: no Postgres server binaries under /usr/lib/postgresql/*/bin or PG_BIN; .ci/run installs them');
 
-describe.skipIf(!bin)('the ledger over TLS', () => {
+describe.skipIf(!bin)('the ledger over TLS and over a Unix socket', () => {
   let cluster: PgCluster;
   let dir: string;
+  let sockets: string;
 
   beforeAll(async () => {
     dir = await mkdtemp(path.join(tmpdir(), 'bnpl-tls-'));
@@ -34,7 +36,13 @@ describe.skipIf(!bin)('the ledger over TLS', () => {
     await chmod(cert, 0o644);
     const who = await postgresUser(silentLogger());
     if (who) for (const file of [key, cert]) await chown(file, who.uid, who.gid);
-    cluster = await startPgCluster({ synchronous: false, settings: { ssl: 'on', ssl_cert_file: `'${cert}'`, ssl_key_file: `'${key}'` } });
+    sockets = path.join(dir, 'sockets');
+    await mkdir(sockets, { mode: 0o755 });
+    if (who) await chown(sockets, who.uid, who.gid);
+    cluster = await startPgCluster({
+      synchronous: false,
+      settings: { ssl: 'on', ssl_cert_file: `'${cert}'`, ssl_key_file: `'${key}'`, unix_socket_directories: `'${sockets}'` },
+    });
   }, 120_000);
 
   afterAll(async () => {
@@ -69,6 +77,26 @@ describe.skipIf(!bin)('the ledger over TLS', () => {
         if (!written) await new Promise((resolve) => setTimeout(resolve, 100));
       }
       expect(written).toEqual({ ssl: true, recovery: false });
+    } finally {
+      await sql.end({ timeout: 5 });
+    }
+  });
+
+  it('connects through a Unix socket when PGHOST names a directory', async () => {
+    const saved = { PGHOST: process.env.PGHOST, PGPORT: process.env.PGPORT, PGUSER: process.env.PGUSER };
+    process.env.PGHOST = sockets;
+    process.env.PGPORT = String(cluster.primary.port);
+    process.env.PGUSER = 'postgres';
+    // postgres.js reads PGHOST, PGPORT and PGUSER when the client is made, for a URL without a host.
+    const sql = createSqlClient('postgres:///postgres', { poolMax: 1 });
+    for (const [name, value] of Object.entries(saved)) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
+    try {
+      // inet_server_addr() is null over a Unix socket.
+      const [row] = await sql<{ address: string | null; one: number }[]>`select inet_server_addr()::text as address, 1 as one`;
+      expect(row).toEqual({ address: null, one: 1 });
     } finally {
       await sql.end({ timeout: 5 });
     }
