@@ -13,6 +13,13 @@ async function closedPort(): Promise<number> {
   return port;
 }
 
+/** A loopback server that closes every connection it takes. */
+async function listening(): Promise<{ port: number; close(): void }> {
+  const server = net.createServer((s) => s.end());
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { port: (server.address() as net.AddressInfo).port, close: () => server.close() };
+}
+
 // A refused socket counts once closed: postgres.js reconnects from its 'close', which follows the 'error'.
 const settled = (socket: net.Socket) =>
   new Promise<'connected' | 'refused'>((resolve) => {
@@ -29,9 +36,8 @@ describe('the ledger connections’ sockets (db/socket.ts)', () => {
 
   it('turns Nagle’s algorithm off before connecting', async () => {
     const setNoDelay = vi.spyOn(net.Socket.prototype, 'setNoDelay');
-    const server = net.createServer((s) => s.end());
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const { port } = server.address() as net.AddressInfo;
+    const server = await listening();
+    const { port } = server;
     try {
       const socket = noDelaySockets()({ host: ['127.0.0.1'], port: [port] });
       opened.push(socket);
@@ -47,9 +53,8 @@ describe('the ledger connections’ sockets (db/socket.ts)', () => {
 
   it('moves to the next host only after a connection to the current one failed', async () => {
     const refused = await closedPort();
-    const server = net.createServer((s) => s.end());
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const { port } = server.address() as net.AddressInfo;
+    const server = await listening();
+    const { port } = server;
     try {
       const target: SocketTarget = { host: ['127.0.0.1', '127.0.0.1'], port: [refused, port] };
       const sockets = noDelaySockets();
@@ -73,30 +78,26 @@ describe('the ledger connections’ sockets (db/socket.ts)', () => {
   });
 
   it('moves to the next host after a connection destroyed before it was established (a connect timeout)', async () => {
-    const server = net.createServer((s) => s.end());
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const { port } = server.address() as net.AddressInfo;
-    const other = net.createServer((s) => s.end());
-    await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
-    const otherPort = (other.address() as net.AddressInfo).port;
+    const server = await listening();
+    const other = await listening();
     try {
-      const target: SocketTarget = { host: ['127.0.0.1', '127.0.0.1'], port: [port, otherPort] };
+      const target: SocketTarget = { host: ['127.0.0.1', '127.0.0.1'], port: [server.port, other.port] };
       const sockets = noDelaySockets();
-      const first = sockets(target);
-      // What postgres.js's connect timeout does to a socket still connecting: destroy it, with no error.
-      first.destroy();
-      await new Promise((resolve) => first.once('close', resolve));
-      const next = sockets(target);
-      opened.push(next);
-      expect(await settled(next)).toBe('connected');
-      expect(next.remotePort).toBe(otherPort);
-      // Once established, a connection's end keeps the client on that host.
-      next.destroy();
-      await new Promise((resolve) => next.once('close', resolve));
-      const again = sockets(target);
-      opened.push(again);
-      expect(await settled(again)).toBe('connected');
-      expect(again.remotePort).toBe(otherPort);
+      /** Destroys `socket` (no error, as postgres.js's connect timeout does), then opens the next and says where it connected. */
+      const destroyThenNext = async (socket: net.Socket) => {
+        socket.destroy();
+        await new Promise((resolve) => socket.once('close', resolve));
+        const next = sockets(target);
+        opened.push(next);
+        expect(await settled(next)).toBe('connected');
+        return next;
+      };
+      // Destroyed while still connecting: the next connection goes to the other host.
+      const next = await destroyThenNext(sockets(target));
+      expect(next.remotePort).toBe(other.port);
+      // Destroyed once established: the client stays on that host.
+      const again = await destroyThenNext(next);
+      expect(again.remotePort).toBe(other.port);
     } finally {
       server.close();
       other.close();
