@@ -1,17 +1,9 @@
 import net from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createSqlClient } from '../../src/db/database.js';
+import { freePort } from '../../src/db/embedded.js';
 import { noDelaySockets, type SocketTarget } from '../../src/db/socket.js';
 import { serverUrl } from '../helpers/database.js';
-
-/** A loopback port nothing listens on: bound, then closed. */
-async function closedPort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 /** A loopback server that closes every connection it takes. */
 async function listening(): Promise<{ port: number; close(): void }> {
@@ -52,7 +44,7 @@ describe('the ledger connections’ sockets (db/socket.ts)', () => {
   });
 
   it('moves to the next host only after a connection to the current one failed', async () => {
-    const refused = await closedPort();
+    const refused = await freePort();
     const server = await listening();
     const { port } = server;
     try {
@@ -106,7 +98,7 @@ describe('the ledger connections’ sockets (db/socket.ts)', () => {
 
   it('reaches the ledger through a URL whose first host refuses', async () => {
     const url = new URL(serverUrl());
-    const refused = await closedPort();
+    const refused = await freePort();
     const twoHosts = `postgres://${url.username}${url.password ? `:${url.password}` : ''}@127.0.0.1:${refused},${url.hostname}:${url.port || 5432}${url.pathname}`;
     const sql = createSqlClient(twoHosts, { poolMax: 2 });
     try {
