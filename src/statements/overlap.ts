@@ -398,11 +398,20 @@ function writeLines(
       where e.target is null order by l.n
       returning currency, direction, amount_cents
     ),
+    -- An entry's lines by its key: for keys of format 2 a range of statement_lines_position_uq (the
+    -- entry key starts the position key, line-key.ts), else statement_lines_older_entry_idx, whose
+    -- predicate the second branch repeats; the two branches' predicates exclude each other.
     held as (
       select l.currency, l.direction, l.amount_cents
       from (select distinct target from import_entries where target is not null) t
       cross join lateral (
-        select l.currency, l.direction, l.amount_cents from statement_lines l where l.environment = ${environment} and l.entry_key = t.target offset 0
+        select l.currency, l.direction, l.amount_cents from statement_lines l
+        where l.environment = ${environment} and l.position_key between t.target || ':00000000' and t.target || ':ffffffff'
+          and l.entry_key = t.target and l.entry_key = left(l.position_key, 41)
+        union all
+        select l.currency, l.direction, l.amount_cents from statement_lines l
+        where l.environment = ${environment} and l.entry_key = t.target and l.entry_key <> left(l.position_key, 41)
+        offset 0
       ) l
     )
     select currency, direction::text as direction, sum(amount_cents)::text as cents
