@@ -29,6 +29,7 @@ async function run(request: ChildRequest): Promise<ChildReply> {
       maxAmountCents: BigInt(request.maxAmountCents),
       csv: request.csv,
       acceptUnbalanced: request.acceptUnbalanced,
+      ...(request.maxMemoryMb !== undefined ? { readThreadMaxMemoryMb: request.maxMemoryMb } : {}),
       ...(request.yieldToReceiver ? { yieldTo: { pressureMs: () => pressureMs, pace: RECEIVER_PACE, gaveWay } } : {}),
     });
     return { ok: true, result };

@@ -16,6 +16,8 @@ export interface ChildRequest {
   /** the user's CSV profile and the accounts' currencies (plain data: it crosses the IPC channel) */
   csv?: CsvOptions;
   acceptUnbalanced: boolean;
+  /** the child's heap limit, set by importInChildProcess from its options: its reader thread's too (read-thread-client.ts) */
+  maxMemoryMb?: number;
   /** the daemon's receiver runs beside it: the child stores at a pace the receiver's commits tolerate, told their time by `pressureMs` */
   yieldToReceiver?: boolean;
 }
@@ -171,7 +173,7 @@ export function importInChildProcess(request: ChildRequest, options: IsolatedImp
       const last = stderr.trim().split('\n').slice(-3).join(' | ');
       reject(new ImportCrashedError(`import process died (${signal ?? `exit code ${code}`}) with heap limit ${options.maxMemoryMb} MB${last ? `: ${last}` : ''}`));
     });
-    child.send(request, (error) => {
+    child.send({ ...request, maxMemoryMb: options.maxMemoryMb } satisfies ChildRequest, (error) => {
       if (error) kill(error);
     });
   });

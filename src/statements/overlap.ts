@@ -68,20 +68,22 @@ export async function storeStatement(
   statementId: number,
   sectionIndex: number,
   section: StatementSection,
-  lines: readonly StatementLine[],
+  statementLines: readonly StatementLine[] | (() => readonly StatementLine[]),
   firstN: number,
   fresh?: FreshRows,
 ): Promise<SectionCounts> {
   const days = wholeDays(section);
+  let read: readonly StatementLine[] | undefined;
+  const lines = () => (read ??= typeof statementLines === 'function' ? statementLines() : statementLines);
   if (!staging.partsStaged) {
-    fresh ??= freshRows(section, lines, environment, statementId);
+    fresh ??= freshRows(section, lines(), environment, statementId);
     const stored = await storeIfNothingStored(tx, environment, statementId, sectionIndex, section, days, fresh);
     if (stored) {
       verifyStored(sectionIndex, section, stored.sums);
       return { new: stored.lines, known: 0, overlap: 0 };
     }
   }
-  const { sent, source } = stageEntries(tx, staging, section, days, lines, firstN);
+  const { sent, source } = stageEntries(tx, staging, section, days, lines(), firstN);
   sent.push(...matchEntries(tx, environment, statementId, section.identity));
   const corrected = send(correctedEntry(tx, environment));
   const counts = send(writeEntries(tx, environment, statementId));

@@ -1,6 +1,6 @@
 import { copyChunks, copyField } from '../db/copy.js';
 import { entryKey, entryReference, positionKey, statementKeyPrefix, wholeDays } from './line-key.js';
-import type { StatementLine, StatementSection } from './types.js';
+import type { StatementLine, StatementSection, Totals } from './types.js';
 
 /**
  * The rows a statement is staged as, built in JavaScript and sent as one JSON document per table,
@@ -155,6 +155,28 @@ export interface FreshRows {
   lines: Buffer[];
   days: { accounts: string[]; dates: string[] };
   entryIndexes: number[];
+}
+
+/**
+ * A statement handed over whole with its rows built ahead (read-thread.ts), and what the import
+ * needs of its lines without reading them: their count and totals. `lines()` reads them, only for a
+ * statement that cannot be copied whole (overlap.ts storeStatement): the main thread then holds
+ * one string per statement instead of its lines, and its heap stays flat (bench/README.md, statements).
+ */
+export interface BuiltStatement {
+  fresh: FreshRows;
+  count: number;
+  totals: Totals;
+  lines: () => StatementLine[];
+}
+
+/** A statement's lines as built statements carry them: JSON, the amounts as strings. */
+export function linesToText(lines: readonly StatementLine[]): string {
+  return JSON.stringify(lines.map((l) => ({ ...l, amountCents: l.amountCents.toString() })));
+}
+
+export function linesFromText(text: string): StatementLine[] {
+  return (JSON.parse(text) as (Omit<StatementLine, 'amountCents'> & { amountCents: string })[]).map((l) => ({ ...l, amountCents: BigInt(l.amountCents) }));
 }
 
 /**

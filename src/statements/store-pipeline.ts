@@ -7,7 +7,10 @@ import type { StatementLine, StatementSection } from './types.js';
 /** A statement, or a part of one (types.ts SectionSink `more`), as the reader handed it over. */
 export interface StatementPart {
   section: StatementSection;
-  lines: StatementLine[];
+  /** its lines; a built statement's (staged-rows.ts BuiltStatement) are read when asked */
+  lines: StatementLine[] | (() => StatementLine[]);
+  /** how many lines it holds */
+  count: number;
   more: boolean;
   /** lines of the file before it */
   firstN: number;
@@ -115,11 +118,20 @@ export class StorePipeline<R> {
   }
 
   /** Queues the reader's next part; waits while too many lines are queued. Throws the first failure. */
-  async add(section: StatementSection, lines: StatementLine[], more: boolean, fresh?: (firstN: number) => FreshRows): Promise<void> {
+  async add(
+    section: StatementSection,
+    lines: StatementLine[] | (() => StatementLine[]),
+    more: boolean,
+    fresh?: (firstN: number) => FreshRows,
+    /** how many lines: required for lines read when asked */
+    lineCount?: number,
+  ): Promise<void> {
     if (this.failure) throw this.failure.error;
+    const count = lineCount ?? (typeof lines === 'function' ? Number.NaN : lines.length);
+    if (!Number.isInteger(count)) throw new Error('StorePipeline.add: lines read when asked need their count');
     const firstN = this.linesQueued;
-    const part: StatementPart = { section, lines, more, firstN, index: this.statementsQueued, ...(fresh ? { fresh: fresh(firstN) } : {}) };
-    this.linesQueued += lines.length;
+    const part: StatementPart = { section, lines, count, more, firstN, index: this.statementsQueued, ...(fresh ? { fresh: fresh(firstN) } : {}) };
+    this.linesQueued += count;
     if (!more) this.statementsQueued += 1;
     // Reported in the file's order, each after the one before it.
     const done = Promise.all([this.pending.at(-1)?.done, this.writer.add(part)]).then(([, result]) => {
@@ -127,8 +139,8 @@ export class StorePipeline<R> {
     });
     // Awaited below or in drain(); until then its rejection is held, not unhandled.
     done.catch(() => undefined);
-    this.pending.push({ done, lines: lines.length });
-    this.pendingLines += lines.length;
+    this.pending.push({ done, lines: count });
+    this.pendingLines += count;
     while (this.pendingLines > this.maxPendingLines) {
       const oldest = this.pending.shift()!;
       this.pendingLines -= oldest.lines;
