@@ -160,8 +160,8 @@ export interface FreshRows {
 /**
  * A statement handed over whole with its rows built ahead (read-thread.ts), and what the import
  * needs of its lines without reading them: their count and totals. `lines()` reads them, only for a
- * statement that cannot be copied whole (overlap.ts storeStatement): the main thread then holds
- * one string per statement instead of its lines, and its heap stays flat (bench/README.md, statements).
+ * statement that cannot be copied whole (overlap.ts storeStatement); until then the main thread
+ * holds their text as bytes outside its heap, and its heap stays flat (bench/README.md, statements).
  */
 export interface BuiltStatement {
   fresh: FreshRows;
