@@ -1,7 +1,7 @@
 import { createWriteStream } from 'node:fs';
 import { once } from 'node:events';
 import { mkdtemp, readdir, readFile, rename, rm, utimes, writeFile } from 'node:fs/promises';
-import { importInChildProcess } from '../../src/statements/isolated-import.js';
+import { ImportCrashedError, importInChildProcess } from '../../src/statements/isolated-import.js';
 import { importStatementAsDaemon } from '../../src/statements/daemon-import.js';
 import { getPriority, tmpdir } from 'node:os';
 import path from 'node:path';
@@ -170,6 +170,20 @@ describe('isolated statement imports', () => {
     expect(result.linesNew).toBe(10);
     expect(await storedLike('GW')).toBe(10);
   }, 90_000);
+
+  it('reports an import process that dies before it answers: how it ended and its heap limit', async () => {
+    // A heap of 2 MB cannot even load the child's modules: the process dies without a reply, as
+    // one that crashes mid-import would. (A file no longer exhausts the child's own heap: an MT940
+    // that large is read in its reader thread, whose limit is reported as above.)
+    const file = path.join(dir, 'never-read.sta');
+    await writeFile(file, ':20:X\r\n');
+    const error = await importInChildProcess(
+      { databaseUrl: db.url, environment: 'sandbox', file, name: 'never-read.sta', maxFileBytes: 1 << 20, maxAmountCents: '1000000000000', acceptUnbalanced: false },
+      { maxMemoryMb: 2, timeoutMs: 60_000 },
+    ).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ImportCrashedError);
+    expect((error as Error).message).toMatch(/^import process died \((SIG[A-Z]+|exit code \d+)\) with heap limit 2 MB/);
+  });
 
   it('stops an import past STATEMENT_IMPORT_TIMEOUT_SECONDS and moves the file to failed/', async () => {
     await withInbox('slow', { STATEMENT_IMPORT_TIMEOUT_SECONDS: '1' }, async (inbox) => {
