@@ -14,7 +14,7 @@ import { HEAD_CHARS, statementReader } from './detect.js';
 import { KEY_FORMAT, wholeDays } from './line-key.js';
 import { storeStatement, type SectionCounts } from './overlap.js';
 import { createStaging, stagePart, type Staging } from './staging.js';
-import { freshRows, type BuiltStatement } from './staged-rows.js';
+import { freshRows, linesNow, type BuiltStatement } from './staged-rows.js';
 import { StorePipeline, type StatementPart, type YieldTo } from './store-pipeline.js';
 import type { CsvOptions } from './csv.js';
 import { lockKey } from '../jobs/lock-keys.js';
@@ -281,8 +281,6 @@ export function importParsed(database: Database, environment: ProviderEnvironmen
 /** A statement's lines, or a part of them with `more` set (types.ts SectionSink). */
 type Stage = (section: StatementSection, lines: StatementLine[], more?: boolean, built?: BuiltStatement) => Promise<void>;
 
-/** A part's lines, read now if they are read when asked (staged-rows.ts BuiltStatement). */
-const linesOf = (part: StatementPart): StatementLine[] => (typeof part.lines === 'function' ? part.lines() : part.lines);
 
 async function importSections(
   database: Database,
@@ -314,7 +312,7 @@ async function importSections(
     const totals: Totals = new Map();
     const pipeline = new StorePipeline<Stored>(
       (part) => {
-        if (part.more) return Promise.all(stagePart(tx, staging, part.section, wholeDays(part.section), linesOf(part), part.firstN)).then(() => null);
+        if (part.more) return Promise.all(stagePart(tx, staging, part.section, wholeDays(part.section), linesNow(part.lines), part.firstN)).then(() => null);
         return storeSection(tx, staging, environment, statementId, fileName, part);
       },
       (stored) => {

@@ -2,7 +2,7 @@ import type { PendingQuery, Row, TransactionSql } from 'postgres';
 import type { ProviderEnvironment } from '../config/schema.js';
 import { statementKeyPrefix, wholeDays } from './line-key.js';
 import { copyRows } from '../db/copy.js';
-import { FRESH_ENTRY_COLUMNS, FRESH_LINE_COLUMNS, freshRows, type FreshRows } from './staged-rows.js';
+import { FRESH_ENTRY_COLUMNS, FRESH_LINE_COLUMNS, freshRows, linesNow, type FreshRows, type LinesWhenAsked } from './staged-rows.js';
 import { send, stageEntries, type Staging } from './staging.js';
 import { addTotal, totalsDifference } from './totals.js';
 import { StatementFormatError, type StatementLine, type StatementSection, type Totals } from './types.js';
@@ -68,13 +68,13 @@ export async function storeStatement(
   statementId: number,
   sectionIndex: number,
   section: StatementSection,
-  statementLines: readonly StatementLine[] | (() => readonly StatementLine[]),
+  statementLines: LinesWhenAsked,
   firstN: number,
   fresh?: FreshRows,
 ): Promise<SectionCounts> {
   const days = wholeDays(section);
   let read: readonly StatementLine[] | undefined;
-  const lines = () => (read ??= typeof statementLines === 'function' ? statementLines() : statementLines);
+  const lines = () => (read ??= linesNow(statementLines));
   if (!staging.partsStaged) {
     fresh ??= freshRows(section, lines(), environment, statementId);
     const stored = await storeIfNothingStored(tx, environment, statementId, sectionIndex, section, days, fresh);

@@ -170,6 +170,14 @@ export interface BuiltStatement {
   lines: () => StatementLine[];
 }
 
+/** A statement's lines, or (a BuiltStatement's) the way to read them when asked. */
+export type LinesWhenAsked = readonly StatementLine[] | (() => readonly StatementLine[]);
+
+/** The lines, read now if they were left to be read when asked. */
+export function linesNow(lines: LinesWhenAsked): readonly StatementLine[] {
+  return typeof lines === 'function' ? lines() : lines;
+}
+
 /** A statement's lines as built statements carry them: JSON, the amounts as strings. */
 export function linesToText(lines: readonly StatementLine[]): string {
   return JSON.stringify(lines.map((l) => ({ ...l, amountCents: l.amountCents.toString() })));

@@ -1,14 +1,14 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { GroupCommit } from '../batch/group-commit.js';
 import { YieldingPace, type PaceSettings } from '../batch/pace.js';
-import type { FreshRows } from './staged-rows.js';
-import type { StatementLine, StatementSection } from './types.js';
+import type { FreshRows, LinesWhenAsked } from './staged-rows.js';
+import type { StatementSection } from './types.js';
 
 /** A statement, or a part of one (types.ts SectionSink `more`), as the reader handed it over. */
 export interface StatementPart {
   section: StatementSection;
   /** its lines; a built statement's (staged-rows.ts BuiltStatement) are read when asked */
-  lines: StatementLine[] | (() => StatementLine[]);
+  lines: LinesWhenAsked;
   /** how many lines it holds */
   count: number;
   more: boolean;
@@ -120,7 +120,7 @@ export class StorePipeline<R> {
   /** Queues the reader's next part; waits while too many lines are queued. Throws the first failure. */
   async add(
     section: StatementSection,
-    lines: StatementLine[] | (() => StatementLine[]),
+    lines: LinesWhenAsked,
     more: boolean,
     fresh?: (firstN: number) => FreshRows,
     /** how many lines: required for lines read when asked */
