@@ -40,8 +40,19 @@ export function xmlTreeReader(handlers: TreeHandlers): { write(text: string): vo
     // saxes names the line and column; a message about a megabyte-long name is cut (types.ts excerpt).
     throw new StatementFormatError(`not well-formed XML: ${excerpt(error.message, 200)}`);
   });
+  // Element names as one string each: saxes slices a new string per tag, and a property key that
+  // is a new string is looked up in V8's string table on every read and write of the tree, which
+  // was the tree's hottest line (bench/README.md, statements).
+  const names = new Map<string, string>();
+  let depth = 0;
   parser.on('opentag', (tag) => {
-    const name = tag.name.slice(tag.name.indexOf(':') + 1);
+    const raw = tag.name;
+    let name = names.get(raw);
+    if (name === undefined) {
+      name = raw.slice(raw.indexOf(':') + 1);
+      // Bounded: a document of made-up names must not grow it without end (the schema has fewer).
+      if (names.size < 512) names.set(raw, name);
+    }
     const node: Node = {};
     let attributes = false;
     // for...in, not Object.entries: the arrays Object.entries makes for every element (most have no
@@ -52,17 +63,27 @@ export function xmlTreeReader(handlers: TreeHandlers): { write(text: string): vo
       attributes = true;
     }
     handlers.open?.(name, path);
-    stack.push({ name, node, text: '', attributes, children: false });
+    // One frame object per depth, reused: a new one per element was a tenth of the tree's garbage.
+    const frame = stack[depth];
+    if (frame === undefined) stack.push({ name, node, text: '', attributes, children: false });
+    else {
+      frame.name = name;
+      frame.node = node;
+      frame.text = '';
+      frame.attributes = attributes;
+      frame.children = false;
+    }
+    depth += 1;
     path.push(name);
   });
   const onText = (text: string): void => {
-    const top = stack[stack.length - 1];
-    if (top) top.text += text;
+    if (depth > 0) stack[depth - 1]!.text += text;
   };
   parser.on('text', onText);
   parser.on('cdata', onText);
   parser.on('closetag', () => {
-    const frame = stack.pop()!;
+    depth -= 1;
+    const frame = stack[depth]!;
     path.pop();
     const text = frame.text === '' ? '' : frame.text.trim();
     let value: unknown;
@@ -70,7 +91,7 @@ export function xmlTreeReader(handlers: TreeHandlers): { write(text: string): vo
       if (text !== '') frame.node['#text'] = text;
       value = frame.node;
     } else value = text;
-    const top = stack[stack.length - 1];
+    const top = depth > 0 ? stack[depth - 1] : undefined;
     if (handlers.close(frame.name, value, path, top?.node) || !top) return;
     const parent = top.node;
     top.children = true;
