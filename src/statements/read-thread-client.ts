@@ -106,11 +106,14 @@ export class ReadThread {
     this.worker.on('error', (error: Error & { code?: string }) =>
       this.fail(
         error.code === 'ERR_WORKER_OUT_OF_MEMORY'
-          ? new Error(`the statement reader thread ran out of memory (heap limit ${maxMemoryMb === undefined ? "Node's default" : `${maxMemoryMb} MB`})`)
+          ? new Error(`the statement reader thread ran out of memory (heap limit ${maxMemoryMb === undefined ? "not set, V8's default" : `${maxMemoryMb} MB`})`)
           : error,
       ),
     );
     this.worker.on('exit', (code) => this.fail(new Error(`the statement reader thread exited with code ${code}`)));
+    // A reply that cannot be deserialized (memory for its copy ran out) would otherwise leave the
+    // read waiting forever, inside the import's transaction and holding its lock.
+    this.worker.on('messageerror', (error) => this.fail(new Error(`the statement reader thread's reply could not be read: ${error.message}`)));
   }
 
   private fail(error: Error): void {

@@ -13,7 +13,7 @@ import { streamDecoder } from './decode.js';
 import { freshRows, linesToText } from './staged-rows.js';
 import { createTextFeed } from './text-feed.js';
 import { addTotal } from './totals.js';
-import type { Totals } from './types.js';
+import type { StatementLine, StatementSection, Totals } from './types.js';
 import type { ReadThreadData, ReadThreadPart, ReadThreadReply, ReadThreadRequest } from './read-thread-client.js';
 
 const data = workerData as ReadThreadData;
@@ -25,26 +25,33 @@ const encoder = new TextEncoder();
 // lines, without rows built ahead; its parts go to the main thread as lines.
 let inParts = false;
 let statements = 0;
-const feed = createTextFeed(
-  (section, lines, more) => {
-    const whole = !more && !inParts;
-    inParts = more === true;
-    const index = statements;
-    if (!more) statements += 1;
-    if (!whole) {
-      parts.push({ section, lines, more: more === true });
-      return;
-    }
-    if (data.maxAmountCents !== undefined) refuseImplausible(data.fileName, index, lines, data.maxAmountCents);
-    const totals: Totals = new Map();
-    for (const l of lines) addTotal(totals, l.currency, l.direction, l.amountCents);
-    const fresh = freshRows(section, lines, data.environment, data.statementId);
-    parts.push({ section, lines: [], more: false, built: { fresh, count: lines.length, totals, linesText: encoder.encode(linesToText(lines)) } });
-  },
-  data.readerOptions,
-  data.sliceChars,
-  () => undefined,
-);
+function handOver(section: StatementSection, lines: StatementLine[], more: boolean): void {
+  const whole = !more && !inParts;
+  inParts = more;
+  const index = statements;
+  if (!more) statements += 1;
+  if (!whole) {
+    parts.push({ section, lines, more });
+    return;
+  }
+  if (data.maxAmountCents !== undefined) refuseImplausible(data.fileName, index, lines, data.maxAmountCents);
+  const totals: Totals = new Map();
+  for (const l of lines) addTotal(totals, l.currency, l.direction, l.amountCents);
+  const fresh = freshRows(section, lines, data.environment, data.statementId);
+  parts.push({ section, lines: [], more: false, built: { fresh, count: lines.length, totals, linesText: encoder.encode(linesToText(lines)) } });
+}
+
+// What the reader emitted while a slice was parsed is handed over once the slice parsed without
+// error, as the main thread stages it (import.ts drains after each slice): so a file is refused
+// with the same words on both threads (an amount over the limit and a format error later in the
+// same slice: the format error on both).
+let emitted: [StatementSection, StatementLine[], boolean][] = [];
+function handOverEmitted(): void {
+  const ready = emitted;
+  emitted = [];
+  for (const [section, lines, more] of ready) handOver(section, lines, more);
+}
+const feed = createTextFeed((section, lines, more) => emitted.push([section, lines, more === true]), data.readerOptions, data.sliceChars, handOverEmitted);
 
 port.on('message', (request: ReadThreadRequest) => {
   const reply = (error?: unknown) => {
@@ -65,7 +72,8 @@ port.on('message', (request: ReadThreadRequest) => {
   };
   try {
     const text = request.chunk ? decoder.write(request.chunk) : decoder.end();
-    feed.write(text, !request.chunk).then(() => reply(), reply);
+    // The statements the reader's end emitted (its last), as the main thread drains after its end.
+    feed.write(text, !request.chunk).then(handOverEmitted).then(() => reply(), reply);
   } catch (error) {
     reply(error);
   }

@@ -178,9 +178,12 @@ export function linesNow(lines: LinesWhenAsked): readonly StatementLine[] {
   return typeof lines === 'function' ? lines() : lines;
 }
 
-/** A statement's lines as built statements carry them: JSON, the amounts as strings. */
+/**
+ * A statement's lines as built statements carry them: JSON, the amounts as strings. A replacer, not
+ * a copy of every line first: the reader thread holds the lines, their JSON and its bytes at once.
+ */
 export function linesToText(lines: readonly StatementLine[]): string {
-  return JSON.stringify(lines.map((l) => ({ ...l, amountCents: l.amountCents.toString() })));
+  return JSON.stringify(lines, (key, value: unknown) => (typeof value === 'bigint' ? value.toString() : value));
 }
 
 export function linesFromText(text: string): StatementLine[] {

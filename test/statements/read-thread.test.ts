@@ -104,6 +104,10 @@ describe('an MT940 read in a thread of its own', () => {
       ['a fifth statement off by 0.01', mt940(6, 300, (s, k, cents) => (s === 4 && k === 7 ? cents + 1 : cents), '05'), {}, /^MT940 message 5 \(:28C: 5\/1\) does not balance/],
       // Bookings of 1.00 to 10.96: the first over 10.00 is the fourth statement's second.
       ['a booking over STATEMENT_MAX_AMOUNT_CENTS', mt940(4, 300, undefined, '06'), { maxAmountCents: 1_000n }, /^refused\.sta: MT940 message 4 :61: 2: amount of 1001 cents \(EUR\) is over STATEMENT_MAX_AMOUNT_CENTS \(1000\)$/],
+      // The over-limit booking's statement and a broken message after it, in one slice of the
+      // reader's text: each thread reports the error of the parse, before any statement of the slice is staged.
+      ['a booking over the limit, then a broken :61: in the same slice', Buffer.concat([mt940(4, 50, undefined, '09'), Buffer.from('\r\n:20:STARTUMS\r\n:25:50010517/5407324931\r\n:28C:5/1\r\n:60F:C260905EUR1,00\r\n:61:2609050905QX1,00NTRF\r\n:62F:C260905EUR1,00\r\n-\r\n')]),
+        { maxAmountCents: 250n }, /^(?!.*STATEMENT_MAX_AMOUNT_CENTS).*message 5/],
       ['a NUL byte after the first statement', Buffer.concat([mt940(1, 300, undefined, '07'), Buffer.from('\r\n\0'), mt940(2, 10, undefined, '08')]), {}, /binary/i],
     ];
     for (const [what, file, options, message] of cases) {
