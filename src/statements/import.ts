@@ -85,7 +85,7 @@ export interface ImportOptions {
   yieldTo?: YieldTo;
   /** An MT940 of at least this many bytes is read in a thread of its own (read-thread.ts); default READ_THREAD_FROM_BYTES. */
   readThreadFromBytes?: number;
-  /** the reader thread's heap limit (STATEMENT_IMPORT_MAX_MEMORY_MB, as its process's); absent: Node's default */
+  /** the reader thread's heap limit (STATEMENT_IMPORT_MAX_MEMORY_MB, as its process's); absent: V8's default for a thread */
   readThreadMaxMemoryMb?: number;
 }
 
@@ -164,10 +164,11 @@ export async function importStatementSource(
   });
   // A large MT940 is read in a thread of its own (read-thread.ts): its reader costs less per line
   // than storing it, and on the main thread it held up each of Postgres's answers until a slice's
-  // parse ended (1,000,000 entries: 17.5-18.0 s against 21.4-22.1 s; bench/README.md,
-  // statements). A CAMT.053's reader costs more per line than its store: on a thread of its own it
-  // stays the slower side and the hand-over adds to it (27.0-28.2 s against 25.3 s), so it, a CSV
-  // (whose profiles are options a thread would need copied) and small files stay here.
+  // parse ended (1,000,000 entries: 17.5-18.0 s, against 21.4-22.1 s for the commit before in runs
+  // within the hour before; bench/README.md, statements). A CAMT.053's reader costs more per line
+  // than its store: on a thread of its own it stays the slower side and the hand-over adds to it
+  // (25.6-28.2 s in five runs against 24.7-25.6 s in four), so it, a CSV (whose profiles are
+  // options a thread would need copied) and small files stay here.
   const threaded = format === 'mt940' && bytes >= (options.readThreadFromBytes ?? READ_THREAD_FROM_BYTES);
   return importSections(database, environment, sha256, fileName, format, options, async (stage, statementId) => {
     const again = createHash('sha256');
