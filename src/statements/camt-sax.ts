@@ -44,7 +44,7 @@ export function xmlTreeReader(handlers: TreeHandlers): { write(text: string): vo
   // is a new string is looked up in V8's string table on every read and write of the tree. The
   // parent's property lookup by such a name was the tree's hottest line (7 % of the reader's CPU
   // samples); with the names kept, and one frame per depth below, the tree of 100,000 entries took
-  // 1.93 s against 2.15 s (bench/README.md, statements).
+  // 1.93 s against 2.14 s (bench/README.md, statements).
   const names = new Map<string, string>();
   let depth = 0;
   parser.on('opentag', (tag) => {
