@@ -33,6 +33,11 @@ export class YieldingPace {
     return pressureMs > this.settings.yieldAboveMs;
   }
 
+  /** The pause after `busyMs` of work at the present duty, which it leaves as it is. */
+  restFor(busyMs: number): number {
+    return (busyMs * (1 - this.current)) / this.current;
+  }
+
   /** After a batch that took `batchMs`, with the receiver's commit pressure now: the pause before the next, in ms. */
   pauseAfter(batchMs: number, pressureMs: number): number {
     const { maxDuty, minDuty, yieldAboveMs, step } = this.settings;

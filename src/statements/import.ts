@@ -12,7 +12,7 @@ import { ReadThread, type ThreadRead } from './read-thread-client.js';
 import { createTextFeed } from './text-feed.js';
 import { HEAD_CHARS, statementReader } from './detect.js';
 import { KEY_FORMAT, wholeDays } from './line-key.js';
-import { storeStatement, type SectionCounts } from './overlap.js';
+import { storeStatement, type CopyPace, type SectionCounts } from './overlap.js';
 import { createStaging, stagePart, type Staging } from './staging.js';
 import { freshRows, linesNow, type BuiltStatement } from './staged-rows.js';
 import { StorePipeline, type StatementPart, type YieldTo } from './store-pipeline.js';
@@ -312,9 +312,9 @@ async function importSections(
     const unbalancedFindings: number[] = [];
     const totals: Totals = new Map();
     const pipeline = new StorePipeline<Stored>(
-      (part) => {
+      (part, pace) => {
         if (part.more) return Promise.all(stagePart(tx, staging, part.section, wholeDays(part.section), linesNow(part.lines), part.firstN)).then(() => null);
-        return storeSection(tx, staging, environment, statementId, fileName, part);
+        return storeSection(tx, staging, environment, statementId, fileName, part, pace);
       },
       (stored) => {
         // A CSV carries no balances (section.balances absent): counted as not checked, like a statement missing one.
@@ -400,11 +400,12 @@ async function storeSection(
   statementId: number,
   fileName: string,
   part: StatementPart,
+  pace: CopyPace | undefined,
 ): Promise<Stored> {
   const { section, index } = part;
   // Only an import told to accept it gets an unbalanced statement here (the readers refuse otherwise): stored, with its finding.
   const balances = section.balances;
-  const counts = await storeStatement(tx, staging, environment, statementId, index, section, part.lines, part.firstN, part.fresh);
+  const counts = await storeStatement(tx, staging, environment, statementId, index, section, part.lines, part.firstN, part.fresh, pace);
   // After the statement is stored: nothing may use the connection while its rows are copied (overlap.ts).
   const finding = balances?.state === 'unbalanced' ? await recordUnbalanced(tx, environment, statementId, index, fileName, section, balances) : null;
   return { section, lines: counts.new + counts.known + counts.overlap, counts, unbalancedFinding: finding };

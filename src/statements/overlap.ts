@@ -71,13 +71,14 @@ export async function storeStatement(
   statementLines: LinesWhenAsked,
   firstN: number,
   fresh?: FreshRows,
+  pace?: CopyPace,
 ): Promise<SectionCounts> {
   const days = wholeDays(section);
   let read: readonly StatementLine[] | undefined;
   const lines = () => (read ??= linesNow(statementLines));
   if (!staging.partsStaged) {
     fresh ??= freshRows(section, lines(), environment, statementId);
-    const stored = await storeIfNothingStored(tx, environment, statementId, sectionIndex, section, days, fresh);
+    const stored = await storeIfNothingStored(tx, environment, statementId, sectionIndex, section, days, fresh, pace);
     if (stored) {
       verifyStored(sectionIndex, section, stored.sums);
       return { new: stored.lines, known: 0, overlap: 0 };
@@ -105,6 +106,26 @@ export async function storeStatement(
 type Sums = { currency: string; direction: 'credit' | 'debit'; cents: string }[];
 
 /**
+ * Told, after each chunk of a paced copy, how long Postgres took to store it (ms); resolves when the
+ * next chunk may go (store-pipeline.ts: an import beside the receiver).
+ */
+export type CopyPace = (busyMs: number) => Promise<void>;
+
+/**
+ * COPY of the chunks, in one COPY, or with `pace` one COPY per chunk (copyChunks: 1,000 rows),
+ * each awaited before the pace decides when the next goes: the rows written into one COPY sit in
+ * the socket's buffers, so only a finished COPY says how long Postgres worked on them.
+ */
+async function copyPaced(tx: TransactionSql, table: string, columns: readonly string[], chunks: readonly Buffer[], pace: CopyPace | undefined): Promise<void> {
+  if (!pace) return copyRows(tx, table, columns, chunks);
+  for (const chunk of chunks) {
+    const started = performance.now();
+    await copyRows(tx, table, columns, [chunk]);
+    await pace(performance.now() - started);
+  }
+}
+
+/**
  * A statement none of whose entries rules 1-3 can pair with a stored one is stored whole, without
  * staging: no entry of its identity is stored (its keys share a prefix, line-key.ts, so one index
  * range says so), nor, while files of the older keys or of before migration 0013 exist, an entry or
@@ -125,6 +146,7 @@ async function storeIfNothingStored(
   section: StatementSection,
   days: { first: string | null; last: string | null },
   fresh: FreshRows,
+  pace: CopyPace | undefined,
 ): Promise<{ lines: number; sums: Sums } | null> {
   const prefix = statementKeyPrefix(section);
   const theirDays = tx`select account_iban, booking_date from unnest(${fresh.days.accounts}::text[], ${fresh.days.dates}::text[]::date[]) as d(account_iban, booking_date)`;
@@ -149,8 +171,8 @@ async function storeIfNothingStored(
                   ) l))
          as ok`;
   if (!test!.ok) return null;
-  await copyRows(tx, 'statement_entries', FRESH_ENTRY_COLUMNS, fresh.entries);
-  await copyRows(tx, 'statement_lines', FRESH_LINE_COLUMNS, fresh.lines);
+  await copyPaced(tx, 'statement_entries', FRESH_ENTRY_COLUMNS, fresh.entries, pace);
+  await copyPaced(tx, 'statement_lines', FRESH_LINE_COLUMNS, fresh.lines, pace);
   const period = section.periodFrom && section.periodTo ? send(writePeriod(tx, environment, statementId, sectionIndex, section, days)) : null;
   const sums = await tx<(Sums[number] & { lines: number })[]>`
     select currency, direction::text as direction, sum(amount_cents)::text as cents, count(*)::int as lines

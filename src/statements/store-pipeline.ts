@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { GroupCommit } from '../batch/group-commit.js';
 import { YieldingPace, type PaceSettings } from '../batch/pace.js';
+import type { CopyPace } from './overlap.js';
 import type { FreshRows, LinesWhenAsked } from './staged-rows.js';
 import type { StatementSection } from './types.js';
 
@@ -24,7 +25,7 @@ export interface StatementPart {
  * Writes one part (overlap.ts storeStatement) and resolves with what it stored, or null for a part
  * with more to come. Nothing else uses the connection until it resolves.
  */
-export type StorePart<R> = (part: StatementPart) => Promise<R | null>;
+export type StorePart<R> = (part: StatementPart, pace?: CopyPace) => Promise<R | null>;
 
 /** The receiver whose acknowledgements an import in the daemon must not slow (batch/pace.ts). */
 export interface YieldTo {
@@ -51,20 +52,42 @@ const YIELD_STEP_MS = 25;
 /**
  * Beside the receiver: no statement while the receiver's commits are slow, and a rest after each
  * that follows them (batch/pace.ts), so the import takes the cores and the WAL in a share the
- * receiver's acknowledgements tolerate.
+ * receiver's acknowledgements tolerate. A statement of new days is copied a chunk at a time
+ * (overlap.ts CopyPace), with the rest its chunk's time earns at the statement's duty after each,
+ * and a wait while the receiver's commits are slow: one COPY of 4,000 lines held the cores and the
+ * WAL for its whole length. The duty itself follows the receiver once per statement, as before.
  */
-function paced<T, R>(write: (parts: readonly T[]) => Promise<R[]>, yieldTo: YieldTo): (parts: readonly T[]) => Promise<R[]> {
+function paced<T, R>(write: (parts: readonly T[], pace: CopyPace) => Promise<R[]>, yieldTo: YieldTo): (parts: readonly T[]) => Promise<R[]> {
   const pace = new YieldingPace(yieldTo.pace);
+  // Time already paced (the chunks' work and their rests), left out of the statement's own.
+  let accounted = 0;
   const giveWay = (ms: number) => {
     yieldTo.gaveWay?.(ms);
+    accounted += ms;
     return sleep(ms);
   };
-  return async (parts) => {
+  const whilePressed = async () => {
     const waiting = performance.now();
     while (pace.mustYield(yieldTo.pressureMs()) && performance.now() - waiting < MAX_YIELD_MS) await giveWay(YIELD_STEP_MS);
+  };
+  // The receiver's worst commit time right after each chunk of the statement: the duty answers to
+  // it at the statement's end, when the rests after the chunks have let the receiver recover.
+  let worstAfterChunk = 0;
+  const afterChunk: CopyPace = async (busyMs) => {
+    accounted += busyMs;
+    worstAfterChunk = Math.max(worstAfterChunk, yieldTo.pressureMs());
+    const rest = pace.restFor(busyMs);
+    if (rest > 0) await giveWay(rest);
+    await whilePressed();
+  };
+  return async (parts) => {
+    await whilePressed();
     const started = performance.now();
-    const results = await write(parts);
-    const rest = pace.pauseAfter(performance.now() - started, yieldTo.pressureMs());
+    const accountedBefore = accounted;
+    worstAfterChunk = 0;
+    const results = await write(parts, afterChunk);
+    // The chunks were paced as they went: only the rest of the statement's time is paced here.
+    const rest = pace.pauseAfter(Math.max(0, performance.now() - started - (accounted - accountedBefore)), Math.max(worstAfterChunk, yieldTo.pressureMs()));
     if (rest > 0) await giveWay(rest);
     return results;
   };
@@ -104,9 +127,9 @@ export class StorePipeline<R> {
     private readonly maxPendingLines: number,
     yieldTo?: YieldTo,
   ) {
-    const write = (parts: readonly StatementPart[]) => {
+    const write = (parts: readonly StatementPart[], pace?: CopyPace) => {
       // Every part's queries are sent now, in order, before any result is awaited.
-      const sent = parts.map((part) => (this.failure ? Promise.reject(this.failure.error) : store(part)));
+      const sent = parts.map((part) => (this.failure ? Promise.reject(this.failure.error) : store(part, pace)));
       return Promise.all(sent.map((s, i) => s.catch((error: unknown) => this.fail(parts[i]!.index, error))));
     };
     this.writer = new GroupCommit<StatementPart, R | null>({ slots: 1, take: () => 1, write: yieldTo ? paced(write, yieldTo) : write });

@@ -27,6 +27,14 @@ describe('the pace of the daemon\'s reparse', () => {
     expect(pace.duty).toBe(0.5);
   });
 
+  it('rests for work at its present duty without changing it (an import\'s chunks between its statements)', () => {
+    const pace = new YieldingPace(settings);
+    pace.pauseAfter(10, 40); // duty 0.25
+    expect(pace.restFor(10)).toBeCloseTo(30);
+    expect(pace.restFor(10)).toBeCloseTo(30);
+    expect(pace.duty).toBe(0.25);
+  });
+
   it('tells to yield only above the threshold', () => {
     const pace = new YieldingPace(settings);
     expect(pace.mustYield(15)).toBe(false);

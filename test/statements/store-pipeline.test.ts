@@ -134,4 +134,49 @@ describe('the store pipeline of a statement import', () => {
     settle.get(1)!.resolve('b');
     await pipeline.drain();
   });
+  it("beside a receiver, paces a statement's copy chunk by chunk: the next chunk waits while the receiver is slow, and the duty answers to the slowdown a chunk caused", async () => {
+    let pressureMs = 2;
+    const chunks: string[] = [];
+    const paces: unknown[] = [];
+    const gaveWay: number[] = [];
+    let statement = 0;
+    const store = async (_part: StatementPart, pace?: (busyMs: number) => Promise<void>) => {
+      paces.push(pace);
+      if (!pace) return 'copied in one piece';
+      statement += 1;
+      chunks.push(`${statement}a`);
+      // The receiver's commits slow down while the first statement's first chunk is stored.
+      if (statement === 1) pressureMs = 50;
+      await pace(5);
+      chunks.push(`${statement}b`);
+      await pace(5);
+      return 'stored';
+    };
+    const pipeline = new StorePipeline<string>(store, () => undefined, 100, {
+      pressureMs: () => pressureMs,
+      pace: { maxDuty: 1, minDuty: 1 / 16, yieldAboveMs: 10, step: 0.05 },
+      gaveWay: (ms) => gaveWay.push(ms),
+    });
+    await pipeline.add(section(0), lines(1), false);
+    await new Promise((r) => setTimeout(r, 150));
+    expect(chunks).toEqual(['1a']);
+    pressureMs = 2;
+    await pipeline.drain();
+    expect(chunks).toEqual(['1a', '1b']);
+    expect(typeof paces[0]).toBe('function');
+    // The receiver was fast again when the first statement ended, but its first chunk had slowed
+    // it: the duty halved, so the next statement's chunks each rest as long as they worked.
+    const before = gaveWay.length;
+    await pipeline.add(section(1), lines(1), false);
+    await pipeline.drain();
+    expect(chunks).toEqual(['1a', '1b', '2a', '2b']);
+    expect(gaveWay.slice(before, before + 2)).toEqual([5, 5]);
+    // Alone (no receiver to yield to), the store gets no pace: its copy goes in one piece.
+    const stored: string[] = [];
+    const alone = new StorePipeline<string>(store, (result) => stored.push(result), 100);
+    await alone.add(section(2), lines(1), false);
+    await alone.drain();
+    expect(paces.at(-1)).toBeUndefined();
+    expect(stored).toEqual(['copied in one piece']);
+  });
 });
