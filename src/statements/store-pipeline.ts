@@ -55,7 +55,8 @@ const YIELD_STEP_MS = 25;
  * receiver's acknowledgements tolerate. A statement of new days is copied a chunk at a time
  * (overlap.ts CopyPace), with the rest its chunk's time earns at the statement's duty after each,
  * and a wait while the receiver's commits are slow: one COPY of 4,000 lines held the cores and the
- * WAL for its whole length. The duty itself follows the receiver once per statement, as before.
+ * WAL for its whole length. The duty changes once per statement, answering the worst commit after
+ * any of its chunks.
  */
 function paced<T, R>(write: (parts: readonly T[], pace: CopyPace) => Promise<R[]>, yieldTo: YieldTo): (parts: readonly T[]) => Promise<R[]> {
   const pace = new YieldingPace(yieldTo.pace);
