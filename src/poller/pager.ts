@@ -8,6 +8,12 @@ import { boundaryIsSafe, samePage, type Fetched } from './boundary.js';
  * Walks GET /api/v1/orders newest first, several pages in flight, and hands every page to `onPage`
  * in page order. Never misses an order that existed when the scan began, never loops forever.
  *
+ * A page goes to `onPage` as soon as it and every page before it are answered, before its boundary
+ * with the page before is proven (below): what a page says is true whatever the proof finds, and a
+ * page read again is handed over again, after its first copy. Holding pages for the proof sent
+ * them to the writer in bursts, one per probe, and left the last burst to be written after the
+ * last answer (bench/README.md, "poll").
+ *
  * Why concurrency is not free here: new orders push older ones to higher indices. Fetched strictly
  * in ascending order, an order can only move into a page not fetched yet, so nothing is missed. With
  * pages in flight together, page k+1 may be served before page k; an order inserted in between
@@ -28,7 +34,10 @@ export const PROBE_EVERY = 50;
 
 export interface ScanOptions {
   fetchPage: (page: number, signal: AbortSignal) => Promise<{ orders: ProviderOrder[]; stats: RequestStats }>;
-  /** Persists one page; at most `writeConcurrency` run at once. Returns how many orders were new to this run. */
+  /**
+   * Persists one page; at most `writeConcurrency` run at once, in the order they are handed over
+   * (a copy read again comes after its first). Returns how many orders were new to this run.
+   */
   onPage: (orders: ProviderOrder[], page: number, receivedAt: Date) => Promise<number>;
   perPage: number;
   concurrency: number;
@@ -79,6 +88,13 @@ export async function scanOrders(options: ScanOptions): Promise<ScanResult> {
   let size = options.perPage;
   let endSeen = Number.POSITIVE_INFINITY;
   let pumping = false;
+  // Pages to write, in hand-over order, and the first copies answered but not yet in that queue.
+  const toWrite: Fetched[] = [];
+  const queued = new WeakSet<Fetched>();
+  const firstCopies = new Map<number, Fetched>();
+  let nextFirstCopy = 2;
+  let writer: Promise<void> | undefined;
+  let writing = false;
   let wake: () => void = () => {};
   let woken = new Promise<void>((resolve) => (wake = resolve));
   const notify = () => {
@@ -107,15 +123,19 @@ export async function scanOrders(options: ScanOptions): Promise<ScanResult> {
     // Bounded look-ahead keeps memory flat: pages wait here at most until the next probe lands.
     // Two probe intervals, not one: pages in flight while a probe is out need the probe after it,
     // so the processor can lag ~PROBE_EVERY + concurrency pages; a window of exactly that stalled
-    // the issuer once per interval (fetch-only bench: 1.24x of the floor before this).
-    const windowEnd = Math.min(options.maxPages, processing + options.concurrency + 2 * PROBE_EVERY);
+    // the issuer once per interval (fetch-only bench: 1.24x of the floor before this). Pages queued
+    // for the writer count against it too, so a slow database holds the scan back.
+    const from = Math.min(processing, nextFirstCopy - toWrite.length);
+    const windowEnd = Math.min(options.maxPages, from + options.concurrency + 2 * PROBE_EVERY);
     // Requests in flight: answered pages stay in `inflight` until processed, so count the others.
     const busy = () => inflight.size - settledPages.size;
     while (busy() < options.concurrency && nextToIssue <= windowEnd && nextToIssue <= endSeen) {
       const page = nextToIssue++;
       const promise = fetch(page);
-      const settled = () => {
+      const settled = (answer: Fetched) => {
         settledPages.add(page);
+        firstCopies.set(page, answer);
+        queueFirstCopies();
         pump();
         notify();
       };
@@ -152,6 +172,7 @@ export async function scanOrders(options: ScanOptions): Promise<ScanResult> {
   const deliver = async (page: Fetched) => {
     while (writes.size >= writeConcurrency) await Promise.race(writes);
     if (writeError) throw writeError.error;
+    if (signal.aborted) return;
     const tracked: Promise<void> = options
       .onPage(page.orders, page.page, page.receivedAt)
       .then(
@@ -164,7 +185,43 @@ export async function scanOrders(options: ScanOptions): Promise<ScanResult> {
       )
       .finally(() => writes.delete(tracked));
     writes.add(tracked);
-    result.pages += 1;
+  };
+
+  // One writer at a time takes the queue in order; `writing` is cleared in the same tick as the
+  // queue is found empty, so a page queued later always starts a new writer.
+  const writeQueued = async () => {
+    writing = true;
+    try {
+      while (toWrite.length > 0 && !signal.aborted && !writeError) {
+        await deliver(toWrite[0]!);
+        toWrite.shift();
+        pump();
+      }
+    } finally {
+      writing = false;
+    }
+  };
+  const queueForWrite = (page: Fetched) => {
+    if (queued.has(page)) return;
+    queued.add(page);
+    toWrite.push(page);
+    if (!writing) {
+      writer = writeQueued().catch((error: unknown) => {
+        writeError ??= { error };
+        notify();
+      });
+    }
+  };
+  // First copies go out in page order, up to the short page that ends the list for now; a page
+  // beyond it goes out only if the processor reaches it (drift filled the short page).
+  const queueFirstCopies = () => {
+    for (;;) {
+      const page = firstCopies.get(nextFirstCopy);
+      if (page === undefined || nextFirstCopy > endSeen) return;
+      firstCopies.delete(nextFirstCopy);
+      nextFirstCopy += 1;
+      queueForWrite(page);
+    }
   };
 
   const take = async (page: number): Promise<Fetched> => {
@@ -193,7 +250,8 @@ export async function scanOrders(options: ScanOptions): Promise<ScanResult> {
     // Page 1 alone first: it is the first head probe, and its length tells the page size.
     const first = await fetch(1);
     probes.push(first);
-    await deliver(first);
+    result.pages += 1;
+    queueForWrite(first);
     if (first.orders.length === 0) return await finish();
     let prev = first;
     size = Math.max(first.orders.length, options.perPage);
@@ -206,10 +264,12 @@ export async function scanOrders(options: ScanOptions): Promise<ScanResult> {
       result.pageSize = size;
       options.log.warn({ asked: options.perPage, served: size }, 'provider serves fewer orders per page than asked; paging by its size');
       inflight.set(2, Promise.resolve(second));
+      firstCopies.set(2, second);
       nextToIssue = 3;
     }
     pumping = true;
     for (processing = 2; ; processing += 1) {
+      if (writeError) throw writeError.error;
       if (processing > options.maxPages) throw new ScanError(`stopped after ${options.maxPages} pages (POLL_MAX_PAGES) without reaching the end of the list`);
       pump();
       let current = await take(processing);
@@ -222,13 +282,16 @@ export async function scanOrders(options: ScanOptions): Promise<ScanResult> {
           current = await fetch(processing);
         }
       }
-      await deliver(current);
+      // Every page up to this one is answered, so its first copy is queued before this copy.
+      queueFirstCopies();
+      queueForWrite(current);
+      result.pages += 1;
       if (current.orders.length < size) return await finish();
       prev = current;
     }
   } catch (error) {
     controller.abort(error);
-    await Promise.allSettled([...writes]);
+    await Promise.allSettled([...(writer ? [writer] : []), ...writes]);
     throw error;
   } finally {
     pumping = false;
@@ -237,6 +300,7 @@ export async function scanOrders(options: ScanOptions): Promise<ScanResult> {
   }
 
   async function finish(): Promise<ScanResult> {
+    while (writing) await writer;
     await Promise.all([...writes]);
     if (writeError) throw writeError.error;
     return result;

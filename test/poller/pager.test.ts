@@ -100,6 +100,49 @@ describe('scanOrders', () => {
     expect(result.probes).toBeGreaterThanOrEqual(Math.floor(3000 / 50 / PROBE_EVERY));
   });
 
+  it('hands a page to the writer once it and the pages before it are answered, before the probe that proves its boundary', async () => {
+    // Pages 2.. answer after 5 ms, several in flight together, so no boundary between them is
+    // proven by timing; every head probe (page 1 after the first) answers after 300 ms.
+    const list = new MemoryList(1000);
+    let firstProbeAnsweredAt = Number.POSITIVE_INFINITY;
+    let pageOneReads = 0;
+    const handedOverAt = new Map<number, number>();
+    const started = performance.now();
+    const result = await scanOrders({
+      fetchPage: async (page, signal) => {
+        const probe = page === 1 && pageOneReads++ > 0;
+        await new Promise((r) => setTimeout(r, probe ? 300 : 5));
+        const answer = await list.fetchPage(page, signal, 50);
+        if (probe) firstProbeAnsweredAt = Math.min(firstProbeAnsweredAt, performance.now() - started);
+        return answer;
+      },
+      onPage: async (orders, page) => {
+        if (!handedOverAt.has(page)) handedOverAt.set(page, performance.now() - started);
+        return orders.length;
+      },
+      perPage: 50,
+      concurrency: 4,
+      maxPages: 100,
+      log: silentLogger(),
+    });
+    expect(result.orders).toBe(1000);
+    expect(result.refetches).toBe(0);
+    expect(result.probes).toBeGreaterThan(0);
+    expect([...handedOverAt.keys()]).toEqual(Array.from({ length: 21 }, (_, i) => i + 1));
+    // All 20 pages of orders are answered within about 5 rounds of 5 ms, long before any probe.
+    const early = [...handedOverAt].filter(([, at]) => at < firstProbeAnsweredAt).map(([page]) => page);
+    expect(early).toEqual(expect.arrayContaining([2, 3, 4, 5, 10, 20]));
+  });
+
+  it('hands a page read again to the writer after its first copy', async () => {
+    const list = new MemoryList(3000, { insertEvery: 3, insertCount: 2, seed: 7 });
+    const { result, pagesInOrder } = await scan(list, 50, 8);
+    expect(result.refetches).toBeGreaterThan(0);
+    const firsts = pagesInOrder.filter((page, i) => pagesInOrder.indexOf(page) === i);
+    expect(firsts).toEqual(Array.from({ length: firsts.length }, (_, i) => i + 1));
+    expect(pagesInOrder.length).toBeGreaterThan(firsts.length);
+  });
+
   it('learns a smaller server page size and keeps going', async () => {
     const list = new MemoryList(1000, { cap: 30 });
     const { seen, result } = await scan(list, 100, 6);
