@@ -37,6 +37,7 @@ const DETAILS: Record<string, (f: Figures) => unknown> = {
 const HEADLINES: Record<string, Record<string, { better: Better; read: (f: Figures) => number | undefined }>> = {
   poll: {
     'poll at 500/s, s': { better: 'lower', read: (f) => at(f, 'poll_500', 'elapsed_s') },
+    'poll at 500/s over the fetch alone': { better: 'lower', read: (f) => at(f, 'poll_over_fetch_only', 'median') },
     'poll at 450/s, s': { better: 'lower', read: (f) => at(f, 'poll_450', 'elapsed_s') },
     'poll beside a competitor, s': { better: 'lower', read: (f) => at(f, 'shared_450_with_competitor_250', 'elapsed_s') },
   },
