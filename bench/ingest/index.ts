@@ -129,7 +129,7 @@ export async function fixedRate(url: string, deliveries: Delivery[], ratePerSeco
  * the checkpoint cycle that costs commits most WAL; only the checkpointer's own writes are outside.
  * Needs a superuser or pg_checkpoint; without, the window is left to chance and the result says so.
  */
-async function checkpoint(databaseUrl: string): Promise<boolean> {
+export async function checkpoint(databaseUrl: string): Promise<boolean> {
   const sql = createSqlClient(databaseUrl, { poolMax: 1 });
   try {
     await sql.unsafe('checkpoint');
