@@ -12,7 +12,7 @@ export interface PageBatcherOptions {
 
 /**
  * Group commit (batch/group-commit.ts) of the pager's pages. The pager hands over pages in page
- * order; while a statement runs, the pages that arrive meanwhile queue up, and the next statement
+ * order as they arrive (a page read again after its first copy); while a statement runs, the pages that arrive meanwhile queue up, and the next statement
  * takes them (batchLength). A database that keeps up writes small batches soon after each page
  * arrives; one that falls behind writes bigger batches, fewer round trips for the same orders, and
  * so catches up instead of capping the scan's pace. Memory stays bounded because the pager never
@@ -32,7 +32,7 @@ export function pageBatcher(options: PageBatcherOptions): GroupCommit<PageToWrit
  * How many pages from the front of `queue` go into the next statement: as many as fit in
  * `maxOrders` (at least one), stopping before a page that shares an order with one already taken,
  * so a statement sees each order once and a state change between two reads of it (paging drift)
- * is still recorded as two observations, in page order.
+ * is still recorded as two observations, in the order they were handed over.
  */
 export function batchLength<T>(queue: readonly T[], ordersOf: (item: T) => readonly { uuid: string }[], maxOrders: number): number {
   const seen = new Set<string>();
