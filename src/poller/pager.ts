@@ -123,10 +123,9 @@ export async function scanOrders(options: ScanOptions): Promise<ScanResult> {
     // Bounded look-ahead keeps memory flat: pages wait here at most until the next probe lands.
     // Two probe intervals, not one: pages in flight while a probe is out need the probe after it,
     // so the processor can lag ~PROBE_EVERY + concurrency pages; a window of exactly that stalled
-    // the issuer once per interval (fetch-only bench: 1.24x of the floor before this). Pages queued
-    // for the writer count against it too, so a slow database holds the scan back.
-    const from = Math.min(processing, nextFirstCopy - toWrite.length);
-    const windowEnd = Math.min(options.maxPages, from + options.concurrency + 2 * PROBE_EVERY);
+    // the issuer once per interval (fetch-only bench: 1.24x of the floor before this). A slow
+    // database holds the processor back (waitForWriter), and with it this window.
+    const windowEnd = Math.min(options.maxPages, processing + options.concurrency + 2 * PROBE_EVERY);
     // Requests in flight: answered pages stay in `inflight` until processed, so count the others.
     const busy = () => inflight.size - settledPages.size;
     while (busy() < options.concurrency && nextToIssue <= windowEnd && nextToIssue <= endSeen) {
@@ -195,10 +194,12 @@ export async function scanOrders(options: ScanOptions): Promise<ScanResult> {
       while (toWrite.length > 0 && !signal.aborted && !writeError) {
         await deliver(toWrite[0]!);
         toWrite.shift();
-        pump();
+        notify();
       }
     } finally {
       writing = false;
+      // A processor waiting for the queue to shrink learns that it will not (error or abort).
+      notify();
     }
   };
   const queueForWrite = (page: Fetched) => {
@@ -221,6 +222,17 @@ export async function scanOrders(options: ScanOptions): Promise<ScanResult> {
       firstCopies.delete(nextFirstCopy);
       nextFirstCopy += 1;
       queueForWrite(page);
+    }
+  };
+
+  // Pages waiting for the writer are at most one look-ahead window's worth: beyond that the
+  // processor waits, so memory stays bounded however slow the database is.
+  const maxQueued = options.concurrency + 2 * PROBE_EVERY;
+  const waitForWriter = async () => {
+    while (toWrite.length > maxQueued) {
+      if (writeError) throw writeError.error;
+      signal.throwIfAborted();
+      await woken;
     }
   };
 
@@ -262,6 +274,8 @@ export async function scanOrders(options: ScanOptions): Promise<ScanResult> {
       if (samePage(first, second)) throw ignoredPaging(options.log);
       size = first.orders.length;
       result.pageSize = size;
+      // fetch(2) judged page 2 against the size asked for: against the server's, it ends the list only if short.
+      endSeen = second.orders.length < size ? 2 : Number.POSITIVE_INFINITY;
       options.log.warn({ asked: options.perPage, served: size }, 'provider serves fewer orders per page than asked; paging by its size');
       inflight.set(2, Promise.resolve(second));
       firstCopies.set(2, second);
@@ -270,6 +284,7 @@ export async function scanOrders(options: ScanOptions): Promise<ScanResult> {
     pumping = true;
     for (processing = 2; ; processing += 1) {
       if (writeError) throw writeError.error;
+      await waitForWriter();
       if (processing > options.maxPages) throw new ScanError(`stopped after ${options.maxPages} pages (POLL_MAX_PAGES) without reaching the end of the list`);
       pump();
       let current = await take(processing);
@@ -286,6 +301,11 @@ export async function scanOrders(options: ScanOptions): Promise<ScanResult> {
       queueFirstCopies();
       queueForWrite(current);
       result.pages += 1;
+      // A page the processor fetched itself (beyond the short page that ended issuing) was never
+      // issued: neither issue it again nor wait for a first copy of it.
+      nextToIssue = Math.max(nextToIssue, processing + 1);
+      for (; nextFirstCopy <= processing; nextFirstCopy += 1) firstCopies.delete(nextFirstCopy);
+      queueFirstCopies();
       if (current.orders.length < size) return await finish();
       prev = current;
     }
@@ -300,9 +320,15 @@ export async function scanOrders(options: ScanOptions): Promise<ScanResult> {
   }
 
   async function finish(): Promise<ScanResult> {
+    pumping = false;
     while (writing) await writer;
     await Promise.all([...writes]);
     if (writeError) throw writeError.error;
+    // The writer stops early only when the scan was aborted: pages left unwritten are no success.
+    if (toWrite.length > 0) {
+      signal.throwIfAborted();
+      throw new ScanError(`${toWrite.length} pages were not written`);
+    }
     return result;
   }
 }

@@ -143,6 +143,98 @@ describe('scanOrders', () => {
     expect(pagesInOrder.length).toBeGreaterThan(firsts.length);
   });
 
+  describe('with a slow writer', () => {
+    /** A scan of a stable list whose writes take `writeMs` each, one at a time; what it fetched and wrote. */
+    async function slowScan(list: MemoryList, perPage: number, concurrency: number, writeMs: number, signal?: AbortSignal, onWrite?: (n: number) => void) {
+      const requestsByPage = new Map<number, number>();
+      let inFlight = 0;
+      let maxInFlight = 0;
+      let answered = 0;
+      let maxWaiting = 0;
+      const written: number[] = [];
+      const scanned = scanOrders({
+        fetchPage: async (page, pageSignal) => {
+          requestsByPage.set(page, (requestsByPage.get(page) ?? 0) + 1);
+          inFlight += 1;
+          maxInFlight = Math.max(maxInFlight, inFlight);
+          try {
+            return await list.fetchPage(page, pageSignal, perPage);
+          } finally {
+            inFlight -= 1;
+            answered += 1;
+            maxWaiting = Math.max(maxWaiting, answered - written.length);
+          }
+        },
+        onPage: async (orders, page) => {
+          written.push(page);
+          onWrite?.(written.length);
+          await new Promise((r) => setTimeout(r, writeMs));
+          return orders.length;
+        },
+        perPage,
+        concurrency,
+        maxPages: 10_000,
+        writeConcurrency: 1,
+        log: silentLogger(),
+        signal,
+      });
+      return { scanned, requestsByPage, written, stats: () => ({ maxInFlight, maxWaiting }) };
+    }
+
+    it('waits for it: no page is asked for twice, and the pages waiting stay within two look-ahead windows', async () => {
+      const list = new MemoryList(50 * 300);
+      const { scanned, requestsByPage, written, stats } = await slowScan(list, 50, 4, 8);
+      const result = await scanned;
+      expect(result.orders).toBe(15_000);
+      expect(result.refetches).toBe(0);
+      expect([...requestsByPage].filter(([page, n]) => page > 1 && n > 1)).toEqual([]);
+      expect(written).toEqual(Array.from({ length: 301 }, (_, i) => i + 1));
+      expect(stats().maxWaiting).toBeLessThanOrEqual(2 * (4 + 2 * PROBE_EVERY) + 4);
+    });
+
+    it('keeps several pages in flight, and waits for it, when the server serves fewer orders per page than asked', async () => {
+      const list = new MemoryList(30 * 300, { cap: 30 });
+      const { scanned, written, stats } = await slowScan(list, 100, 6, 8);
+      const result = await scanned;
+      expect(result.pageSize).toBe(30);
+      expect(result.orders).toBe(9_000);
+      expect(written).toHaveLength(301);
+      expect(stats().maxInFlight).toBeGreaterThan(1);
+      expect(stats().maxWaiting).toBeLessThanOrEqual(2 * (6 + 2 * PROBE_EVERY) + 6);
+    });
+
+    it('fails with the write\'s error when a write fails while the scan waits for the writer', async () => {
+      const list = new MemoryList(50 * 300);
+      let writes = 0;
+      const scanned = scanOrders({
+        fetchPage: (page, signal) => list.fetchPage(page, signal, 50),
+        onPage: async (orders) => {
+          writes += 1;
+          await new Promise((r) => setTimeout(r, 20));
+          if (writes === 8) throw new Error('ledger write failed');
+          return orders.length;
+        },
+        perPage: 50,
+        concurrency: 4,
+        maxPages: 10_000,
+        writeConcurrency: 1,
+        log: silentLogger(),
+      });
+      await expect(scanned).rejects.toThrow('ledger write failed');
+      expect(writes).toBe(8);
+    });
+
+    it('fails, not succeeds, when aborted before the pages it fetched are written', async () => {
+      const list = new MemoryList(50 * 20);
+      const abort = new AbortController();
+      const { scanned, written } = await slowScan(list, 50, 4, 40, abort.signal, (n) => {
+        if (n === 3) abort.abort(new Error('stopping'));
+      });
+      await expect(scanned).rejects.toThrow('stopping');
+      expect(written.length).toBeLessThan(21);
+    });
+  });
+
   it('learns a smaller server page size and keeps going', async () => {
     const list = new MemoryList(1000, { cap: 30 });
     const { seen, result } = await scan(list, 100, 6);
