@@ -12,12 +12,13 @@ export interface PageBatcherOptions {
 
 /**
  * Group commit (batch/group-commit.ts) of the pager's pages. The pager hands over pages in page
- * order as they arrive (a page read again after its first copy); while a statement runs, the pages that arrive meanwhile queue up, and the next statement
- * takes them (batchLength). A database that keeps up writes small batches soon after each page
- * arrives; one that falls behind writes bigger batches, fewer round trips for the same orders, and
- * so catches up instead of capping the scan's pace. Memory stays bounded because the pager never
- * has more than its `writeConcurrency` pages waiting for a write. `add(page)` settles with that
- * page's count of orders new to the run.
+ * order as they arrive (a page read again after its first copy); while a statement runs, the
+ * pages that arrive meanwhile queue up, and the next statement takes them (batchLength). A
+ * database that keeps up writes small batches soon after each page arrives; one that falls behind
+ * writes bigger batches, fewer round trips for the same orders, and so catches up instead of
+ * capping the scan's pace. Memory stays bounded because the pager never has more than its
+ * `writeConcurrency` pages waiting for a write. `add(page)` settles with that page's count of
+ * orders new to the run.
  */
 export function pageBatcher(options: PageBatcherOptions): GroupCommit<PageToWrite, number> {
   if (options.maxOrders < 1) throw new RangeError('maxOrders must be positive');
