@@ -16,7 +16,7 @@
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { benchDatabase, postgresCpuSeconds } from '../support.js';
+import { benchDatabase, median, postgresCpuSeconds } from '../support.js';
 
 const API_KEY = 'bench-key-not-secret';
 const here = (name: string) => fileURLToPath(new URL(name, import.meta.url));
@@ -56,15 +56,9 @@ const round = (n: number, digits = 3) => Math.round(n * 10 ** digits) / 10 ** di
 const ROUNDS = 3;
 const POLL_OVER_FETCH_ONLY_TARGET = 1.0;
 
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-}
-
-/** The run whose elapsed time is the median of the rounds (the lower middle one for an even count). */
+/** The run whose elapsed time is the median of the rounds (as support.ts median: the upper middle one for an even count). */
 function medianRun<T extends { elapsed_s: number }>(runs: readonly T[]): T {
-  return [...runs].sort((a, b) => a.elapsed_s - b.elapsed_s)[Math.floor((runs.length - 1) / 2)]!;
+  return [...runs].sort((a, b) => a.elapsed_s - b.elapsed_s)[Math.floor(runs.length / 2)]!;
 }
 
 export async function runPollBench(opts: { quick?: boolean } = {}): Promise<Record<string, unknown>> {

@@ -67,12 +67,15 @@ export async function runImportBesideIngestBench(opts: { quick?: boolean } = {})
       latencies.sort((a, b) => a - b);
       return { latencies, windows, checkpointed, vacuumSeconds };
     };
+    const summary = (sorted: number[], windows: readonly { failures: number }[]) => ({
+      requests: sorted.length,
+      failures: windows.reduce((sum, w) => sum + w.failures, 0),
+      p50Ms: round(percentile(sorted, 0.5)),
+      p99Ms: round(percentile(sorted, 0.99)),
+      maxMs: round(sorted.at(-1) ?? Number.NaN),
+    });
     const describeAlone = (stretch: Awaited<ReturnType<typeof aloneStretch>>) => ({
-      requests: stretch.latencies.length,
-      failures: stretch.windows.reduce((sum, w) => sum + w.failures, 0),
-      p50Ms: round(percentile(stretch.latencies, 0.5)),
-      p99Ms: round(percentile(stretch.latencies, 0.99)),
-      maxMs: round(stretch.latencies.at(-1) ?? Number.NaN),
+      ...summary(stretch.latencies, stretch.windows),
       windowP99Ms: stretch.windows.map((w) => w.p99Ms),
       checkpointed: stretch.checkpointed,
       vacuumSecondsBefore: stretch.vacuumSeconds,
@@ -112,11 +115,7 @@ export async function runImportBesideIngestBench(opts: { quick?: boolean } = {})
       imported: stored?.lines === entries,
       deliveriesStored: stored?.deliveries,
       alone: {
-        requests: aloneLatencies.length,
-        failures: aloneBefore.windows.concat(aloneAfter.windows).reduce((sum, w) => sum + w.failures, 0),
-        p50Ms: round(percentile(aloneLatencies, 0.5)),
-        p99Ms: round(aloneP99),
-        maxMs: round(aloneLatencies.at(-1) ?? Number.NaN),
+        ...summary(aloneLatencies, [...aloneBefore.windows, ...aloneAfter.windows]),
         before: describeAlone(aloneBefore),
         after: describeAlone(aloneAfter),
       },
