@@ -41,9 +41,11 @@ const WRITE_ATTEMPTS = 3;
 // Orders per statement: ~20 pages of 100. Bigger batches save little more per order (the rows and
 // their index entries are most of the cost) and make the last write, which nothing overlaps, longer.
 const WRITE_BATCH_ORDERS = 2000;
-// Two statements in flight: one runs while the next batch gathers; more only contend for the same
-// cores and row locks.
-const WRITE_STATEMENTS = 2;
+// One statement in flight: the pages that arrive while it runs gather into the next. A second
+// statement in flight split the same pages into twice the statements and commits (a poll of 100,000
+// orders at 500 pages/s: 285-490 commits against 56-303, and 1.56-1.96 s of Postgres CPU against
+// 1.29-1.78 s; bench/README.md, poll), and contended for the same cores as the fetch.
+const WRITE_STATEMENTS = 1;
 
 /**
  * One full poll of GET /api/v1/orders, recorded in poll_runs. `complete` only when every page was
