@@ -102,7 +102,12 @@ export function createLedgerClient(url: string, options: SqlClientOptions): { sq
     // standby is found within about a second.
     backoff: (retries: number) => Math.min(0.05 * 2 ** retries, 1),
     onnotice: () => {},
-    connection: { application_name: options.applicationName ?? 'bnpl-recon' },
+    // Read committed whatever the server's or the database's default: the jobs that take a lock and
+    // then read what the lock's previous holder committed (the statement import's overlap rule, the
+    // reconciliation's acknowledgement) read it only if each statement takes a new snapshot. Under
+    // repeatable read an import that waited for another's lock stored the same booking again
+    // (test/statements/overlap-isolation.test.ts).
+    connection: { application_name: options.applicationName ?? 'bnpl-recon', default_transaction_isolation: 'read committed' },
     // A documented option of postgres.js that its type declarations lack: every socket with
     // TCP_NODELAY (socket.ts says why).
     socket: noDelaySockets(),
