@@ -107,7 +107,7 @@ export function createLedgerClient(url: string, options: SqlClientOptions): { sq
     // reconciliation's acknowledgement) read it only if each statement takes a new snapshot. Under
     // repeatable read an import that waited for another's lock stored the same booking again
     // (test/statements/overlap-isolation.test.ts).
-    connection: { application_name: options.applicationName ?? 'bnpl-recon', default_transaction_isolation: 'read committed' },
+    connection: { application_name: options.applicationName ?? 'bnpl-recon', default_transaction_isolation: 'read committed' as const },
     // A documented option of postgres.js that its type declarations lack: every socket with
     // TCP_NODELAY (socket.ts says why).
     socket: noDelaySockets(),
