@@ -65,11 +65,29 @@ export function completeCharactersEnd(bytes: Uint8Array): number {
   return bytes.length;
 }
 
-/** A decoder for a file's chunks in the given encoding; a BOM is dropped. */
+/**
+ * A decoder for a file's chunks in the given encoding; a BOM is dropped. That includes a UTF-8 BOM
+ * in front of text that is not valid UTF-8 (read as Windows-1252, the BOM's bytes would be the
+ * text 'ï»¿' and hide a CSV's first column name): some exporters write the BOM and then their code
+ * page.
+ */
 export function streamDecoder(encoding: string): { write(chunk: Uint8Array): string; end(): string } {
   const decoder = new TextDecoder(encoding);
-  return { write: (chunk) => decoder.decode(chunk, { stream: true }), end: () => decoder.decode() };
+  if (encoding !== 'windows-1252') return { write: (chunk) => decoder.decode(chunk, { stream: true }), end: () => decoder.decode() };
+  // The text's first characters, held until there are three (one character per byte here).
+  let start: string | null = '';
+  const withoutBom = (text: string, last: boolean): string => {
+    if (start === null) return text;
+    start += text;
+    if (start.length < UTF8_BOM_AS_WINDOWS_1252.length && !last) return '';
+    const whole = start.startsWith(UTF8_BOM_AS_WINDOWS_1252) ? start.slice(UTF8_BOM_AS_WINDOWS_1252.length) : start;
+    start = null;
+    return whole;
+  };
+  return { write: (chunk) => withoutBom(decoder.decode(chunk, { stream: true }), false), end: () => withoutBom(decoder.decode(), true) };
 }
+
+const UTF8_BOM_AS_WINDOWS_1252 = '\u00EF\u00BB\u00BF';
 
 /** A whole file's text. */
 export function decodeStatement(bytes: Buffer | string): string {

@@ -143,7 +143,11 @@ export async function importStatementSource(
 ): Promise<ImportResult> {
   const hash = createHash('sha256');
   const validator = utf8Validator();
-  let head: Uint8Array | null = null;
+  // The file's first bytes, enough for HEAD_CHARS characters in any encoding we read, however
+  // small the source's chunks (a pipe's, a file still being written): the encoding (BOM, XML
+  // declaration) and the format are decided from them.
+  const headChunks: Uint8Array[] = [];
+  let headBytes = 0;
   let bytes = 0;
   for await (const chunk of source()) {
     bytes += chunk.length;
@@ -152,16 +156,20 @@ export async function importStatementSource(
     }
     hash.update(chunk);
     validator.write(chunk);
-    head ??= chunk;
+    if (headBytes < HEAD_BYTES) {
+      headChunks.push(chunk);
+      headBytes += chunk.length;
+    }
   }
+  const head = headChunks.length === 1 ? headChunks[0]! : Buffer.concat(headChunks);
   const sha256 = hash.digest('hex');
-  const encoding = encodingOf(head ?? new Uint8Array(0), validator.valid());
+  const encoding = encodingOf(head, validator.valid());
   // A file in no format we read is refused before the database is asked (an outage then does not keep it in the inbox).
   const readerOptions = { acceptUnbalanced: options.acceptUnbalanced === true, csv: options.csv };
-  const { format } = statementReader(streamDecoder(encoding).write(head ?? new Uint8Array(0)).slice(0, HEAD_CHARS), () => undefined, {
-    ...readerOptions,
-    whole: bytes <= (head?.length ?? 0),
-  });
+  const headDecoder = streamDecoder(encoding);
+  const whole = bytes <= head.length;
+  const headText = headDecoder.write(head) + (whole ? headDecoder.end() : '');
+  const { format } = statementReader(headText.slice(0, HEAD_CHARS), () => undefined, { ...readerOptions, whole });
   // A large MT940 is read in a thread of its own (read-thread.ts): its reader costs less per line
   // than storing it, and on the main thread it held up each of Postgres's answers until a slice's
   // parse ended (1,000,000 entries: 17.5-18.0 s, against 21.4-22.1 s for the commit before in runs
@@ -230,6 +238,9 @@ export async function importStatementSource(
 // slice's parse instead of a chunk's: 1 MiB of a CAMT.053 is about 150 ms of JavaScript, and the
 // connection waited that long for each of them.
 const SLICE_CHARS = 64 * 1024;
+
+/** HEAD_CHARS characters of UTF-8 take at most four bytes each. */
+const HEAD_BYTES = HEAD_CHARS * 4;
 
 /** importStatementSource over bytes in memory. */
 export function importStatement(database: Database, environment: ProviderEnvironment, bytes: Buffer, fileName: string, options: ImportOptions = {}): Promise<ImportResult> {
