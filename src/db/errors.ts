@@ -14,6 +14,13 @@ const TRANSIENT_DRIVER_CODES = new Set([
   'CONNECTION_ENDED',
   'CONNECTION_DESTROYED',
   'CONNECT_TIMEOUT',
+  // A Unix socket that is gone (its server or proxy restarting), and routes that are down.
+  'ENOENT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EHOSTDOWN',
+  'ENETDOWN',
+  'ECONNABORTED',
 ]);
 
 export const SQLSTATE = {
@@ -27,6 +34,9 @@ export const SQLSTATE = {
   DEADLOCK_DETECTED: '40P01',
   UNIQUE_VIOLATION: '23505',
   INVALID_CATALOG_NAME: '3D000',
+  LOCK_NOT_AVAILABLE: '55P03',
+  QUERY_CANCELED: '57014',
+  DATABASE_DROPPED: '57P04',
 } as const;
 
 const TRANSIENT_SQLSTATES = new Set<string>([
@@ -41,7 +51,23 @@ const TRANSIENT_SQLSTATES = new Set<string>([
   SQLSTATE.DISK_FULL,
   SQLSTATE.SERIALIZATION_FAILURE,
   SQLSTATE.DEADLOCK_DETECTED,
+  // A lock not granted within lock_timeout, a statement cancelled (statement_timeout,
+  // pg_cancel_backend): the statement was right and another attempt may pass. Taken for a refusal
+  // of a delivery's values, they had the receiver store a valid delivery unparsed, never applied,
+  // and answer 2xx (test/webhooks/ledger-unavailable.test.ts).
+  SQLSTATE.LOCK_NOT_AVAILABLE,
+  SQLSTATE.QUERY_CANCELED,
+  // The ledger's database is missing or being dropped.
+  SQLSTATE.INVALID_CATALOG_NAME,
+  SQLSTATE.DATABASE_DROPPED,
 ]);
+
+/**
+ * Classes of SQLSTATE that are about the server, not the statement: connection exception (08),
+ * insufficient resources (53: disk full, out of memory, too many connections), operator
+ * intervention (57: shutdown, cancel) and system error (58: I/O error).
+ */
+const TRANSIENT_SQLSTATE_CLASSES = ['08', '53', '57', '58'];
 
 export function errorCode(error: unknown): string | undefined {
   if (typeof error === 'object' && error !== null && 'code' in error) {
@@ -56,7 +82,7 @@ export function isTransientDatabaseError(error: unknown): boolean {
   const code = errorCode(error);
   if (code === undefined) return false;
   if (TRANSIENT_DRIVER_CODES.has(code) || TRANSIENT_SQLSTATES.has(code)) return true;
-  return code.startsWith('08'); // connection exception class
+  return /^[0-9A-Z]{5}$/.test(code) && TRANSIENT_SQLSTATE_CLASSES.includes(code.slice(0, 2));
 }
 
 /** The server refuses writes: a standby, or default_transaction_read_only. */
@@ -79,6 +105,13 @@ export function unavailableCause(error: unknown): string {
       return 'the database server is shutting down or crashed';
     case SQLSTATE.CANNOT_CONNECT_NOW:
       return 'the database server is starting up or recovering';
+    case SQLSTATE.LOCK_NOT_AVAILABLE:
+      return 'a lock was not granted within the database\'s lock_timeout';
+    case SQLSTATE.QUERY_CANCELED:
+      return 'the statement was cancelled (statement_timeout, or cancelled by an operator)';
+    case SQLSTATE.INVALID_CATALOG_NAME:
+    case SQLSTATE.DATABASE_DROPPED:
+      return 'the ledger\'s database does not exist (or is being dropped)';
     case 'CONNECT_TIMEOUT':
       return 'no connection to the database within the connect timeout';
     case undefined:
