@@ -94,7 +94,11 @@ const RULES: Record<TopicFamily, FamilyRule<unknown>> = {
  * so a provider change never loses a delivery.
  */
 export function classifyDelivery(rawBody: Buffer): Classification {
-  const text = rawBody.toString('utf8');
+  // A leading byte order mark is not JSON's, but RFC 8259 (section 8.1) lets a parser ignore it,
+  // and a signed body that carries one is still the provider's JSON: stored and parsed, not refused.
+  // The raw bytes, as signed, are stored as they came.
+  const decoded = rawBody.toString('utf8');
+  const text = decoded.charCodeAt(0) === 0xfeff ? decoded.slice(1) : decoded;
   let body: unknown;
   try {
     body = JSON.parse(text);

@@ -146,6 +146,17 @@ describe('hostile but signed JSON', () => {
     expect(counts?.typed).toBe(counts?.applied);
   });
 
+  it('stores and applies a body that opens with a UTF-8 byte order mark, its bytes as signed', async () => {
+    const json = JSON.stringify(samplePayload('order/confirmed', 9191));
+    const bytes = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(json)]);
+    const answer = await postDelivery(receiver.url, bytes);
+    expect(answer).toMatchObject({ status: 200, body: { status: 'stored', parse_status: 'parsed', duplicate: false } });
+    const [row] = await database.sql<{ raw_body: Buffer; applied: boolean }[]>`
+      select raw_body, applied from webhook_deliveries where id = ${answer.body.delivery_id as number}`;
+    expect(Buffer.compare(row!.raw_body, bytes)).toBe(0);
+    expect(row!.applied).toBe(true);
+  });
+
   it("stores the issue's cases as invalid_shape naming the field", async () => {
     const limit = (raw: string) => {
       const body = samplePayload('buyer/limit_updated') as { buyer: Record<string, unknown> };
