@@ -33,6 +33,19 @@ describe('payload classification', () => {
     expect(bad.ok && bad.error).toContain('gross_amount_cents');
   });
 
+  it('reads the exact digits of numeric *_cents members in one scan when a body has many', () => {
+    // 60,000 numeric *_cents members before the one the ledger keeps: read member by member, each
+    // a scan of the whole 1 MiB text, this took 22 s of the receiver's event loop.
+    const { gross_amount_cents: _, ...rest } = samplePayload('invoice/complete') as Record<string, unknown>;
+    const many = Array.from({ length: 60_000 }, (_, i) => `"k${i}_cents":${i}`).join(',');
+    const text = `{${JSON.stringify(rest).slice(1, -1)},${many},"gross_amount_cents":123456789012345678}`;
+    const started = performance.now();
+    const result = classifyDelivery(Buffer.from(text));
+    expect(performance.now() - started).toBeLessThan(3000);
+    // Beyond a double's 53 bits: the digits as sent, not 123456789012345680.
+    expect(result.ok && result.event?.typed.values.gross_amount_cents).toBe('123456789012345678');
+  });
+
   it('refuses a fractional amount_cents string as a drifted shape, keeping the delivery', () => {
     const result = classifyDelivery(body({ ...samplePayload('payout/complete'), amount_cents: '12.5' }));
     expect(result).toMatchObject({ ok: true, status: 'invalid_shape', topic: 'payout/complete' });
