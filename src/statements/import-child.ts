@@ -1,7 +1,7 @@
 import { createSqlClient, databaseOver } from '../db/database.js';
 import { errorCode } from '../db/errors.js';
 import { FileChangedError, fileSource, importStatementSource } from './import.js';
-import type { ChildReply, ChildRequest, GaveWayMessage, PressureMessage } from './isolated-import.js';
+import type { ChildReply, ChildRequest, GaveWayMessage, LockWaitMessage, PressureMessage } from './isolated-import.js';
 import { RECEIVER_PACE } from './store-pipeline.js';
 import { StatementFormatError } from './types.js';
 
@@ -30,6 +30,7 @@ async function run(request: ChildRequest): Promise<ChildReply> {
       csv: request.csv,
       acceptUnbalanced: request.acceptUnbalanced,
       ...(request.maxMemoryMb !== undefined ? { readThreadMaxMemoryMb: request.maxMemoryMb } : {}),
+      lockWait: (state) => process.send?.({ lockWait: state } satisfies LockWaitMessage),
       ...(request.yieldToReceiver ? { yieldTo: { pressureMs: () => pressureMs, pace: RECEIVER_PACE, gaveWay } } : {}),
     });
     return { ok: true, result };

@@ -87,7 +87,11 @@ export interface ImportOptions {
   readThreadFromBytes?: number;
   /** the reader thread's heap limit (STATEMENT_IMPORT_MAX_MEMORY_MB, as its process's); absent: V8's default for a thread */
   readThreadMaxMemoryMb?: number;
+  /** told when the import starts waiting for the environment's import lock, and when it holds it (the inbox's time limit does not count the wait) */
+  lockWait?: (state: LockWaitState) => void;
 }
+
+export type LockWaitState = 'waiting' | 'held';
 
 /** 4 MiB: about 25,000 MT940 entries, parsed in about 200 ms; the thread starts in tens. */
 export const READ_THREAD_FROM_BYTES = 4 << 20;
@@ -305,7 +309,9 @@ async function importSections(
 ): Promise<ImportResult> {
   return transaction(database.sql, async (tx) => {
     // One import per environment at a time: the overlap rule (overlap.ts) must see what the other committed.
+    options.lockWait?.('waiting');
     await transactionLock(tx, lockKey('statementImport', environment));
+    options.lockWait?.('held');
     const base = { file: fileName, sha256 };
     const before = await alreadyImported(tx, environment, sha256);
     if (before) return { ...base, ...before };

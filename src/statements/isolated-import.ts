@@ -1,7 +1,7 @@
 import { fork } from 'node:child_process';
 import { setPriority } from 'node:os';
 import type { ProviderEnvironment } from '../config/schema.js';
-import { FileChangedError, type ImportResult } from './import.js';
+import { FileChangedError, type ImportResult, type LockWaitState } from './import.js';
 import type { CsvOptions } from './csv.js';
 import { StatementFormatError } from './types.js';
 
@@ -30,6 +30,15 @@ export interface PressureMessage {
 /** What the child sends while it imports beside the receiver: the time it has given way to it so far. */
 export interface GaveWayMessage {
   gaveWayMs: number;
+}
+
+/**
+ * What the child sends when it starts waiting for the environment's import lock and when it holds
+ * it: another import (a second replica's, an upload) may hold it for longer than this one may work,
+ * so the time limit does not count the wait.
+ */
+export interface LockWaitMessage {
+  lockWait: LockWaitState;
 }
 
 /** `peakRssMb`: the import process's peak resident memory (process.resourceUsage().maxRSS), for the log and tests. */
@@ -136,11 +145,17 @@ export function importInChildProcess(request: ChildRequest, options: IsolatedImp
     };
     const started = performance.now();
     let gaveWayMs = 0;
+    let lockWaitMs = 0;
+    let lockWaitSince: number | undefined;
+    const waitedForLock = () => lockWaitMs + (lockWaitSince === undefined ? 0 : performance.now() - lockWaitSince);
     const checkTime = () => {
-      const left = options.timeoutMs + gaveWayMs - (performance.now() - started);
+      const left = options.timeoutMs + gaveWayMs + waitedForLock() - (performance.now() - started);
       if (left > 0) return void (timer = setTimeout(checkTime, left));
-      const gaveWay = gaveWayMs > 0 ? ` (and ${Math.round(gaveWayMs)} ms given way to the webhook receiver)` : '';
-      kill(new ImportCrashedError(`import did not finish within ${options.timeoutMs} ms${gaveWay}: stopped`));
+      const notCounted = [
+        ...(gaveWayMs > 0 ? [`${Math.round(gaveWayMs)} ms given way to the webhook receiver`] : []),
+        ...(lockWaitMs > 0 ? [`${Math.round(lockWaitMs)} ms waiting for another import of the environment`] : []),
+      ];
+      kill(new ImportCrashedError(`import did not finish within ${options.timeoutMs} ms${notCounted.length > 0 ? ` (and ${notCounted.join(' and ')})` : ''}: stopped`));
     };
     let timer = setTimeout(checkTime, options.timeoutMs);
     const relay =
@@ -154,9 +169,15 @@ export function importInChildProcess(request: ChildRequest, options: IsolatedImp
     const onAbort = () => kill(new ImportStoppedError('import stopped: shutting down'));
     options.signal?.addEventListener('abort', onAbort, { once: true });
     if (options.signal?.aborted) onAbort();
-    child.on('message', (message: ChildReply | GaveWayMessage) => {
+    child.on('message', (message: ChildReply | GaveWayMessage | LockWaitMessage) => {
       if ('gaveWayMs' in message) gaveWayMs = message.gaveWayMs;
-      else reply = message;
+      else if ('lockWait' in message) {
+        if (message.lockWait === 'waiting') lockWaitSince ??= performance.now();
+        else if (lockWaitSince !== undefined) {
+          lockWaitMs += performance.now() - lockWaitSince;
+          lockWaitSince = undefined;
+        }
+      } else reply = message;
     });
     child.on('error', (error) => kill(error));
     child.on('exit', (code, signal) => {

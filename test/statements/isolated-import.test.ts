@@ -12,6 +12,7 @@ import { silentLogger } from '../../src/log/logger.js';
 import { startStatementInbox, type StatementInbox } from '../../src/statements/inbox.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { csvStatement } from './fixtures.js';
+import { lockKey } from '../../src/jobs/lock-keys.js';
 import { testMetrics } from '../helpers/metrics.js';
 
 /**
@@ -171,6 +172,38 @@ describe('isolated statement imports', () => {
     expect(result.linesNew).toBe(10);
     expect(await storedLike('GW')).toBe(10);
   }, 150_000);
+
+  it('does not count the time it waits for another import of the environment against its limit', async () => {
+    const file = path.join(dir, 'waits.csv');
+    await writeFile(file, csvStatement(Array.from({ length: 3 }, (_, i) => ({ ref: `LW${i}`, date: '2026-04-02', cents: 100n, sepa: `PO-LW${i}` }))));
+    // Another import (a second replica's, an upload) holds the environment's import lock.
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let locked!: () => void;
+    const isLocked = new Promise<void>((resolve) => (locked = resolve));
+    const other = db.sql.begin(async (tx) => {
+      await tx`select pg_advisory_xact_lock(${lockKey('statementImport', 'sandbox').toString()}::bigint)`;
+      locked();
+      await released;
+    });
+    await isLocked;
+    const imported = importInChildProcess(
+      { databaseUrl: db.url, environment: 'sandbox', file, name: 'waits.csv', maxFileBytes: 1 << 20, maxAmountCents: '1000000000000', acceptUnbalanced: false },
+      // Room for the child's start on a loaded machine (see the test above), not for the wait.
+      { maxMemoryMb: 256, timeoutMs: 8_000 },
+    );
+    imported.catch(() => undefined);
+    // Once the child waits for the lock, the other import holds it past the child's whole limit.
+    await expect
+      .poll(async () => (await db.sql<{ n: number }[]>`select count(*)::int as n from pg_locks where locktype = 'advisory' and not granted`)[0]!.n, { timeout: 30_000, interval: 100 })
+      .toBe(1);
+    await new Promise((resolve) => setTimeout(resolve, 9_000));
+    release();
+    await other;
+    const result = await imported;
+    expect(result.linesNew).toBe(3);
+    expect(await storedLike('LW')).toBe(3);
+  }, 60_000);
 
   it('reports an import process that dies before it answers: how it ended and its heap limit', async () => {
     // A heap of 2 MB cannot even load the child's modules: the process dies without a reply, as
