@@ -8,7 +8,7 @@
  * after the reply to the one before.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { refuseImplausible } from './amount-limit.js';
+import { refuseImplausible, refuseUnstorable } from './amount-limit.js';
 import { streamDecoder } from './decode.js';
 import { freshRows, linesToText } from './staged-rows.js';
 import { createTextFeed } from './text-feed.js';
@@ -35,6 +35,7 @@ function handOver(section: StatementSection, lines: StatementLine[], more: boole
     return;
   }
   if (data.maxAmountCents !== undefined) refuseImplausible(data.fileName, index, lines, data.maxAmountCents);
+  refuseUnstorable(data.fileName, index, section, lines);
   const totals: Totals = new Map();
   for (const l of lines) addTotal(totals, l.currency, l.direction, l.amountCents);
   const fresh = freshRows(section, lines, data.environment, data.statementId);

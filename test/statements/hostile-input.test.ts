@@ -117,6 +117,30 @@ describe('a NUL after the first 64 KiB', () => {
   });
 });
 
+describe('an account longer than the ledger keeps', () => {
+  let db: TestDatabase;
+  useTestDatabase('hostile_long_account', (database) => (db = database));
+  // An account id no IBAN rule recognises is kept as written (account.ts); one of 3,000 characters
+  // reached Postgres's index on it: PostgresError 54000 'index row size 3032 exceeds btree version
+  // 4 maximum 2704', naming neither the file nor the field.
+  const account = 'X'.repeat(3000);
+  const csvOf = (lines: number) =>
+    ['booking_date,amount,currency,entry_reference,account_iban,remittance', ...Array.from({ length: lines }, (_, i) => `2026-06-01,${i + 1}.00,EUR,R${i},${account},Rechnung ${i}`)].join('\r\n') + '\r\n';
+  const mt940Long = [':20:X', `:25:${account}`, ':28C:1/1', ':60F:C260302EUR0,00', ':61:2603020302C1,00NTRFNONREF//L1', ':62F:C260302EUR1,00', '-', ''].join('\r\n');
+
+  it.each([
+    ['a CSV copied whole', 'small.csv', csvOf(10), /^small\.csv: statement 1: account 'X{60}…' \(3000 characters\) is longer than the 200 characters a statement's account may have$/],
+    ['a CSV stored in parts', 'parts.csv', csvOf(4500), /^parts\.csv: (statement 1|CSV row 2): account 'X{60}…' \(3000 characters\) is longer than the 200 characters a statement's account may have$/],
+    ['an MT940', 'long.sta', mt940Long, /^long\.sta: statement 1: account 'X{60}…' \(3000 characters\) is longer than the 200 characters a statement's account may have$/],
+  ])('refuses %s naming the file and the field, and stores nothing', async (_, name, text, message) => {
+    const error = await importStatement(db, 'sandbox', Buffer.from(text), name).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(StatementFormatError);
+    expect((error as Error).message).toMatch(message);
+    const [stored] = await db.sql<{ n: number }[]>`select (select count(*) from bank_statements) + (select count(*) from statement_lines) as n`;
+    expect(Number(stored?.n)).toBe(0);
+  });
+});
+
 describe('an MT940 statement continued over pages (:60M:/:62M:)', () => {
   const page = (n: number, opening: string, line: string, closing: string) =>
     [':20:STARTUMS', ':25:DE44500105175407324931', `:28C:7/${n}`, opening, `:61:${line}NTRFNONREF//P${n}`, ':86:166?20SVWZ+x', closing, '-'].join('\r\n');

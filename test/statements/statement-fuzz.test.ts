@@ -54,11 +54,12 @@ const caseName = (index: number) => `case ${index} of seed ${SEED}`;
 const describeCase = (index: number, c: StatementFuzzCase) => `${caseName(index)} (${c.label}, ${c.bytes.length} bytes)`;
 
 /**
- * Refusals the import adds to the parser's: what only the ledger can tell (the amount ceiling, a
+ * Refusals the import adds to the parser's: what only the ledger can tell (the amount ceiling, an
+ * account or SEPA reference longer than its indexes keep, a
  * statement imported before with other bookings). Not its check that the stored lines add up: for
  * a file the parser accepts, that failing would be a fault of the overlap rule, not of the file.
  */
-const IMPORT_REFUSALS = /STATEMENT_MAX_AMOUNT_CENTS|a corrected statement under the same identity is refused/;
+const IMPORT_REFUSALS = /STATEMENT_MAX_AMOUNT_CENTS|a corrected statement under the same identity is refused|is longer than the \d+ characters a statement's/;
 
 let parser: Promise<Extract<ChildMessage, { type: 'done' }>>;
 
