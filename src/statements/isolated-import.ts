@@ -140,6 +140,9 @@ export function importInChildProcess(request: ChildRequest, options: IsolatedImp
       stderr = (stderr + chunk.toString('utf8')).slice(-2000);
     });
     const kill = (error: Error) => {
+      // Once the child has answered, its import has committed or rolled back and it is exiting: a
+      // time limit or a shutdown that comes now must not turn a stored file into a failed one.
+      if (reply) return;
       why ??= error;
       child.kill('SIGKILL');
     };
