@@ -31,7 +31,7 @@ import {
   type Totals,
 } from './types.js';
 import { addTotal } from './totals.js';
-import { refuseImplausible, refuseUnstorable } from './amount-limit.js';
+import { refuseImplausible, refuseUnstorable } from './line-limits.js';
 import { transaction } from '../db/transaction.js';
 
 export interface ImportResult {

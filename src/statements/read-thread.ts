@@ -8,7 +8,7 @@
  * after the reply to the one before.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { refuseImplausible, refuseUnstorable } from './amount-limit.js';
+import { refuseImplausible, refuseUnstorable } from './line-limits.js';
 import { streamDecoder } from './decode.js';
 import { freshRows, linesToText } from './staged-rows.js';
 import { createTextFeed } from './text-feed.js';
