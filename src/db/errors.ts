@@ -39,35 +39,30 @@ export const SQLSTATE = {
   DATABASE_DROPPED: '57P04',
 } as const;
 
+/**
+ * Classes of SQLSTATE that are about the server, not the statement: connection exception (08),
+ * insufficient resources (53: disk full, out of memory, too many connections), operator
+ * intervention (57: shutting down, starting up, a statement cancelled by statement_timeout or
+ * pg_cancel_backend, the database being dropped) and system error (58: I/O error).
+ */
+const TRANSIENT_SQLSTATE_CLASSES = ['08', '53', '57', '58'];
+
+/** The codes outside those classes that mean "try again later". */
 const TRANSIENT_SQLSTATES = new Set<string>([
-  SQLSTATE.ADMIN_SHUTDOWN,
-  SQLSTATE.CRASH_SHUTDOWN,
-  SQLSTATE.CANNOT_CONNECT_NOW,
-  SQLSTATE.TOO_MANY_CONNECTIONS,
   // A standby, a demoted primary, or a server set read-only (default_transaction_read_only, as
   // managed services do when the disk fills): no write can succeed there until a writable primary
   // answers, which a retry may reach.
   SQLSTATE.READ_ONLY_SQL_TRANSACTION,
-  SQLSTATE.DISK_FULL,
   SQLSTATE.SERIALIZATION_FAILURE,
   SQLSTATE.DEADLOCK_DETECTED,
-  // A lock not granted within lock_timeout, a statement cancelled (statement_timeout,
-  // pg_cancel_backend): the statement was right and another attempt may pass. Taken for a refusal
-  // of a delivery's values, they had the receiver store a valid delivery unparsed, never applied,
-  // and answer 2xx (test/webhooks/ledger-unavailable.test.ts).
+  // A lock not granted within lock_timeout: the statement was right and another attempt may pass.
+  // Taken, like a cancelled statement, for a refusal of a delivery's values, it had the receiver
+  // store a valid delivery unparsed, never applied, and answer 2xx
+  // (test/webhooks/ledger-unavailable.test.ts).
   SQLSTATE.LOCK_NOT_AVAILABLE,
-  SQLSTATE.QUERY_CANCELED,
-  // The ledger's database is missing or being dropped.
+  // The ledger's database is missing.
   SQLSTATE.INVALID_CATALOG_NAME,
-  SQLSTATE.DATABASE_DROPPED,
 ]);
-
-/**
- * Classes of SQLSTATE that are about the server, not the statement: connection exception (08),
- * insufficient resources (53: disk full, out of memory, too many connections), operator
- * intervention (57: shutdown, cancel) and system error (58: I/O error).
- */
-const TRANSIENT_SQLSTATE_CLASSES = ['08', '53', '57', '58'];
 
 export function errorCode(error: unknown): string | undefined {
   if (typeof error === 'object' && error !== null && 'code' in error) {

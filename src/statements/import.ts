@@ -31,7 +31,7 @@ import {
   type Totals,
 } from './types.js';
 import { addTotal } from './totals.js';
-import { refuseImplausible, refuseUnstorable } from './line-limits.js';
+import { refuseOutsideLimits } from './line-limits.js';
 import { transaction } from '../db/transaction.js';
 
 export interface ImportResult {
@@ -368,8 +368,7 @@ async function importSections(
           }
           await pipeline.add(section, built.lines, false, () => built.fresh, built.count);
         } else {
-          if (options.maxAmountCents !== undefined) refuseImplausible(fileName, index, lines, options.maxAmountCents);
-          refuseUnstorable(fileName, index, section, lines);
+          refuseOutsideLimits(fileName, index, section, lines, options.maxAmountCents);
           linesStaged += lines.length;
           for (const l of lines) addTotal(totals, l.currency, l.direction, l.amountCents);
           await pipeline.add(section, lines, more === true, whole ? () => freshRows(section, lines, environment, statementId) : undefined);

@@ -6,7 +6,7 @@ import { excerpt, quoted, StatementFormatError, type StatementLine, type Stateme
  * booking: the whole file is refused, naming it and the line. `section`: the statement's place in
  * the file, from 0.
  */
-export function refuseImplausible(fileName: string, section: number, lines: readonly StatementLine[], max: bigint): void {
+function refuseImplausible(fileName: string, section: number, lines: readonly StatementLine[], max: bigint): void {
   const over = lines.find((l) => l.amountCents > max);
   if (!over) return;
   const where = over.where ?? `statement ${section + 1} entry ${over.entryIndex + 1}`;
@@ -21,10 +21,10 @@ export function refuseImplausible(fileName: string, section: number, lines: read
  * entry's 2,704 bytes failed the import with Postgres's "index row size exceeds", naming neither
  * the file nor the field.
  */
-export const MAX_INDEXED_CHARS = 200;
+const MAX_INDEXED_CHARS = 200;
 
 /** Refuses a statement whose account or a line's account or SEPA reference is longer than the ledger keeps. */
-export function refuseUnstorable(fileName: string, section: number, statement: Pick<StatementSection, 'accountIban'>, lines: readonly StatementLine[]): void {
+function refuseUnstorable(fileName: string, section: number, statement: Pick<StatementSection, 'accountIban'>, lines: readonly StatementLine[]): void {
   const refuse = (where: string, field: string, value: string) => {
     throw new StatementFormatError(
       `${path.basename(fileName)}: ${where}: ${field} ${quoted(value)} is longer than the ${MAX_INDEXED_CHARS} characters a statement's ${field} may have`,
@@ -36,4 +36,16 @@ export function refuseUnstorable(fileName: string, section: number, statement: P
     if ((line.accountIban?.length ?? 0) > MAX_INDEXED_CHARS) refuse(where, 'account', line.accountIban!);
     if ((line.sepaReference?.length ?? 0) > MAX_INDEXED_CHARS) refuse(where, 'SEPA reference', line.sepaReference!);
   }
+}
+
+/** Every limit of a statement's lines: the amount ceiling (when set) and the lengths the ledger keeps. */
+export function refuseOutsideLimits(
+  fileName: string,
+  section: number,
+  statement: Pick<StatementSection, 'accountIban'>,
+  lines: readonly StatementLine[],
+  maxAmountCents: bigint | undefined,
+): void {
+  if (maxAmountCents !== undefined) refuseImplausible(fileName, section, lines, maxAmountCents);
+  refuseUnstorable(fileName, section, statement, lines);
 }

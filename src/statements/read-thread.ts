@@ -8,7 +8,7 @@
  * after the reply to the one before.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { refuseImplausible, refuseUnstorable } from './line-limits.js';
+import { refuseOutsideLimits } from './line-limits.js';
 import { streamDecoder } from './decode.js';
 import { freshRows, linesToText } from './staged-rows.js';
 import { createTextFeed } from './text-feed.js';
@@ -34,8 +34,7 @@ function handOver(section: StatementSection, lines: StatementLine[], more: boole
     parts.push({ section, lines, more });
     return;
   }
-  if (data.maxAmountCents !== undefined) refuseImplausible(data.fileName, index, lines, data.maxAmountCents);
-  refuseUnstorable(data.fileName, index, section, lines);
+  refuseOutsideLimits(data.fileName, index, section, lines, data.maxAmountCents);
   const totals: Totals = new Map();
   for (const l of lines) addTotal(totals, l.currency, l.direction, l.amountCents);
   const fresh = freshRows(section, lines, data.environment, data.statementId);
