@@ -13,22 +13,18 @@
  * So a body without `\u` needs no text check (hasUnicodeEscape), which keeps them off the hot path.
  */
 
-// A NUL, a high surrogate not followed by a low one, or a low surrogate not preceded by a high one.
-const UNSTORABLE = /\0|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+import { isStorableText, UNSTORABLE, UNSTORABLE_TEXT } from '../db/text.js';
+
+export { isStorableText, UNSTORABLE_TEXT };
+
 const UNSTORABLE_ALL = new RegExp(UNSTORABLE.source, 'g');
 
 /** Deepest nesting kept in a jsonb column. The spec's deepest (applicant.buyer.registered_address) is 2. */
 export const MAX_JSONB_DEPTH = 32;
 
-export const UNSTORABLE_TEXT = 'a NUL character or an unpaired UTF-16 surrogate, which Postgres cannot store';
-
 /** Whether the JSON text has a `\u` escape, the only way its strings can hold what Postgres refuses. */
 export function hasUnicodeEscape(json: string): boolean {
   return json.includes('\\u');
-}
-
-export function isStorableText(value: string): boolean {
-  return !UNSTORABLE.test(value);
 }
 
 /** For labels that must be stored whatever they hold (an unknown topic, an error text): U+FFFD instead. */

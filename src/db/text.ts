@@ -1,0 +1,16 @@
+/**
+ * What Postgres `text` (and `json`/`jsonb` taken out as text) cannot hold: a NUL, and a UTF-16
+ * surrogate without its pair, which has no UTF-8 form. JavaScript strings can hold both (a `\u0000`
+ * or `\ud800` escape in JSON, a lone surrogate in a request body); stored, the first fails the
+ * statement and the second comes back as U+FFFD. Every writer of outside text checks it first, so
+ * the refusal names the field instead of failing a statement (a 500, or a whole batch lost).
+ */
+
+// A NUL, a high surrogate not followed by a low one, or a low surrogate not preceded by a high one.
+export const UNSTORABLE = /\0|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+export const UNSTORABLE_TEXT = 'a NUL character or an unpaired UTF-16 surrogate, which Postgres cannot store';
+
+export function isStorableText(value: string): boolean {
+  return !UNSTORABLE.test(value);
+}
