@@ -61,6 +61,7 @@ export async function importPayoutReport(
 
     await stage(tx, report.rows);
     await tie(tx, environment);
+    await refuseDuplicatesByPayout(tx);
     const [stored] = await tx<{ id: number }[]>`
       insert into payout_reports (environment, sha256, file_name, format, row_count, imported_at)
       values (${environment}, ${report.sha256}, ${file}, ${report.format}, ${report.rows.length}, clock_timestamp())
@@ -92,6 +93,25 @@ function refuseDuplicates(rows: readonly PayoutReportRow[]): void {
     const first = seen.get(key);
     if (first !== undefined) throw new PayoutReportRefusedError(`lines ${first} and ${r.line} both settle ${r.docType.replace('_', ' ')} ${r.docNo}${r.payoutReference ? ` for payout ${r.payoutReference}` : ''}`);
     seen.set(key, r.line);
+  }
+}
+
+/**
+ * A document twice for one payout once its references are tied: two references may name one
+ * payout (its SEPA reference and its uuid), and the second row would be dropped by the insert's
+ * conflict. Refused, naming both lines.
+ */
+async function refuseDuplicatesByPayout(tx: TransactionSql): Promise<void> {
+  const [twice] = await tx<{ first: number; second: number; doc_type: string; doc_no: string; payout_uuid: string }[]>`
+    select min(s.line) as first, max(s.line) as second, s.doc_type::text as doc_type, s.doc_no, t.payout_uuid::text as payout_uuid
+    from staged_payout_rows s
+    join payout_report_tie t on t.payout_reference is not distinct from s.payout_reference
+    group by t.payout_uuid, s.doc_type, s.doc_no
+    having count(*) > 1
+    order by min(s.line)
+    limit 1`;
+  if (twice) {
+    throw new PayoutReportRefusedError(`lines ${twice.first} and ${twice.second} both settle ${twice.doc_type.replace('_', ' ')} ${twice.doc_no} for payout ${twice.payout_uuid}`);
   }
 }
 

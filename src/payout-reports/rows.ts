@@ -3,9 +3,15 @@ import { AMOUNT_COLUMNS, documentedColumn, PAYOUT_REPORT_COLUMN_NAMES, REQUIRED_
 import { numberParts, percentMicros, scaled } from './decimal.js';
 import { cellText, type Cell, type GridRow } from './grid.js';
 import { PayoutReportFormatError, type PayoutDocType, type PayoutReportRow } from './types.js';
+import { isStorableText, UNSTORABLE_TEXT } from '../db/text.js';
 
 /** Rows a provider or spreadsheet may put above the header (a title, the period, a blank line). */
 const HEADER_SEARCH_ROWS = 20;
+/**
+ * The longest reference or other text a cell may hold: Doc No and the payout's reference are index
+ * keys, which Postgres refuses past about 2,700 bytes; the documents' numbers are far shorter.
+ */
+const MAX_TEXT = 200;
 /** The ledger stores cents as a Postgres bigint. */
 const MAX_CENTS = 9_223_372_036_854_775_807n;
 
@@ -95,7 +101,10 @@ function readRow(row: GridRow, decimal: DecimalSeparator | null, cellOf: CellOf,
   const text = (column: PayoutReportColumn): string => {
     const value = cellText(cellOf(row, column));
     if (typeof value !== 'string') throw refuse(row, column, `holds ${value.unreadable}, not text`);
-    return value.trim();
+    const trimmed = value.trim();
+    if (!isStorableText(trimmed)) throw refuse(row, column, `holds ${UNSTORABLE_TEXT}`);
+    if (trimmed.length > MAX_TEXT) throw refuse(row, column, `is ${trimmed.length} characters long, more than ${MAX_TEXT}`);
+    return trimmed;
   };
   const docNo = text('docNo');
   if (docNo === '') throw refuse(row, 'docNo', 'is empty');
@@ -111,7 +120,12 @@ function readRow(row: GridRow, decimal: DecimalSeparator | null, cellOf: CellOf,
   };
   const cents = Object.fromEntries(AMOUNT_COLUMNS.map((c) => [c, amount(c)])) as Record<AmountColumn, bigint>;
   const currency = rowCurrency(text('currency'), currencies, (column, problem) => refuse(row, column, problem));
-  // Credit notes, buyer payments and disputes always reduce the payout, whichever sign a report uses.
+  // Credit notes, buyer payments and disputes always reduce the payout, whichever sign a report
+  // uses. A row written as positive amounts is turned whole, so a row that adds up in the file still
+  // adds up (a credit note of 20.00 refunding 0.60 of fee transfers -19.40, with Discount -0.60);
+  // then the three amounts that carry the document's value are negative whatever sign they had.
+  const turned = docType !== 'invoice' && (cents.grossPurchasePrice > 0n || (cents.grossPurchasePrice === 0n && cents.transactionAmount > 0n));
+  if (turned) for (const column of AMOUNT_COLUMNS) cents[column] = -cents[column];
   const reducing = (value: bigint) => (docType === 'invoice' || value <= 0n ? value : -value);
   const rate = (column: 'discountRate' | 'mdrRate') => rateCell(cellOf(row, column), (problem) => refuse(row, column, problem));
   return {

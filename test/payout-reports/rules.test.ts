@@ -209,12 +209,13 @@ describe('payout_deduction_mismatch', () => {
     expect(await findings(d, 'payout_deduction_mismatch')).toEqual([]);
   });
 
-  it('flags a fee over the contract, a fixed fee charged twice and a transfer that does not add up; accepts rounding either way', async () => {
+  it('flags a fee over the contract, its MDR % column, a fixed fee charged twice and a transfer that does not add up; accepts rounding either way', async () => {
     await pass(d, at(4));
     const f = await findings(d, 'payout_deduction_mismatch');
     expect(f.map((x) => [x.entity_id, x.subject, x.expected, x.observed]).sort()).toEqual([
       [inv.B, p2, 'fee=0', 'fee=30'],
-      [inv.D, p1, 'discount=300', 'discount=320'],
+      // The row's MDR % column states the 3.2 % it charged: that too is not the contract's rate.
+      [inv.D, p1, 'discount=300;mdr=3', 'discount=320;mdr=3.2'],
       // 10,000 x 2.5 % = 250, fee 30, VAT 280 x 19 % = 53.2 -> 53: transfer 10,000 - 333 = 9,667
       [inv.E, p1, 'transfer=9667', 'transfer=9666'],
     ].sort());

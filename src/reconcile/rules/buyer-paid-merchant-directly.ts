@@ -14,8 +14,9 @@ import { payoutSettings } from './payout-common.js';
  * PAYOUT_REFERENCE_PATTERN: payout-credits.ts) and names a known invoice reference R (an invoice
  * event's external_reference_id) as its reference or as a word of its remittance text (compared
  * upper-case; words split at anything but letters, digits and - _ / ., a trailing . or - dropped,
- * so "INV-000123." names INV-000123 and "INV-0001234" does not); and no payout report row deducts
- * R as a buyer payment (doc type buyer payment, Doc No R).
+ * so "INV-000123." names INV-000123 and "INV-0001234" does not); and no report row of a payout
+ * whose latest event is payout/complete deducts R as a buyer payment (doc type buyer payment, Doc
+ * No R): a cancelled payout deducted nothing.
  *
  * Near misses: a payout credit whose text lists invoices; a debit naming an invoice (a refund); a
  * credit naming no known invoice, or a reference only inside a longer word; a buyer payment a
@@ -23,8 +24,8 @@ import { payoutSettings } from './payout-common.js';
  *
  * Entity the statement line as statement_credit_without_payout names it (the bank's entry
  * reference, '#<line id>' without one, '<reference>#<line id>' when two flagged lines share one);
- * subject R; observed = the credited cents. Resolves when a payout report deducts R as a buyer
- * payment, or by acknowledgement.
+ * subject R; observed = the credited cents. Resolves when a completed payout's report deducts R as
+ * a buyer payment, or by acknowledgement.
  */
 export const buyerPaidMerchantDirectly: Rule = {
   kind: 'buyer_paid_merchant_directly',
@@ -55,9 +56,11 @@ export const buyerPaidMerchantDirectly: Rule = {
         where environment = ${p.environment} and external_reference_id is not null
           and upper(external_reference_id) in (select word from words)
       ),
+      -- Deducted by a payout that was paid: a cancelled payout's report deducted nothing.
       deducted as materialized (
-        select distinct upper(doc_no) as ref from payout_report_rows
-        where environment = ${p.environment} and doc_type = 'buyer_payment'
+        select distinct upper(w.doc_no) as ref from payout_report_rows w
+        join pass_payouts l on l.payout_uuid = w.payout_uuid and l.status = 'complete'
+        where w.environment = ${p.environment} and w.doc_type = 'buyer_payment'
       ),
       named as (
         select distinct c.id, c.line_key, c.bank_reference, c.booking_date, c.amount_cents, c.counterparty_name, c.counterparty_iban, r.ref

@@ -10,26 +10,34 @@ import { topic } from '../../provider/vocabulary.js';
  * reported, not judged: this rule finds nothing.
  *
  * Evidence: a stored payout report row (payout_report_rows) of a payout whose latest event is
- * payout/complete, in the contract's currency (or of unstated currency), and at least one of:
- *  - discount: on an invoice row whose MDR the contract gives, |Discount - Transaction Amount x
- *    MDR| >= 1 cent (the documented rounding: a reported value is accepted when it is the exact one
- *    rounded up or down to the cent). The MDR is the most specific entry for the invoice's payment
- *    method and payment terms (its latest factoring event naming a method, approved first): method
- *    and terms, then method, then the default; no entry fits, or the invoice's method is unknown
- *    while the contract has method entries: not judged. On other rows the discount must be 0;
- *  - fee: the order's first invoice row in a completed payout (by payout time, then line; the order
- *    is the invoice event's order, else the row's Order No) must carry the contract's fixed fee,
- *    every later invoice row of the order and every other row 0 (charged twice, or not on the
- *    first invoice); an invoice row with no order known is not judged;
- *  - vat: |VAT on Discount - (Discount + Transaction Fee) x VAT %| >= 1 cent;
- *  - total: Total Deductions is not Discount + Transaction Fee + VAT on Discount (exact);
- *  - transfer: Transfer Amount is not Gross Purchase Price - Total Deductions (exact);
- *  - gross: on an invoice row, Gross Purchase Price is not the Transaction Amount (exact).
+ * payout/complete, and at least one of these (docs/contract-terms.md, "What is checked"):
+ *  - on every row, its own arithmetic, exactly: gross (Gross Purchase Price is not the Transaction
+ *    Amount), total (Total Deductions is not Discount + Transaction Fee + VAT on Discount), transfer
+ *    (Transfer Amount is not Gross Purchase Price - Total Deductions);
+ *  - on rows in the contract's currency (or of unstated currency), against the contract:
+ *    - mdr: an invoice row's MDR % column, when present, is not the contract's rate for it;
+ *    - discount: on an invoice row whose MDR the contract gives, |Discount - Transaction Amount x
+ *      MDR| >= 1 cent (the documented rounding: a reported value is accepted when it is the exact
+ *      one rounded up or down to the cent). The MDR is the most specific entry for the invoice's
+ *      payment method and payment terms (its latest factoring event naming a method, approved
+ *      first): method and terms, then method, then the default. No entry fits, the method is
+ *      unknown while the contract has method entries, or the terms are unknown while it has entries
+ *      per terms for the method: not judged;
+ *    - fee: the order's first invoice row in a completed payout (by payout time, then line; the
+ *      order is the invoice event's order, else the order another row of the same Order No names,
+ *      else the Order No) must carry the contract's fixed fee, every later invoice row of the order
+ *      and every other row 0 (charged twice, or not on the first invoice). Not judged on an invoice
+ *      row with no order known, nor on the first row when an earlier completed payout lists another
+ *      invoice of the order whose report row is not stored (the fee may have been charged there);
+ *    - vat: on an invoice row, |VAT on Discount - (Discount + Transaction Fee) x VAT %| >= 1 cent.
+ *  Credit notes, buyer payments and disputes are not judged on their Discount or VAT: the provider's
+ *  documentation gives them a fee rate of their own ("Discount %: the total fee rate applied to the
+ *  document"), which the contract does not state.
  *
  * Near misses: a discount or VAT off by less than a cent (rounded the other way); the fixed fee on
  * the first invoice of an order and none on its second, also across payouts; a cancelled payout's
- * rows; rows in another currency than the contract's; an invoice whose payment method no MDR entry
- * fits.
+ * rows; a credit note that refunds its share of the fee; an invoice whose payment method or terms
+ * no MDR entry decides.
  *
  * Entity the invoice (the uuid of the invoice whose reference is the row's Doc No, else the Doc No), subject
  * the payout's uuid (for credit note, buyer payment and dispute rows the payout's uuid and the
@@ -73,35 +81,64 @@ export const payoutDeductionMismatch: Rule = {
         where f.environment = ${p.environment} and f.payment_method is not null and f.invoice_external_reference_id is not null
         order by f.invoice_external_reference_id, (f.topic = ${topic('factoring/approved')}) desc, f.received_at desc, f.event_key desc
       ),
-      rows as (
-        select r.*, i.invoice_uuid, fa.payment_method, fa.payment_terms_days,
-               case when r.doc_type = 'invoice' then coalesce(i.order_uuid::text, 'order-no:' || r.order_no) end collate "C" as order_key
+      with_invoice as (
+        select r.*, i.invoice_uuid, i.order_uuid as invoice_order_uuid, fa.payment_method, fa.payment_terms_days
         from report r
         left join invoice_of i on r.doc_type = 'invoice' and i.doc_no = r.doc_no
         left join method_of fa on r.doc_type = 'invoice' and fa.doc_no = r.doc_no
-        where r.judged
+      ),
+      -- An Order No whose other rows' invoices name one order is that order, so an invoice with no
+      -- invoice event of its own still counts under the order its sibling's event names.
+      order_of_no as (
+        select order_no, (array_agg(distinct invoice_order_uuid))[1] as order_uuid
+        from with_invoice
+        where order_no is not null and invoice_order_uuid is not null
+        group by order_no
+        having count(distinct invoice_order_uuid) = 1
+      ),
+      rows as (
+        select w.*, coalesce(w.invoice_order_uuid, o.order_uuid) as order_uuid,
+               case when w.doc_type = 'invoice' and w.judged
+                    then coalesce(coalesce(w.invoice_order_uuid, o.order_uuid)::text, 'order-no:' || w.order_no) end collate "C" as order_key
+        from with_invoice w
+        left join order_of_no o on o.order_no = w.order_no
       ),
       -- The first invoice row of each order (by payout time, payout, line), sorted on the few
       -- columns that decide it: sorting the whole rows spilled 230 MB to disk at 1,000,000 rows.
       first_of_order as (
-        select distinct on (order_key) order_key, payout_uuid, doc_no
+        select distinct on (order_key) order_key, order_uuid, payout_uuid, doc_no, anchor
         from rows
         where order_key is not null
         order by order_key, anchor, payout_uuid, line, doc_no
       ),
+      -- A completed payout before that row's lists another invoice of the order, and its report is
+      -- not imported: whether the fixed fee was charged there is not known, so that row's fee is
+      -- not judged.
+      fee_unknown as (
+        select distinct f.order_key
+        from first_of_order f
+        join pass_invoices i on i.order_uuid = f.order_uuid and i.ref <> f.doc_no
+        join pass_listings l on l.ref = i.ref and l.status = 'complete'
+        where (l.anchor, l.payout_uuid) < (f.anchor, f.payout_uuid)
+      ),
       ranked as (
         select r.*, case when r.order_key is null then null
-                         when f.payout_uuid = r.payout_uuid and f.doc_no = r.doc_no then 1 else 2 end as nth
+                         when f.payout_uuid = r.payout_uuid and f.doc_no = r.doc_no then (case when u.order_key is null then 1 end)
+                         else 2 end as nth
         from rows r
         left join first_of_order f on f.order_key = r.order_key
+        left join fee_unknown u on u.order_key = r.order_key
       ),
       -- The MDR entry for each payment method and terms the rows have (a few), not for each row.
+      -- Terms unknown while the contract has entries per terms for the method: no rate (a guess).
       rates as (
         select c.payment_method, c.payment_terms_days, m.rate_micros
-        from (select distinct payment_method, payment_terms_days from rows where doc_type = 'invoice') c
+        from (select distinct payment_method, payment_terms_days from rows where doc_type = 'invoice' and judged) c
         cross join lateral (
           select t.rate_micros from terms t
           where (c.payment_method is not null or (select general_only from general))
+            and not (c.payment_method is not null and c.payment_terms_days is null
+                     and exists (select 1 from terms d where d.payment_method = c.payment_method and d.payment_terms_days is not null))
             and (t.payment_method is null or t.payment_method = c.payment_method)
             and (t.payment_terms_days is null or t.payment_terms_days = c.payment_terms_days)
           order by (t.payment_method is not null)::int * 2 + (t.payment_terms_days is not null)::int desc limit 1
@@ -109,40 +146,44 @@ export const payoutDeductionMismatch: Rule = {
       ),
       expected as (
         select r.*, m.rate_micros,
-               case when r.doc_type <> 'invoice' then 0::bigint
+               case when not r.judged then null
+                    when r.doc_type <> 'invoice' then 0::bigint
                     when r.nth = 1 then ${terms.fixedFeeCents.toString()}::bigint
                     when r.nth > 1 then 0::bigint end as fee_expected
         from ranked r
-        left join rates m on r.doc_type = 'invoice'
+        left join rates m on r.doc_type = 'invoice' and r.judged
           and m.payment_method is not distinct from r.payment_method and m.payment_terms_days is not distinct from r.payment_terms_days
       ),
       -- Each check's verdict per row first; what was expected and reported is spelled out for the
-      -- failing rows only (a handful), not for every row.
+      -- failing rows only (a handful), not for every row. Sums in numeric: a report may hold amounts
+      -- whose sum a bigint cannot (the reader accepts any amount a bigint stores). Every row is
+      -- checked for its own arithmetic; the contract's checks (mdr, discount, vat on invoice rows,
+      -- the fee on every row) only for rows in the contract's currency.
       verdicts as (
         select e.*,
-               case when e.doc_type <> 'invoice' then e.discount_cents <> 0
-                    else abs(e.discount_cents::numeric * 1000000 - e.transaction_amount_cents::numeric * e.rate_micros) >= 1000000 end as discount_failed,
+               e.doc_type = 'invoice' and e.mdr_rate_micros is not null and e.mdr_rate_micros <> e.rate_micros as mdr_failed,
+               e.doc_type = 'invoice' and abs(e.discount_cents::numeric * 1000000 - e.transaction_amount_cents::numeric * e.rate_micros) >= 1000000 as discount_failed,
                e.transaction_fee_cents <> e.fee_expected as fee_failed,
-               abs(e.vat_on_discount_cents::numeric * 1000000 - (e.discount_cents + e.transaction_fee_cents)::numeric * ${terms.vatRateMicros}) >= 1000000 as vat_failed,
-               e.total_deductions_cents <> e.discount_cents + e.transaction_fee_cents + e.vat_on_discount_cents as total_failed,
-               e.transfer_amount_cents <> e.gross_purchase_price_cents - e.total_deductions_cents as transfer_failed,
-               e.doc_type = 'invoice' and e.gross_purchase_price_cents <> e.transaction_amount_cents as gross_failed
+               e.doc_type = 'invoice' and e.judged
+                 and abs(e.vat_on_discount_cents::numeric * 1000000 - (e.discount_cents::numeric + e.transaction_fee_cents) * ${terms.vatRateMicros}) >= 1000000 as vat_failed,
+               e.total_deductions_cents::numeric <> e.discount_cents::numeric + e.transaction_fee_cents + e.vat_on_discount_cents as total_failed,
+               e.transfer_amount_cents::numeric <> e.gross_purchase_price_cents::numeric - e.total_deductions_cents as transfer_failed,
+               e.gross_purchase_price_cents <> e.transaction_amount_cents as gross_failed
         from expected e
       ),
       checks as (
         select v.*, c.name, c.want, c.got
         from verdicts v
         cross join lateral (values
-          ('discount', case when v.doc_type <> 'invoice' then 0::numeric
-                            else round(v.transaction_amount_cents::numeric * v.rate_micros / 1000000) end,
-           v.discount_cents::numeric, v.discount_failed),
+          ('mdr', trim_scale(v.rate_micros::numeric / 10000), trim_scale(v.mdr_rate_micros::numeric / 10000), v.mdr_failed),
+          ('discount', round(v.transaction_amount_cents::numeric * v.rate_micros / 1000000), v.discount_cents::numeric, v.discount_failed),
           ('fee', v.fee_expected::numeric, v.transaction_fee_cents::numeric, v.fee_failed),
-          ('vat', round((v.discount_cents + v.transaction_fee_cents)::numeric * ${terms.vatRateMicros} / 1000000), v.vat_on_discount_cents::numeric, v.vat_failed),
-          ('total', (v.discount_cents + v.transaction_fee_cents + v.vat_on_discount_cents)::numeric, v.total_deductions_cents::numeric, v.total_failed),
-          ('transfer', (v.gross_purchase_price_cents - v.total_deductions_cents)::numeric, v.transfer_amount_cents::numeric, v.transfer_failed),
+          ('vat', round((v.discount_cents::numeric + v.transaction_fee_cents) * ${terms.vatRateMicros} / 1000000), v.vat_on_discount_cents::numeric, v.vat_failed),
+          ('total', v.discount_cents::numeric + v.transaction_fee_cents + v.vat_on_discount_cents, v.total_deductions_cents::numeric, v.total_failed),
+          ('transfer', v.gross_purchase_price_cents::numeric - v.total_deductions_cents, v.transfer_amount_cents::numeric, v.transfer_failed),
           ('gross', v.transaction_amount_cents::numeric, v.gross_purchase_price_cents::numeric, v.gross_failed)
         ) as c(name, want, got, failed)
-        where (v.discount_failed or v.fee_failed or v.vat_failed or v.total_failed or v.transfer_failed or v.gross_failed) and c.failed
+        where (v.mdr_failed or v.discount_failed or v.fee_failed or v.vat_failed or v.total_failed or v.transfer_failed or v.gross_failed) and c.failed
       ),
       judged as (
         select payout_uuid, sepa_instruction_id, doc_type, doc_no, invoice_uuid, line,
