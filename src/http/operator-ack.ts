@@ -5,6 +5,7 @@ import { acknowledgeDiscrepancy } from '../reconcile/ack.js';
 import { readBody, BodyTooLargeError } from './read-body.js';
 import type { Guarded, Operator } from './operator-request.js';
 import { sendJson, type Route } from './server.js';
+import { isStorableText, UNSTORABLE_TEXT } from '../db/text.js';
 
 const MAX_NOTE = 4000;
 const MAX_ACTOR = 64;
@@ -29,13 +30,14 @@ export function parseAckBody(parsed: { note?: unknown; actor?: unknown }): { not
   const note = parsed?.note;
   if (typeof note !== 'string' || note.trim() === '') return { error: 'note is required' };
   if (note.length > MAX_NOTE) return { error: 'note must be at most 4,000 characters' };
-  // Postgres text cannot hold NUL: refused here rather than failing the statement (a 500).
-  if (note.includes('\u0000')) return { error: 'note must not contain a NUL character' };
+  // Refused here rather than failing the statement (a 500) or being stored other than answered.
+  if (!isStorableText(note)) return { error: `note must not contain ${UNSTORABLE_TEXT}` };
   if (parsed.actor === undefined || parsed.actor === null) return { note, actor: undefined };
   if (typeof parsed.actor !== 'string') return { error: 'actor must be a string' };
   const actor = parsed.actor.trim();
   if (actor === '') return { note, actor: undefined };
   if (actor.length > MAX_ACTOR) return { error: `actor must be at most ${MAX_ACTOR} characters` };
+  if (!isStorableText(actor)) return { error: `actor must not contain ${UNSTORABLE_TEXT}` };
   if (UNSAFE_ACTOR.test(actor)) return { error: 'actor must not contain control characters, invisible formatting or markup (< > & quotes backslash)' };
   return { note, actor };
 }

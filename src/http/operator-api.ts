@@ -15,8 +15,9 @@ import { ackRoutes } from './operator-ack.js';
 import { uploadRoutes } from './operator-upload.js';
 import { detailRoutes } from './operator-detail.js';
 import {
-  XLSX_TYPE, answerBadRequest, authorise, csvOptions, environmentOf, negotiateFormat, operatorMatcher, pageOf, type Guarded,
+  XLSX_TYPE, answerBadRequest, authorise, booleanParam, csvOptions, environmentOf, negotiateFormat, operatorMatcher, pageOf, type Guarded,
 } from './operator-request.js';
+import { UsageError } from '../config/usage-error.js';
 import { overviewRoutes } from './operator-overview.js';
 import { sendJson, type Route } from './server.js';
 import { privateOperatorMetrics, signInGuard, type OperatorMetrics } from './sign-in.js';
@@ -45,10 +46,11 @@ async function answerReport(req: IncomingMessage, res: ServerResponse, url: URL,
   const day = new Date().toISOString().slice(0, 10);
   const disposition = (ext: string) => ({ 'content-disposition': `attachment; filename="${name}-${day}.${ext}"` });
   if (format === 'xlsx') {
-    const rows = page.limit === undefined ? await fetchAll(source, after, XLSX_MAX_ROWS) : (await fetchPage(source, after, page.limit)).rows;
+    const paged = page.limit === undefined ? undefined : await fetchPage(source, after, page.limit);
+    const rows = paged ? paged.rows : await fetchAll(source, after, XLSX_MAX_ROWS);
     if (!rows) return sendJson(res, 413, { error: `more than ${XLSX_MAX_ROWS} rows: narrow the filter, page with limit, or ask for CSV` });
     const body = await renderXlsx(source.shape, rows, name);
-    res.writeHead(200, { 'content-type': XLSX_TYPE, 'content-length': body.length, ...disposition('xlsx') });
+    res.writeHead(200, { 'content-type': XLSX_TYPE, 'content-length': body.length, ...disposition('xlsx'), ...nextPageHeaders(url, paged?.next) });
     res.end(body);
     return;
   }
@@ -64,16 +66,18 @@ async function answerReport(req: IncomingMessage, res: ServerResponse, url: URL,
     return;
   }
   const { rows, next } = await fetchPage(source, after, page.limit);
-  if (next !== undefined) {
-    const nextUrl = new URL(url.pathname + url.search, 'http://localhost');
-    nextUrl.searchParams.set('cursor', next);
-    Object.assign(headers, { 'next-cursor': next, link: `<${nextUrl.pathname}${nextUrl.search}>; rel="next"` });
-  }
-  res.writeHead(200, headers);
+  res.writeHead(200, { ...headers, ...nextPageHeaders(url, next) });
   if (format === 'csv') res.end(csvHeader(source.shape, csv) + renderBatch('csv', source.shape, rows, true, csv));
   else res.end(rows.length === 0 ? '[]\n' : `[${renderBatch('json', source.shape, rows, true)}\n]\n`);
 }
 
+/** The `Next-Cursor` and `Link` headers of a page that has a next one; none for the last page. */
+function nextPageHeaders(url: URL, next: string | undefined): Record<string, string> {
+  if (next === undefined) return {};
+  const nextUrl = new URL(url.pathname + url.search, 'http://localhost');
+  nextUrl.searchParams.set('cursor', next);
+  return { 'next-cursor': next, link: `<${nextUrl.pathname}${nextUrl.search}>; rel="next"` };
+}
 
 /** The first query parameter holding a NUL (Postgres text cannot), for a 400 naming it instead of a 500. */
 function nulParameter(url: URL): string | undefined {
@@ -92,16 +96,20 @@ export function operatorRoutes(deps: {
   const { config, database, log } = deps;
   const tokens = operatorMatcher(config);
   const guard = signInGuard({ trustedProxies: addressMatcher(config.TRUSTED_PROXIES), log, metrics: deps.metrics ?? privateOperatorMetrics() });
+  // Each refused request is logged: only a holder of a token gets this far, so no flood to limit.
+  const refusedRequest = (fields: Record<string, unknown>) => log.warn(fields, 'operator request refused');
   /** Authorised, with 400/403 for bad filters. */
   const guarded = (handler: Guarded): Route['handler'] => async (req, res, url) => {
     const who = authorise(req, res, tokens, guard);
     if (!who) return;
     const nul = nulParameter(url);
-    if (nul !== undefined) return sendJson(res, 400, { error: `parameter ${nul} must not contain a NUL character` });
     try {
+      if (nul !== undefined) throw new UsageError(`parameter ${nul} must not contain a NUL character`);
+      // Every operator route serves this daemon's environment alone, whatever else it reads.
+      environmentOf(url, config);
       await handler(req, res, url, who);
     } catch (error) {
-      answerBadRequest(res, error);
+      answerBadRequest(res, error, (status, message) => refusedRequest({ operator: who.name, method: req.method, path: url.pathname, status, err: message }));
     }
   };
   return [
@@ -141,7 +149,7 @@ export function operatorRoutes(deps: {
       path: '/api/invoices',
       handler: guarded(async (req, res, url) => {
         const environment = environmentOf(url, config);
-        const ageing = ['1', 'true', 'yes'].includes(url.searchParams.get('ageing') ?? '');
+        const ageing = booleanParam('ageing', url.searchParams.get('ageing'));
         const source = ageing ? ageingSource(database, { environment }) : invoicesSource(database, { environment });
         await answerReport(req, res, url, source, `${ageing ? 'invoice-ageing' : 'invoices'}-${environment}`);
       }),

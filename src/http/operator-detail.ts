@@ -5,6 +5,7 @@ import { REPORT_TIME_FORMAT } from '../reports/source.js';
 import type { Guarded } from './operator-request.js';
 import { sendJson, type Route } from './server.js';
 import { SQL_ISO_MICROSECONDS } from '../db/time-format.js';
+import { creditLines } from '../ledger/payout-credits.js';
 
 const ISO_US = SQL_ISO_MICROSECONDS;
 const LIMIT = 50;
@@ -58,7 +59,9 @@ async function evidenceOf(database: Database, config: Config, id: number): Promi
            direction::text, account_iban, counterparty_iban, counterparty_name, bank_reference, sepa_reference, remittance
     from statement_lines
     where environment = ${env}
-      and (id = ${lineId} or (${base.sepa_reference ?? ''} <> '' and sepa_reference = upper(${base.sepa_reference ?? ''})))
+      and (id = ${lineId} or (${base.sepa_reference ?? ''} <> '' and (sepa_reference = upper(${base.sepa_reference ?? ''}) or id in (
+        -- The credits the payout rules matched: its reference wherever the bank wrote it.
+        select c.id from (${creditLines(sql, env)}) c where c.payout_reference = upper(${base.sepa_reference ?? ''})))))
     order by booking_date desc, id desc limit ${LIMIT}`;
   return { discrepancy: { ...row, evidence: base.evidence }, history, deliveries, polled_state: snapshot, polled, bank_lines: bankLines };
 }

@@ -38,7 +38,7 @@ async function overview(database: Database, env: Config['PROVIDER_ENV']): Promis
     s as (
       select kind, case kind when 'payout_amount_mismatch' then abs(e - o) when 'payout_not_on_statement' then e
                              when 'payout_cancelled_but_credited' then o when 'statement_credit_without_payout' then o end as cents,
-             coalesce((select l.currency from statement_lines l
+             coalesce(d.evidence->>'currency', (select l.currency from statement_lines l
                        where d.evidence->>'statement_line_id' ~ '^[0-9]{1,18}$' and l.id = (d.evidence->>'statement_line_id')::bigint), 'EUR') as currency
       from d
     )

@@ -72,7 +72,7 @@ export function negotiateFormat(url: URL, req: IncomingMessage): ApiFormat {
   return 'json';
 }
 
-const booleanParam = (name: string, value: string | null): boolean => {
+export const booleanParam = (name: string, value: string | null): boolean => {
   if (value === null) return false;
   if (['1', 'true', 'yes', ''].includes(value)) return true;
   if (['0', 'false', 'no'].includes(value)) return false;
@@ -114,9 +114,20 @@ export class ForbiddenEnvironment extends Error {
   override readonly name = 'ForbiddenEnvironment';
 }
 
-/** Turns validation errors into 400 / 403 answers; anything else goes on to the router's 500. */
-export function answerBadRequest(res: ServerResponse, error: unknown): void {
-  if (error instanceof UsageError) return sendJson(res, 400, { error: error.message.replace(/--/g, '') });
-  if (error instanceof ForbiddenEnvironment) return sendJson(res, 403, { error: error.message });
+/**
+ * Turns validation errors into 400 / 403 answers, told to `refused` for a log line; anything else
+ * goes on to the router's 500.
+ */
+export function answerBadRequest(res: ServerResponse, error: unknown, refused?: (status: number, message: string) => void): void {
+  if (error instanceof UsageError) {
+    // The report modules name their options as the CLI spells them (`--since must be ...`).
+    const message = error.message.replace(/(^|\s)--(?=[a-z])/g, '$1');
+    refused?.(400, message);
+    return sendJson(res, 400, { error: message });
+  }
+  if (error instanceof ForbiddenEnvironment) {
+    refused?.(403, error.message);
+    return sendJson(res, 403, { error: error.message });
+  }
   throw error;
 }

@@ -20,7 +20,9 @@ export const DISCREPANCY_COLUMNS = [
 
 export const DISCREPANCY_SHAPE: ReportShape = {
   columns: DISCREPANCY_COLUMNS,
-  numeric: new Set(['id', 'amount_cents', 'amount']),
+  // expected and observed hold cents for the money kinds (`-99500`) and words for the others: a
+  // number passes as one, anything else is neutralised as text (format.ts spreadsheetText).
+  numeric: new Set(['id', 'amount_cents', 'amount', 'expected', 'observed']),
   timestamps: new Set(['first_detected_at', 'last_checked_at', 'resolved_at', 'acknowledged_at']),
 };
 
@@ -67,10 +69,8 @@ export function parseDiscrepancyQuery(input: DiscrepancyQueryInput): { filters: 
   }
   const filters: DiscrepancyFilters = { status: status as StatusFilter, kinds: kinds as DiscrepancyKind[] };
   if (input.since !== undefined) {
-    const since = new Date(input.since);
-    if (!/^\d{4}-\d{2}-\d{2}/.test(input.since) || Number.isNaN(since.getTime())) {
-      throw new UsageError(`--since must be an ISO 8601 date or timestamp, not '${input.since}'`);
-    }
+    const since = parseSince(input.since);
+    if (since === undefined) throw new UsageError(`--since must be an ISO 8601 date or timestamp (years 0001-9999), not '${input.since}'`);
     filters.since = since;
   }
   if (input.env !== undefined) {
@@ -83,6 +83,23 @@ export function parseDiscrepancyQuery(input: DiscrepancyQueryInput): { filters: 
     filters.search = input.search.trim();
   }
   return { filters, format: format as ReportFormat };
+}
+
+/**
+ * `YYYY-MM-DD`, or that with a time (`THH:MM[:SS[.fff]]`) and an optional zone (`Z`, `+02:00`):
+ * UTC unless a zone is given. A day the month does not have (2026-02-30) is refused, not rolled
+ * over as Date would, and so is year 0, which Postgres does not store.
+ */
+export function parseSince(text: string): Date | undefined {
+  const match = /^(\d{4})-(\d{2})-(\d{2})(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/.exec(text);
+  if (!match) return undefined;
+  const [, year, month, day, zone] = match;
+  const calendar = new Date(Date.UTC(Number(year), Number(month) - 1, Number(day)));
+  calendar.setUTCFullYear(Number(year));
+  if (Number(year) < 1 || calendar.getUTCMonth() !== Number(month) - 1 || calendar.getUTCDate() !== Number(day)) return undefined;
+  const hasTime = text.length > 10;
+  const at = new Date(hasTime ? (zone === undefined ? `${text}Z` : text) : `${text}T00:00:00Z`);
+  return Number.isNaN(at.getTime()) ? undefined : at;
 }
 
 /** A LIKE pattern that matches `text` literally anywhere. */
@@ -154,6 +171,7 @@ export function discrepancySource(database: Database, filters: DiscrepancyFilter
              to_char(resolved_at at time zone 'UTC', ${REPORT_TIME_FORMAT}) as resolved_at,
              stake::text as amount_cents, round(stake::numeric / 100, 2)::text as amount,
              case when stake is not null then coalesce(
+               d.evidence->>'currency',
                (select l.currency from statement_lines l
                 where d.evidence->>'statement_line_id' ~ '^[0-9]{1,18}$' and l.id = (d.evidence->>'statement_line_id')::bigint),
                'EUR') end as currency,

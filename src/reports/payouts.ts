@@ -32,8 +32,8 @@ export const PAYOUT_SHAPE: ReportShape = {
  * reference, or #line id> <booking date>' joined with ';', empty when none, and empty for a payout
  * whose reference another payout announced first (ledger/payout-credits.ts payoutCredits); invoice_references are
  * joined with ';'. credited_cents sums those credits; difference = credited − payout (decimal), empty
- * when nothing was credited. Currency: the credits' when there are any, else EUR (SEPA transfers are
- * euro-only; payout events name no currency). Cents leave Postgres as text (bigint), never a float.
+ * when nothing was credited. Currency: the credits' when there are any, else the payout report's
+ * (its rows' Currency column or currency signs), else EUR (payout events name no currency). Cents leave Postgres as text (bigint), never a float.
  *
  * The composition, from the payout's report rows (payout_report_rows; empty until a report is
  * imported): gross = the invoice rows' Gross Purchase Price; fee = their Discount plus Transaction
@@ -73,14 +73,15 @@ export function payoutsSource(database: Database, filters: { environment: Provid
              -sum(w.transfer_amount_cents) filter (where w.doc_type = 'credit_note') as credit_notes,
              -sum(w.transfer_amount_cents) filter (where w.doc_type = 'buyer_payment') as buyer_payments,
              -sum(w.transfer_amount_cents) filter (where w.doc_type = 'dispute') as other_deductions,
-             sum(w.transfer_amount_cents) as net
+             sum(w.transfer_amount_cents) as net,
+             min(upper(w.currency)) as currency
       from payout_report_rows w
       where w.environment = ${filters.environment} and w.payout_uuid in (select payout_uuid from page)
       group by w.payout_uuid
     )
     select e.payout_uuid::text as payout_uuid, e.sepa_instruction_id as sepa_reference, e.amount_cents::text as amount_cents,
            round(e.amount_cents::numeric / 100, 2)::text as amount,
-           case when e.amount_cents is not null then coalesce(c.currency, 'EUR') end as currency,
+           case when e.amount_cents is not null then coalesce(c.currency, r.currency, 'EUR') end as currency,
            e.status, c.lines as matched_bank_line,
            array_to_string(e.external_reference_ids, ';') as invoice_references,
            c.cents::text as credited_cents, round(c.cents::numeric / 100, 2)::text as credited_amount,

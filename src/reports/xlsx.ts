@@ -54,7 +54,8 @@ function moneyFormat(currency: unknown): string {
 function cell(column: string, value: unknown, shape: ReportShape, money: ReadonlySet<string>, currency: unknown): XlsxCell {
   if (value === null || value === undefined || value === '') return null;
   const text = String(value);
-  if (shape.numeric?.has(column) && /^-?\d+(\.\d+)?$/.test(text)) {
+  // An integer beyond 2^53 would change as a spreadsheet number: it stays text, exact.
+  if (shape.numeric?.has(column) && /^-?\d+(\.\d+)?$/.test(text) && (text.includes('.') || Number.isSafeInteger(Number(text)))) {
     // Cents and counts are integers below 2^53 (exact); a decimal amount of two digits is what a
     // spreadsheet holds anyway: it is shown rounded to the cent by the format.
     if (money.has(column)) return { value: Number(text), type: Number, format: moneyFormat(currency) };

@@ -103,7 +103,7 @@ describe('the public port', () => {
     const kind = await call('/api/discrepancies?kind=%00', { token: TOKEN });
     expect(JSON.parse(kind.text).error).toMatch(/^parameter kind /);
     const note = await call('/api/discrepancies/1/ack', { method: 'POST', token: TOKEN, body: JSON.stringify({ note: 'seen\u0000' }) });
-    expect([note.status, JSON.parse(note.text).error]).toEqual([400, 'note must not contain a NUL character']);
+    expect([note.status, JSON.parse(note.text).error]).toEqual([400, 'note must not contain a NUL character or an unpaired UTF-16 surrogate, which Postgres cannot store']);
     expect(lines.slice(before).filter((l) => l.msg.startsWith('request failed'))).toEqual([]);
   });
 

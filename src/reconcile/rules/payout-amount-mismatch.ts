@@ -32,7 +32,7 @@ export const payoutAmountMismatch: Rule = {
              format('Payout %s (SEPA reference %s) is %s cents, but the bank credited %s cents: %s.',
                     l.payout_uuid, l.sepa_instruction_id, coalesce(l.amount_cents::text, '(no amount)'), c.credited, c.lines),
              jsonb_build_object('sepa_reference', l.sepa_instruction_id, 'payout_cents', l.amount_cents::text,
-                                'credited_cents', c.credited::text, 'lines', c.lines),
+                                'credited_cents', c.credited::text, 'currency', c.currency, 'lines', c.lines),
              md5(coalesce(l.amount_cents::text, '') || '|' || c.credited::text || '|' || c.lines)
       from (${latestPayouts(tx, p)}) l
       join (${creditsByReference(tx, p)}) c on c.sepa_reference = l.sepa_key

@@ -31,7 +31,7 @@ export const payoutCancelledButCredited: Rule = {
              format('Payout %s (SEPA reference %s) was cancelled, but the bank credited %s cents with its reference: %s.',
                     l.payout_uuid, l.sepa_instruction_id, c.credited, c.lines),
              jsonb_build_object('sepa_reference', l.sepa_instruction_id, 'payout_cents', l.amount_cents::text,
-                                'credited_cents', c.credited::text, 'lines', c.lines, 'event_time', l.event_time),
+                                'credited_cents', c.credited::text, 'currency', c.currency, 'lines', c.lines, 'event_time', l.event_time),
              md5(c.credited::text || '|' || c.lines)
       from latest l
       join (${creditsByReference(tx, p)}) c on c.sepa_reference = l.sepa_key

@@ -34,11 +34,12 @@ export function latestPayouts(tx: TransactionSql, p: RuleParams) {
 
 /**
  * Bank credits per payout reference (payout-credits.ts: the reference wherever it stands in the
- * line). `lines` names the bank's entry reference (or our line id) and booking date of each, for people.
+ * line). `lines` names the bank's entry reference (or our line id) and booking date of each, for people;
+ * `currency` the credits' (the reports' money at stake).
  */
 export function creditsByReference(tx: TransactionSql, p: RuleParams) {
   return tx`
-    select payout_reference as sepa_reference, sum(amount_cents) as credited, count(*) as n,
+    select payout_reference as sepa_reference, sum(amount_cents) as credited, count(*) as n, min(currency) as currency,
            string_agg(coalesce(bank_reference, '#' || id::text) || ' (' || booking_date::text || ')', ', '
                       order by booking_date, id) as lines
     from (${creditLines(tx, p.environment)}) c
