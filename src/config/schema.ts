@@ -30,13 +30,21 @@ const booleanString = z
 
 const cronExpression = z.string().refine((v) => cron.validate(v), { message: 'not a valid cron expression' });
 
-const port = z.coerce.number().int().min(0).max(65535);
+/**
+ * A number written as one: coercion alone reads a blank value (`PORT=" "`) as 0, a random port, and
+ * `HTTP_MAX_RETRIES=" "` as no retries; a blank or non-numeric setting is refused instead.
+ */
+const numberSetting = <T extends z.ZodType<number>>(inner: T) =>
+  z.preprocess((v) => (typeof v === 'string' && /^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$/.test(v) ? Number(v) : v), inner);
+
+const port = numberSetting(z.number().int().min(0).max(65535));
 
 const csvList = z
   .string()
   .transform((v) => v.split(',').map((s) => s.trim()).filter((s) => s.length > 0));
 
-const positiveInt = z.coerce.number().int().positive();
+const positiveNumber = z.number().int().positive();
+const positiveInt = numberSetting(positiveNumber);
 
 /** A shared secret: refused when a placeholder or guessable (secret-strength.ts); the message never quotes it. */
 const strongSecret = z.string().superRefine((value, ctx) => {
@@ -139,7 +147,7 @@ export const configShape = {
   WEBHOOK_MAX_BODY_BYTES: positiveInt.default(1024 * 1024),
   // A delivery not committed this long after its request began is answered 503 (the provider gives
   // up after 5 s and retries), and readiness turns false while commits wait longer than this.
-  WEBHOOK_ACK_DEADLINE_MS: positiveInt.max(4500).default(3000),
+  WEBHOOK_ACK_DEADLINE_MS: numberSetting(positiveNumber.max(4500)).default(3000),
   TRUSTED_PROXIES: addressList.default([]),
   PORT: port.default(8080),
   // How long a client may take to send a request's headers, and the whole request, on PORT and
@@ -150,14 +158,14 @@ export const configShape = {
   HOST: z.string().default('0.0.0.0'),
   POLL_SCHEDULE: cronExpression.default('*/5 * * * *'),
   RECONCILE_SCHEDULE: cronExpression.default('*/5 * * * *'),
-  RATE_LIMIT_RPS: z.coerce.number().positive().max(10000).default(450),
+  RATE_LIMIT_RPS: numberSetting(z.number().positive().max(10000)).default(450),
   POLL_PAGE_SIZE: positiveInt.default(100),
   POLL_PAGE_PARAM: z.string().min(1).default('page'),
   POLL_PAGE_SIZE_PARAM: z.string().min(1).default('per_page'),
   POLL_CONCURRENCY: positiveInt.default(8),
   HTTP_CONNECT_TIMEOUT_MS: positiveInt.default(5000),
   HTTP_BODY_TIMEOUT_MS: positiveInt.default(30000),
-  HTTP_MAX_RETRIES: z.coerce.number().int().min(0).default(6),
+  HTTP_MAX_RETRIES: numberSetting(z.number().int().min(0)).default(6),
   WEBHOOK_GRACE_SECONDS: positiveInt.default(DEFAULT_WEBHOOK_GRACE_SECONDS),
   PAYOUT_SETTLEMENT_DAYS: positiveInt.default(DEFAULT_PAYOUT_SETTLEMENT_DAYS),
   PAYOUT_SOURCE_IBANS: csvList.default([]),
@@ -203,10 +211,10 @@ export const configShape = {
   // a line over the amount ceiling (10 billion in cents by default: far above any payout, far
   // below what a misread decimal produces).
   STATEMENT_MAX_FILE_BYTES: positiveInt.default(128 * 1024 * 1024),
-  STATEMENT_MAX_AMOUNT_CENTS: positiveInt.max(Number.MAX_SAFE_INTEGER).default(1_000_000_000_000),
+  STATEMENT_MAX_AMOUNT_CENTS: numberSetting(positiveNumber.max(Number.MAX_SAFE_INTEGER)).default(1_000_000_000_000),
   // The inbox imports each file in a child process with this heap limit and time limit: a file
   // that exhausts either is moved to inbox/failed/, and the daemon goes on answering.
-  STATEMENT_IMPORT_MAX_MEMORY_MB: positiveInt.min(64).default(1024),
+  STATEMENT_IMPORT_MAX_MEMORY_MB: numberSetting(positiveNumber.min(64)).default(1024),
   // CSV statements (src/statements/csv.ts): a profile file of the user's for a bank the built-in
   // profiles do not know (docs/how-it-decides.md, "CSV profiles"), and the currency of accounts whose CSV exports
   // name none ('IBAN=CHF,IBAN=CZK'); a CSV naming no currency for an account not listed is refused.
@@ -233,7 +241,7 @@ export const configShape = {
   // current one exist ahead, and how many full months before the current one are kept (unset: all,
   // forever); older months are exported to DELIVERY_ARCHIVE_DIR (unset: RECON_DATA_DIR/archive)
   // and dropped.
-  DELIVERY_PARTITIONS_AHEAD: positiveInt.max(120).default(3),
+  DELIVERY_PARTITIONS_AHEAD: numberSetting(positiveNumber.max(120)).default(3),
   DELIVERY_RETENTION_MONTHS: positiveInt.optional(),
   DELIVERY_ARCHIVE_DIR: z.string().min(1).optional(),
   // Payout reports: the contract their deductions are judged against (unset: reported, not judged),
@@ -257,6 +265,13 @@ export const configSchema = z.object(configShape).superRefine((config, ctx) => {
   // node:http refuses a headers timeout longer than the request timeout.
   if (config.SERVER_HEADERS_TIMEOUT_MS > config.SERVER_REQUEST_TIMEOUT_MS) {
     ctx.addIssue({ code: 'custom', path: ['SERVER_HEADERS_TIMEOUT_MS'], message: `is longer than SERVER_REQUEST_TIMEOUT_MS (${config.SERVER_REQUEST_TIMEOUT_MS})` });
+  }
+  // The shared token identifies its holder as 'api': a person's named token equal to it would make
+  // them 'api' (and let them name themselves on acknowledgements), so every token is different.
+  const shared = config.OPERATOR_TOKEN;
+  const twin = shared === undefined ? undefined : config.OPERATOR_TOKENS.find((entry) => entry.token === shared);
+  if (twin !== undefined) {
+    ctx.addIssue({ code: 'custom', path: ['OPERATOR_TOKEN'], message: `is also the token of '${twin.name}' in OPERATOR_TOKENS: each person needs their own` });
   }
   // 0 asks the OS for a free port (the tests' way), so two zeros are two different ports.
   if (config.PORT !== 0 && config.PORT === config.METRICS_PORT) {
