@@ -168,12 +168,21 @@ export async function scanOrders(options: ScanOptions): Promise<ScanResult> {
   };
 
   let writeError: { error: unknown } | undefined;
+  // Each page's reading is stamped no earlier than the page handed over before it. Two readings of
+  // one order in a run are in page order in time: an order moves to a later page only as orders
+  // arrive in front of it, and a page read again goes after its first copy. The arrival time alone
+  // could put them the other way round (a slow answer to the earlier reading), and the upsert keeps
+  // the later stamp (upsert.ts), so the older reading would win.
+  let lastStampMs = Number.NEGATIVE_INFINITY;
   const deliver = async (page: Fetched) => {
     while (writes.size >= writeConcurrency) await Promise.race(writes);
     if (writeError) throw writeError.error;
-    if (signal.aborted) return;
+    // Thrown, not returned: the page stays queued, so the scan cannot finish as if it were written.
+    signal.throwIfAborted();
+    const stampMs = Math.max(page.receivedAt.getTime(), lastStampMs);
+    lastStampMs = stampMs;
     const tracked: Promise<void> = options
-      .onPage(page.orders, page.page, page.receivedAt)
+      .onPage(page.orders, page.page, new Date(stampMs))
       .then(
         (n) => {
           result.orders += n;

@@ -7,7 +7,7 @@
 export interface BackoffPolicy {
   baseMs: number;
   capMs: number;
-  /** Longest Retry-After honoured; a larger one is treated as this (and the call may give up). */
+  /** Longest Retry-After waited for; with a longer one the call fails instead (provider/client.ts). */
   maxRetryAfterMs: number;
 }
 
@@ -43,9 +43,8 @@ export function retryDelayMs(
 ): number {
   const jitter = fullJitterDelayMs(retry, policy, random);
   if (retryAfterMs === undefined) return jitter;
-  const floor = Math.min(retryAfterMs, policy.maxRetryAfterMs);
   // A little jitter on top of the floor, so every throttled request does not come back at once.
-  return floor + Math.floor(random() * Math.min(policy.baseMs, jitter + 1));
+  return retryAfterMs + Math.floor(random() * Math.min(policy.baseMs, jitter + 1));
 }
 
 /** setTimeout that an AbortSignal cuts short (rejecting with the signal's reason). */

@@ -13,6 +13,7 @@ import {
 import type { ProviderMetrics, ProviderOperation, RequestOutcome } from './metrics.js';
 import { RateLimiter } from './rate-limiter.js';
 import { errorBodySchema, parseOrdersPage, webhookKeysSchema, type ProviderOrder } from './schemas.js';
+import { UNSTORABLE_TEXT } from '../db/text.js';
 
 export const ORDERS_PATH = '/api/v1/orders';
 
@@ -193,10 +194,11 @@ export function createProviderClient(config: Config, log: Logger, metrics: Provi
       let retryAfterMs: number | undefined;
       let retryable = failure.retryable;
       if (failure instanceof ProviderHttpError) {
+        // A 503 may say when to come back as a 429 does (RFC 9110 section 10.2.3): both are honoured.
+        retryAfterMs = failure.retryAfterMs;
         if (failure.status === 429) {
           stats.throttled += 1;
           limiter.onThrottled(outcome.sentAt);
-          retryAfterMs = failure.retryAfterMs;
         } else if (!call.idempotent) {
           // A 5xx to a POST may have registered the webhook anyway; a blind retry could duplicate it.
           retryable = false;
@@ -204,6 +206,13 @@ export function createProviderClient(config: Config, log: Logger, metrics: Provi
       }
       if (!retryable || retry >= config.HTTP_MAX_RETRIES) {
         failure.stats = stats;
+        throw failure;
+      }
+      if (retryAfterMs !== undefined && retryAfterMs > backoff.maxRetryAfterMs) {
+        // Retrying sooner than asked would not honour it, and waiting longer holds the caller (a
+        // poll, a key refresh) past any sensible bound: the call fails, saying so.
+        failure.stats = stats;
+        failure.message += ` (Retry-After ${Math.round(retryAfterMs / 1000)} s is longer than the ${backoff.maxRetryAfterMs / 1000} s this client waits: not retried)`;
         throw failure;
       }
       const delay = retryDelayMs(retry, retryAfterMs, backoff);
@@ -222,7 +231,9 @@ export function createProviderClient(config: Config, log: Logger, metrics: Provi
         method: 'GET',
         path: `${ORDERS_PATH}?${query.toString()}`,
         idempotent: true,
-        parse: (json) => parseOrdersPage(json),
+        parse: (json) =>
+          parseOrdersPage(json, (uuid, field) =>
+            log.warn({ order: uuid, field, page }, `provider order ${uuid}: its ${field} holds ${UNSTORABLE_TEXT}; stored with U+FFFD in its place`)),
         signal,
       });
       return { orders: value, stats };

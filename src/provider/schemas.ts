@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { isStorableText, UNSTORABLE } from '../db/text.js';
 
 /**
  * Response shapes. The spec shows only a few fields, so every object tolerates (and drops) fields
@@ -53,19 +54,44 @@ function plainOrder(item: unknown): ProviderOrder | undefined {
  * garbage). Anything the fast path does not recognise goes through the schema, which decides and
  * words the error; both give the same result for what the fast path accepts (test/provider/pure.test.ts).
  */
-export function parseOrdersPage(json: unknown): ProviderOrder[] {
+export function parseOrdersPage(json: unknown, onRepaired?: (uuid: string, field: 'state' | 'external_reference_id') => void): ProviderOrder[] {
   const list = isRecord(json) ? json.orders : json;
+  let orders: ProviderOrder[] | undefined;
   if (Array.isArray(list)) {
     const out: ProviderOrder[] = [];
     for (const item of list) {
       const order = plainOrder(item);
-      if (order === undefined) return ordersPageSchema.parse(json);
+      if (order === undefined) break;
       out.push(order);
     }
-    return out;
+    if (out.length === list.length) orders = out;
   }
-  return ordersPageSchema.parse(json);
+  return storableOrders(orders ?? ordersPageSchema.parse(json), onRepaired);
 }
+
+// Any surrogate or NUL: the cheap test that lets nearly every order skip the exact one.
+const MAYBE_UNSTORABLE = /[\0\ud800-\udfff]/;
+
+/**
+ * An order whose text Postgres cannot store (a NUL, an unpaired surrogate: db/text.ts) would fail
+ * its whole batch on every poll, keeping its page-mates out of the ledger. It is kept with U+FFFD in
+ * place of what cannot be stored, so the order still counts as listed, and `onRepaired` is told.
+ */
+function storableOrders(orders: ProviderOrder[], onRepaired?: (uuid: string, field: 'state' | 'external_reference_id') => void): ProviderOrder[] {
+  for (let i = 0; i < orders.length; i += 1) {
+    const order = orders[i]!;
+    const badState = MAYBE_UNSTORABLE.test(order.state) && !isStorableText(order.state);
+    const ref = order.external_reference_id;
+    const badRef = typeof ref === 'string' && MAYBE_UNSTORABLE.test(ref) && !isStorableText(ref);
+    if (!badState && !badRef) continue;
+    orders[i] = { ...order, state: badState ? storableCopy(order.state) : order.state, ...(badRef ? { external_reference_id: storableCopy(ref) } : {}) };
+    if (badState) onRepaired?.(order.uuid, 'state');
+    if (badRef) onRepaired?.(order.uuid, 'external_reference_id');
+  }
+  return orders;
+}
+
+const storableCopy = (text: string) => text.replace(new RegExp(UNSTORABLE.source, 'g'), '\ufffd');
 
 /** The spec's error body: status plus errors[] of { name, details }. Both parts optional here. */
 export const errorBodySchema = z.object({
