@@ -37,7 +37,7 @@ export const PAYOUT_SHAPE: ReportShape = {
  *
  * The composition, from the payout's report rows (payout_report_rows; empty until a report is
  * imported): gross = the invoice rows' Gross Purchase Price; fee = their Discount plus Transaction
- * Fee; vat = VAT on Discount; credit_notes, buyer_payments and other_deductions (disputes) = what
+ * Fee; vat = their VAT on Discount (another row's fee or VAT is in what it takes off); credit_notes, buyer_payments and other_deductions (disputes) = what
  * those rows take off (positive); net = the sum of every row's Transfer Amount, which
  * payout_report_mismatch compares with amount_cents. gross - fee - vat - credit_notes -
  * buyer_payments - other_deductions = net when the report's rows add up.
@@ -69,7 +69,7 @@ export function payoutsSource(database: Database, filters: { environment: Provid
       select w.payout_uuid,
              sum(w.gross_purchase_price_cents) filter (where w.doc_type = 'invoice') as gross,
              sum(w.discount_cents + w.transaction_fee_cents) filter (where w.doc_type = 'invoice') as fee,
-             sum(w.vat_on_discount_cents) as vat,
+             sum(w.vat_on_discount_cents) filter (where w.doc_type = 'invoice') as vat,
              -sum(w.transfer_amount_cents) filter (where w.doc_type = 'credit_note') as credit_notes,
              -sum(w.transfer_amount_cents) filter (where w.doc_type = 'buyer_payment') as buyer_payments,
              -sum(w.transfer_amount_cents) filter (where w.doc_type = 'dispute') as other_deductions,
