@@ -17,7 +17,9 @@ import { INVOICE_RULES_SETTING, RELEASE_SETTING } from './settings.js';
  *  2. its snapshot's state_since, or one of its state observations, is at or after W - M - G: the
  *     poller saw a new state, or a seen state is crossing the grace period now;
  *  3. R, the latest complete poll run, is newer than the complete run the previous pass could use
- *     (R_prev: the latest one finished before W), and R did not list it (snapshot last_seen_run_id <
+ *     (R_prev: the latest one finished before W - M: a run's finish is the database's clock, W a
+ *     replica's, and a run that committed after the previous pass read poll_runs may carry a finish
+ *     just before W), and R did not list it (snapshot last_seen_run_id <
  *     R.id; a complete run stamps every order it lists): it may be an orphan now. While R is R_prev,
  *     the previous pass judged every order R did not list with R already (this clause, or a full
  *     pass, the first time a pass saw R), and whether R proves an order orphaned does not change
@@ -29,6 +31,9 @@ import { INVOICE_RULES_SETTING, RELEASE_SETTING } from './settings.js';
  *     with events;
  *  5. R is newer than R_prev, and it has an open or acknowledged orphan_webhook finding: R may list
  *     it again, in the state an earlier poll saw (nothing else new: no new state, no observation);
+ *  6. a poll run that did not complete, begun at or after W - M - G, was the last to list it: such
+ *     a run's listing is evidence too (state_mismatch's poll after the latest webhook; an orphan
+ *     listed after all), though no clause above follows incomplete runs;
  * Anything else has the same evidence it had at the previous pass, so its findings cannot differ:
  * that includes an order with an open or acknowledged finding and nothing new. Each order rule's
  * time conditions only ever become true as time passes (a state seen, a webhook received, a poll
@@ -85,14 +90,7 @@ export async function buildScope(tx: TransactionSql, p: RuleParams, forceFull: b
   // running, makes this pass full. A run that did not complete counts whatever it recorded: one
   // whose process died is closed as aborted by the next reparse with no outcomes (jobs/runs.ts
   // abandonStaleRuns), though the batches it committed changed deliveries.
-  const [reparsed] = await tx<{ any: boolean }[]>`
-    select exists (
-      select 1 from reparse_runs
-      where environment = ${p.environment}
-        and (status = 'running' or (finished_at >= ${w}::timestamptz - make_interval(secs => ${REPARSE_SKEW_SECONDS})
-             and (status <> 'complete' or coalesce((outcomes->>'applied')::int, 0) + coalesce((outcomes->>'duplicate')::int, 0) > 0)))
-    ) as any`;
-  if (reparsed?.any === true) return { mode: 'full', reason: 'deliveries were reparsed since the previous pass' };
+  if (await reparsedSince(tx, p.environment, w)) return { mode: 'full', reason: 'deliveries were reparsed since the previous pass' };
   const lookback = p.graceSeconds + SCOPE_MARGIN_SECONDS;
   // R and R_prev first, so the scope's statement holds clauses 3 and 4 only when R is new. Inside it
   // as a test on R, the planner estimated those clauses at all orders and events whether they ran or
@@ -103,7 +101,8 @@ export async function buildScope(tx: TransactionSql, p: RuleParams, forceFull: b
             where environment = ${p.environment} and status = 'complete'
             order by started_at desc, id desc limit 1)::text as r,
            (select id from poll_runs
-            where environment = ${p.environment} and status = 'complete' and finished_at < ${w}::timestamptz
+            where environment = ${p.environment} and status = 'complete'
+              and finished_at < ${w}::timestamptz - make_interval(secs => ${SCOPE_MARGIN_SECONDS})
             order by started_at desc, id desc limit 1)::text as r_prev`;
   const newRun = runs?.r != null && runs.r !== runs.r_prev;
   await tx`create temporary table scope (order_uuid uuid primary key) on commit drop`;
@@ -127,9 +126,28 @@ export async function buildScope(tx: TransactionSql, p: RuleParams, forceFull: b
     select order_uuid from order_snapshots where environment = ${p.environment} and state_since >= ${lower}
     union
     select order_uuid from order_state_observations where environment = ${p.environment} and observed_at >= ${lower}
+    union
+    select s.order_uuid from order_snapshots s
+    where s.environment = ${p.environment} and s.last_seen_run_id in (
+      select id from poll_runs where environment = ${p.environment} and status <> 'complete' and started_at >= ${lower})
     ${sinceNewRun}`;
   await tx`analyze scope`;
   return { mode: 'incremental', reason: `changes since ${w}`, orders: result.count, since: w, invoiceRulesKey: last.last_invoice_rules };
+}
+
+/**
+ * Whether a reparse may have changed deliveries since W: a run that changed deliveries and finished
+ * after W (less REPARSE_SKEW_SECONDS), one still running, or one that did not complete (see above).
+ */
+export async function reparsedSince(tx: TransactionSql, environment: RuleParams['environment'], w: string): Promise<boolean> {
+  const [reparsed] = await tx<{ any: boolean }[]>`
+    select exists (
+      select 1 from reparse_runs
+      where environment = ${environment}
+        and (status = 'running' or (finished_at >= ${w}::timestamptz - make_interval(secs => ${REPARSE_SKEW_SECONDS})
+             and (status <> 'complete' or coalesce((outcomes->>'applied')::int, 0) + coalesce((outcomes->>'duplicate')::int, 0) > 0)))
+    ) as any`;
+  return reparsed?.any === true;
 }
 
 /**

@@ -175,7 +175,11 @@ export function discrepancySource(database: Database, filters: DiscrepancyFilter
                (select l.currency from statement_lines l
                 where d.evidence->>'statement_line_id' ~ '^[0-9]{1,18}$' and l.id = (d.evidence->>'statement_line_id')::bigint),
                'EUR') end as currency,
-             acknowledged_by, to_char(acknowledged_at at time zone 'UTC', ${REPORT_TIME_FORMAT}) as acknowledged_at, ack_note
+             -- An open finding's acknowledgement, if any, was voided by new evidence (lifecycle.ts):
+             -- the history keeps it, the row does not show it as if it stood.
+             case when d.status <> 'open' then acknowledged_by end as acknowledged_by,
+             case when d.status <> 'open' then to_char(acknowledged_at at time zone 'UTC', ${REPORT_TIME_FORMAT}) end as acknowledged_at,
+             case when d.status <> 'open' then ack_note end as ack_note
       from d join latest_pass p on p.env = d.environment
       order by d.id`,
   };

@@ -35,7 +35,7 @@ describe('orphan_webhook', () => {
     await pass(db, at(GRACE + 500));
     expect(await discrepancies(db, 'orphan_webhook')).toMatchObject([{ status: 'resolved', entity_id: order }]);
     const [h] = await db.sql<{ reason: string }[]>`select reason from discrepancy_history where to_status = 'resolved'`;
-    expect(h?.reason).toBe('a complete poll listed the order');
+    expect(h?.reason).toBe('a poll listed the order');
   }));
 
   it('is not fooled by an order the run did list', withDb(async (db) => {

@@ -1,6 +1,7 @@
 import type { TransactionSql } from 'postgres';
 import { ISO_FORMAT } from '../found.js';
 import { stage } from '../stage.js';
+import { reparsedSince } from '../scope.js';
 import type { RuleParams } from '../types.js';
 
 /**
@@ -21,7 +22,9 @@ import type { RuleParams } from '../types.js';
  * webhook_applied_events. Later passes look
  * only at retries received since the last complete pass minus a margin (one hour), which covers a
  * delivery whose transaction took its received_at (= now() at its start) before the previous pass
- * began but committed after it: the receiver commits within its 5 s answer deadline.
+ * began but committed after it: the receiver commits within its 5 s answer deadline. After a reparse
+ * that changed deliveries (scope.ts reparsedSince) every retry is looked at: a delivery a reparse
+ * turned into a retry keeps its old received_at.
  */
 export const DUPLICATE_DELIVERY_MARGIN_SECONDS = 3600;
 
@@ -29,7 +32,10 @@ export async function recordDuplicateDeliveries(tx: TransactionSql, p: RuleParam
   const since = await tx<{ since: string | null }[]>`
     select to_char((max(started_at) - make_interval(secs => ${DUPLICATE_DELIVERY_MARGIN_SECONDS})) at time zone 'UTC', ${ISO_FORMAT}) as since
     from reconcile_runs where environment = ${p.environment} and status = 'complete'`;
-  const windowStart = since[0]?.since ?? '-infinity';
+  // A reparse that made deliveries retries left them their old received_at: every retry is looked
+  // at then, as in an environment's first pass.
+  const previous = since[0]?.since ?? null;
+  const windowStart = previous === null || (await reparsedSince(tx, p.environment, previous)) ? '-infinity' : previous;
   const now = p.now.toISOString();
   // Found first (with the order or invoice reference, looked up by primary key per retry: as left
   // joins the planner hashed all of order_events), described after. CREATE TABLE AS runs the

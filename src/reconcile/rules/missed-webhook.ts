@@ -23,7 +23,9 @@ import { ORDER_STATES_WITH_TOPIC, type Rule, type RuleParams } from '../types.js
  *
  * Resolves when the order/<S> webhook arrives (the row appears). Subject = S, so a lost confirmed
  * webhook and a lost canceled one of the same order are two findings. The evidence hash covers S and
- * `since`: an acknowledged finding reopens only if the poller saw S anew (A -> B -> A).
+ * the start of the latest sighting of S past the grace period (each observation of S and the
+ * snapshot's state_since start one): an acknowledged finding reopens only when the poller saw S anew
+ * (A -> B -> A) and that sighting too went a grace period without its webhook.
  *
  * Cost: one pass over the topic-bearing snapshots and observations with one (parallel) hash
  * anti-join against order_events; staged (stage.ts), then described.
@@ -39,7 +41,7 @@ export const missedWebhook: Rule = {
     // (at 1,000,000 orders: group 2,000,000 rows vs ~1,000). min(since) over the rows past the
     // cutoff equals min over all rows whenever any is past it.
     await stage(tx, 'missed_seen', tx`
-      select u.order_uuid, u.state, min(u.since) as since
+      select u.order_uuid, u.state, min(u.since) as since, max(u.since) as latest
       from (
         select s.order_uuid, s.state, s.state_since as since
         from order_snapshots s
@@ -63,9 +65,10 @@ export const missedWebhook: Rule = {
                     seen.state, to_char(seen.since at time zone 'UTC', ${ISO_FORMAT}), seen.state, ${p.graceSeconds}::int),
              jsonb_build_object('state', seen.state,
                                 'seen_since', to_char(seen.since at time zone 'UTC', ${ISO_FORMAT}),
+                                'seen_latest', to_char(seen.latest at time zone 'UTC', ${ISO_FORMAT}),
                                 'api_state', s.state,
                                 'grace_seconds', ${p.graceSeconds}::int),
-             md5(seen.state || '|' || to_char(seen.since at time zone 'UTC', ${ISO_FORMAT}))
+             md5(seen.state || '|' || to_char(seen.latest at time zone 'UTC', ${ISO_FORMAT}))
       from pg_temp.missed_seen seen
       left join order_snapshots s on s.environment = ${p.environment} and s.order_uuid = seen.order_uuid`;
     return result.count;

@@ -18,7 +18,8 @@ import type { Rule, RuleParams } from '../types.js';
  *  - R did not list O: no snapshot of O, or its last_seen_run_id < R.id (the poller stamps every
  *    order a run lists with that run's id, and run ids grow with start time).
  *
- * Resolves when a later complete run lists O (last_seen_run_id >= that run's id). Subject ''. The
+ * Resolves when a later run lists O (last_seen_run_id >= that run's id), complete or not: a listing
+ * proves the order exists, where only absence needs a complete run (scope.ts clause 6). Subject ''. The
  * evidence hash covers F only, not R: each new run re-proves the same absence and must not reopen an
  * acknowledged orphan.
  *

@@ -27,7 +27,10 @@ import { ORDER_STATES_WITH_TOPIC, type Rule, type RuleParams } from '../types.js
  *  6. the poll that last listed O (order_snapshots.last_seen_run_id) began after L arrived and after
  *     L's event_time. A is only evidence against L when the API was asked after L happened: with a
  *     poll, then order/canceled, and no poll since (the API down longer than the grace period), the
- *     API's "confirmed" is older news than the webhook, not a contradiction.
+ *     API's "confirmed" is older news than the webhook, not a contradiction;
+ *  7. no other event of O with L's event_time carries A. Events of equal event_time have no order
+ *     the provider states (L's tie-break by event_key only makes L well defined), so when one of
+ *     them says A the stream does not contradict the API.
  * So a mismatch is a webhook stream whose newest event contradicts an API state that the stream
  * itself also reported: webhooks say declined (latest) while the API says confirmed and a confirmed
  * webhook exists with an earlier event_time; or the API went back to a state the webhooks had left.
@@ -69,7 +72,15 @@ export const stateMismatch: Rule = {
           where a.environment = ${p.environment} and a.order_uuid = s.order_uuid and a.order_state = s.state
           limit 1
         ) seen
+        -- Condition 7, the same way: another event with L's event_time carrying A.
+        left join lateral (
+          select 1 as found from order_events t
+          where t.environment = ${p.environment} and t.order_uuid = s.order_uuid
+            and t.event_time_sortable = l.event_time_sortable and t.order_state = s.state
+          limit 1
+        ) tie on true
         where s.state <> l.order_state
+          and tie.found is null
           and s.state in ${tx(ORDER_STATES_WITH_TOPIC)}
           and s.state_since <= ${cutoff}
           and l.received_at <= ${cutoff}
