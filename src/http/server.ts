@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { isTransientDatabaseError } from '../db/errors.js';
 import type { Logger } from '../log/logger.js';
+import { ConfigError } from '../config/load.js';
 
 export type Handler = (req: IncomingMessage, res: ServerResponse, url: URL) => Promise<void> | void;
 
@@ -146,7 +147,10 @@ export async function startHttpServer(options: {
       if (error.code === 'EADDRINUSE') {
         reject(new Error(`${options.name}: port ${options.port} on ${options.host} is already in use (EADDRINUSE): set ${setting} to a free port, or stop what listens there`));
       } else if (error.code === 'EACCES' || error.code === 'EADDRNOTAVAIL') {
-        reject(new Error(`${options.name}: cannot listen on ${options.host}:${options.port} (${error.code}): check ${setting} and HOST`));
+        // Settings this machine cannot honour are bad configuration: exit 2 (cli.ts), as the contract says.
+        reject(new ConfigError(`${options.name}: cannot listen on ${options.host}:${options.port} (${error.code}): check ${setting} and HOST`, error.code === 'EACCES' ? setting : 'HOST'));
+      } else if (error.code === 'ENOTFOUND' || error.code === 'EAI_AGAIN') {
+        reject(new ConfigError(`${options.name}: HOST '${options.host}' does not resolve to an address (${error.code}): set HOST to an address of this machine`, 'HOST'));
       } else reject(error);
     });
     server.listen(options.port, options.host, () => resolve());

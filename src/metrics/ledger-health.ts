@@ -13,11 +13,19 @@ export type ReadSource = (typeof READ_SOURCES)[number];
  */
 export interface LedgerReads {
   failures: Counter<'source'>;
-  /** Registers a scrape-time read, so the failure counter of the same scrape includes its outcome. */
-  track<T>(read: Promise<T>): Promise<T>;
+  /**
+   * Registers a scrape-time read, so the failure counter of the same scrape includes its outcome;
+   * resolves when the read settles or after the reads' timeout, whichever is first (a timeout
+   * counts as a failure of `source`). A scrape never waits longer for the ledger: a database that
+   * stops answering (a lost host, a lock held by a migration) would hold /metrics, and with it
+   * bnpl_recon_database_up, and every alert on it. Callers keep one read of theirs in flight at a
+   * time, so scrapes of a stalled database do not pile queries up.
+   */
+  track(read: Promise<void>, source: ReadSource): Promise<void>;
 }
 
-export function createLedgerReads(registry: Registry): LedgerReads {
+export function createLedgerReads(registry: Registry, options: { timeoutMs?: number } = {}): LedgerReads {
+  const timeoutMs = options.timeoutMs ?? 2000;
   const inFlight = new Set<Promise<unknown>>();
   const failures = new Counter({
     name: `${METRIC_PREFIX}ledger_read_failures_total`,
@@ -35,10 +43,20 @@ export function createLedgerReads(registry: Registry): LedgerReads {
   for (const source of READ_SOURCES) failures.inc({ source }, 0);
   return {
     failures,
-    track: (read) => {
-      inFlight.add(read);
-      void read.finally(() => inFlight.delete(read)).catch(() => undefined);
-      return read;
+    track: (read, source) => {
+      let timer: NodeJS.Timeout | undefined;
+      const bounded = Promise.race([
+        read.catch(() => undefined),
+        new Promise<void>((resolve) => {
+          timer = setTimeout(() => {
+            failures.inc({ source });
+            resolve();
+          }, timeoutMs);
+        }),
+      ]).finally(() => clearTimeout(timer));
+      inFlight.add(bounded);
+      void bounded.finally(() => inFlight.delete(bounded));
+      return bounded;
     },
   };
 }
@@ -91,10 +109,10 @@ export function createLedgerHealthMetrics(registry: Registry, reads: LedgerReads
   };
   let pending: Promise<void> | undefined;
   const collectOnce = (): Promise<void> => {
-    pending ??= reads.track(read()).finally(() => {
+    pending ??= read().finally(() => {
       pending = undefined;
     });
-    return pending;
+    return reads.track(pending, 'freshness');
   };
   // prom-client collects every metric of a scrape at once (Promise.all): the four gauges share one read.
   const up = new Gauge({ name: `${p}database_up`, help: "1 when this scrape's read of the ledger succeeded on a server that accepts writes, 0 when it failed, timed out or found the server read-only", registers: [registry], collect: collectOnce });

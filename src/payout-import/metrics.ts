@@ -45,10 +45,10 @@ export function createInvoiceMetrics(registry: Registry, reads: LedgerReads, dat
     for (const part of DEDUCTION_PARTS) deductionsCents.set({ part }, Number(row[part]));
   };
   const collectOnce = (): Promise<void> => {
-    pending ??= reads.track(refresh()).finally(() => {
+    pending ??= refresh().finally(() => {
       pending = undefined;
     });
-    return pending;
+    return reads.track(pending, 'invoices');
   };
   const inTransit = new Gauge({
     name: `${METRIC_PREFIX}invoices_in_transit`,

@@ -49,10 +49,10 @@ export function createReconcileMetrics(registry: Registry, reads: LedgerReads, d
   let pending: Promise<void> | undefined;
   // Both gauges' collect() share one query per scrape.
   const collectOnce = (): Promise<void> => {
-    pending ??= reads.track(refresh()).finally(() => {
+    pending ??= refresh().finally(() => {
       pending = undefined;
     });
-    return pending;
+    return reads.track(pending, 'discrepancies');
   };
   open = new Gauge({
     name: `${METRIC_PREFIX}discrepancies_open`,
