@@ -14,7 +14,7 @@ ledger before a migrate (docs/upgrading.md).`,
   async run(argv) {
     if (argv.length > 0) throw new UsageError(`unexpected argument '${argv[0]}'`);
     return withContext('migrate', { migrate: false, access: 'creator' }, async (ctx) => {
-      const applied = await applyMigrations(ctx.database, ctx.log);
+      const applied = await applyMigrations(ctx.database, ctx.log, ctx.shutdown.signal);
       const lines = applied.length > 0 ? applied.map((tag) => `applied ${tag}`) : ['no migrations to apply'];
       const status = await ledgerSchemaStatus(ctx.database);
       lines.push(status.state === 'current' ? `schema at ${status.migration}` : status.reason);

@@ -26,7 +26,15 @@ locks, close the pool; a second one exits at once.`,
       if (config.DATABASE_URL === undefined) {
         log.warn({ dataDir: config.RECON_DATA_DIR }, 'DATABASE_URL unset: the ledger is an embedded Postgres under RECON_DATA_DIR, for trying bnpl-recon out; set DATABASE_URL for a real deployment');
       }
-      await startDaemon(config, log, shutdown);
+      try {
+        await startDaemon(config, log, shutdown);
+      } catch (error) {
+        // Stopped while starting (a migration lock awaited, the signing secrets fetched): a requested
+        // stop that completed, exit 0 as after running.
+        if (!shutdown.isShuttingDown) throw error;
+        log.info({ err: (error as Error).message }, 'stopped while starting');
+        return 0;
+      }
       await shutdown.stopping();
       return 0;
     });

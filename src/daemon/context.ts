@@ -56,7 +56,8 @@ export async function openContext(config: Config, log: Logger, options: OpenCont
       await shutdown.run('schema unknown');
       throw new Error(schema.reason);
     }
-  } else if (options.migrate ?? true) await applyMigrations(database, log);
+  } else if (options.migrate ?? true) await applyMigrations(database, log, shutdown.signal);
+  shutdown.throwIfStopping();
   const registry = createRegistry({ defaultMetrics: options.defaultMetrics ?? false });
   const metrics = createMetrics(registry, database, config.PROVIDER_ENV);
   return { config, log, database, registry, metrics, shutdown };

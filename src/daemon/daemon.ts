@@ -51,6 +51,9 @@ export async function startDaemon(config: Config, log: Logger, commandShutdown?:
   const ctx = await openContext(config, log, { migrate: config.MIGRATE_ON_START, defaultMetrics: true, access: 'owner', ...(commandShutdown ? { shutdown: commandShutdown } : {}) });
   const { shutdown, database, registry } = ctx;
   try {
+    // A signal that comes while the daemon starts: nothing more is started after the step under
+    // way (whose cleanup, registered late, runs at once: lifecycle/shutdown.ts).
+    shutdown.throwIfStopping();
     let provider: ProviderClient | undefined;
     if (config.PROVIDER_BASE_URL && config.PROVIDER_API_KEY) {
       provider = createProviderClient(config, log.child({ component: 'provider' }), ctx.metrics.provider);
@@ -59,6 +62,7 @@ export async function startDaemon(config: Config, log: Logger, commandShutdown?:
     }
 
     const receiver = await createWebhookReceiver(ctx, provider ? { fetchSecrets: (signal) => provider.fetchWebhookSecrets(signal) } : {});
+    shutdown.throwIfStopping();
     const http = await startHttpServer({
       host: config.HOST,
       port: config.PORT,
@@ -71,9 +75,11 @@ export async function startDaemon(config: Config, log: Logger, commandShutdown?:
     shutdown.register('receiver', async () => {
       await Promise.all([http.close(), receiver.drain()]);
     });
+    shutdown.throwIfStopping();
 
     const metricsServer = await startMetricsServer(registry, { host: config.HOST, port: config.METRICS_PORT, log, timeouts: serverTimeouts(config) });
     shutdown.register('metrics server', () => metricsServer.close());
+    shutdown.throwIfStopping();
 
     const partitions = startPartitionJob(ctx);
     shutdown.register('partition job', () => partitions.stop());

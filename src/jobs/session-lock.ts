@@ -33,8 +33,6 @@ export interface SessionLockOptions {
   log: Logger;
   /** How often the holder checks that it still holds the lock; 0: never (short holds). */
   heartbeatMs: number;
-  /** Wait for the lock instead of giving up when another session holds it. */
-  wait?: boolean;
 }
 
 const HELD = (key: bigint, pid: number | null) => `
@@ -44,14 +42,12 @@ const HELD = (key: bigint, pid: number | null) => `
       and ((classid::bigint << 32) | objid::bigint) = ${key.toString()} and objsubid = 1
   ) as held`;
 
-/** Returns the lock, or undefined when another session holds it (unless `wait`). */
+/** Returns the lock, or undefined when another session holds it. */
 export async function tryAcquireSessionLock(database: Database, key: bigint, options: SessionLockOptions): Promise<SessionLock | undefined> {
   // The server's writability in the same round trip: a standby or a read-only server grants
   // advisory locks too, and a job holding one there could write nothing.
   const lockOn = (session: Sql) =>
-    options.wait
-      ? session<{ ok: boolean; pid: number; read_only: boolean }[]>`select pg_advisory_lock(${key.toString()}::bigint) is not null as ok, pg_backend_pid() as pid, pg_is_in_recovery() or current_setting('transaction_read_only') = 'on' as read_only`
-      : session<{ ok: boolean; pid: number; read_only: boolean }[]>`select pg_try_advisory_lock(${key.toString()}::bigint) as ok, pg_backend_pid() as pid, pg_is_in_recovery() or current_setting('transaction_read_only') = 'on' as read_only`;
+    session<{ ok: boolean; pid: number; read_only: boolean }[]>`select pg_try_advisory_lock(${key.toString()}::bigint) as ok, pg_backend_pid() as pid, pg_is_in_recovery() or current_setting('transaction_read_only') = 'on' as read_only`;
   let { session: connection, reused } = database.sessions.take();
   let rows: { ok: boolean; pid: number; read_only: boolean }[];
   for (;;) {

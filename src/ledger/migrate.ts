@@ -6,6 +6,7 @@ import type { Logger } from '../log/logger.js';
 import { lockKey } from '../jobs/lock-keys.js';
 import { tryAcquireSessionLock } from '../jobs/session-lock.js';
 import { readJournal, recordSchemaRelease, schemaStatus, type JournalEntry, type SchemaStatus } from './schema-compat.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 export const MIGRATIONS_FOLDER = fileURLToPath(packageFile('migrations'));
 
@@ -23,12 +24,23 @@ async function appliedWhens(database: Database): Promise<Set<number>> {
   return new Set(rows.map((r) => Number(r.when)));
 }
 
+const MIGRATIONS_LOCK_RETRY_MS = 250;
+
 // drizzle's migrator takes no lock: two replicas booting together could both apply a migration.
 // The migrations' session lock (jobs/lock-keys.ts), waited for, serialises them.
-/** Applies what is pending and returns the tags it applied, in order (empty when none was). */
-export async function applyMigrations(database: Database, log: Logger): Promise<string[]> {
-  const lock = await tryAcquireSessionLock(database, lockKey('migrations'), { name: 'migrations', log, heartbeatMs: 0, wait: true });
-  if (!lock) throw new Error('could not take the migrations lock');
+/**
+ * Applies what is pending and returns the tags it applied, in order (empty when none was). While
+ * another process holds the migrations lock it tries again every MIGRATIONS_LOCK_RETRY_MS, until
+ * `signal` aborts: a replica told to stop while another migrates stops (a blocking
+ * pg_advisory_lock would hold it until the other finished).
+ */
+export async function applyMigrations(database: Database, log: Logger, signal?: AbortSignal): Promise<string[]> {
+  let lock = await tryAcquireSessionLock(database, lockKey('migrations'), { name: 'migrations', log, heartbeatMs: 0 });
+  if (!lock) log.info('waiting for the migrations lock: another process is applying migrations');
+  while (!lock) {
+    await sleep(MIGRATIONS_LOCK_RETRY_MS, undefined, signal ? { signal } : {});
+    lock = await tryAcquireSessionLock(database, lockKey('migrations'), { name: 'migrations', log, heartbeatMs: 0 });
+  }
   try {
     const before = await appliedWhens(database);
     await migrate(database.db, { migrationsFolder: MIGRATIONS_FOLDER });

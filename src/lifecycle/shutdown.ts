@@ -11,6 +11,7 @@ export class Shutdown {
   private readonly cleanups: { name: string; fn: Cleanup }[] = [];
   private readonly controller = new AbortController();
   private running: Promise<void> | undefined;
+  private readonly late = new Set<Promise<void>>();
 
   constructor(
     private readonly log: Logger,
@@ -37,8 +38,30 @@ export class Shutdown {
     return signal.aborted ? Promise.resolve() : new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
   }
 
+  /**
+   * A component registered once the drain has begun (it was starting when the signal came) is
+   * stopped at once: the drain has passed it by, and nothing else would stop it.
+   */
   register(name: string, fn: Cleanup): void {
-    this.cleanups.push({ name, fn });
+    if (this.running === undefined) {
+      this.cleanups.push({ name, fn });
+      return;
+    }
+    const late = (async () => {
+      try {
+        await fn();
+        this.log.debug({ component: name }, 'stopped (started while shutting down)');
+      } catch (error) {
+        this.log.error({ err: error, component: name }, 'cleanup failed');
+      }
+    })();
+    this.late.add(late);
+    void late.finally(() => this.late.delete(late));
+  }
+
+  /** Throws the shutdown's reason when it has begun: for a startup, between its steps. */
+  throwIfStopping(): void {
+    this.controller.signal.throwIfAborted();
   }
 
   /** Idempotent: a second call returns the first call's promise. */
@@ -66,6 +89,7 @@ export class Shutdown {
         }
         pending.delete(name);
       }
+      while (this.late.size > 0) await Promise.allSettled([...this.late]);
     })();
     const outcome = await Promise.race([work.then(() => 'done' as const), deadline]);
     clearTimeout(timer);
