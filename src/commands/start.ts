@@ -31,7 +31,7 @@ locks, close the pool; a second one exits at once.`,
       } catch (error) {
         // Stopped while starting (a migration lock awaited, the signing secrets fetched): a requested
         // stop that completed, exit 0 as after running.
-        if (!shutdown.isShuttingDown) throw error;
+        if (shutdown.reason !== 'SIGTERM' && shutdown.reason !== 'SIGINT') throw error;
         log.info({ err: (error as Error).message }, 'stopped while starting');
         return 0;
       }

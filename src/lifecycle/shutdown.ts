@@ -12,6 +12,7 @@ export class Shutdown {
   private readonly controller = new AbortController();
   private running: Promise<void> | undefined;
   private readonly late = new Set<Promise<void>>();
+  private firstReason: string | undefined;
 
   constructor(
     private readonly log: Logger,
@@ -66,8 +67,14 @@ export class Shutdown {
 
   /** Idempotent: a second call returns the first call's promise. */
   run(reason: string): Promise<void> {
+    this.firstReason ??= reason;
     this.running ??= this.drain(reason);
     return this.running;
+  }
+
+  /** Why the shutdown began (the first `run`'s reason: a signal's name, 'startup failed', ...). */
+  get reason(): string | undefined {
+    return this.firstReason;
   }
 
   private async drain(reason: string): Promise<void> {
