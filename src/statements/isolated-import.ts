@@ -155,8 +155,9 @@ export function importInChildProcess(request: ChildRequest, options: IsolatedImp
       const left = options.timeoutMs + gaveWayMs + waitedForLock() - (performance.now() - started);
       if (left > 0) return void (timer = setTimeout(checkTime, left));
       const notCounted = [
-        ...(gaveWayMs > 0 ? [`${Math.round(gaveWayMs)} ms given way to the webhook receiver`] : []),
-        ...(lockWaitMs > 0 ? [`${Math.round(lockWaitMs)} ms waiting for another import of the environment`] : []),
+        // Under a millisecond is not worth a word (a lock granted at once still took a little time).
+        ...(Math.round(gaveWayMs) > 0 ? [`${Math.round(gaveWayMs)} ms given way to the webhook receiver`] : []),
+        ...(Math.round(lockWaitMs) > 0 ? [`${Math.round(lockWaitMs)} ms waiting for another import of the environment`] : []),
       ];
       kill(new ImportCrashedError(`import did not finish within ${options.timeoutMs} ms${notCounted.length > 0 ? ` (and ${notCounted.join(' and ')})` : ''}: stopped`));
     };
