@@ -154,3 +154,9 @@ export class LockLostError extends Error {
 export async function transactionLock(tx: TransactionSql, key: bigint): Promise<void> {
   await tx`select pg_advisory_xact_lock(${key.toString()}::bigint)`;
 }
+
+/** The transaction lock, or false at once when another transaction holds it. */
+export async function tryTransactionLock(tx: TransactionSql, key: bigint): Promise<boolean> {
+  const [row] = await tx<{ locked: boolean }[]>`select pg_try_advisory_xact_lock(${key.toString()}::bigint) as locked`;
+  return row?.locked === true;
+}
