@@ -146,7 +146,9 @@ function addEntry(open: Open, c: EntryContext, entry: Node, section: number): vo
   const where = `${c.where} entry ${entryIndex + 1}`;
   const amount = amountOf(entry['Amt'], where);
   if (!amount) throw new StatementFormatError(`${c.where}: entry without Amt`);
-  const currency = amount.currency ?? c.accountCurrency ?? 'EUR';
+  // Ccy is mandatory in the schema: none here and none on the account is a broken file, not EUR.
+  const currency = amount.currency ?? c.accountCurrency;
+  if (currency === null || currency === undefined) throw new StatementFormatError(`${where}: the amount names no currency (Amt/@Ccy) and the account none (Acct/Ccy)`);
   const direction = directionOf(text(entry['CdtDbtInd']), c.where);
   for (const line of entryLines(entry, c, { cents: amount.cents, currency, direction }, section, entryIndex, where)) {
     open.lines.push(line);
@@ -228,7 +230,11 @@ function balance(stmt: Node, codes: string[], where: string): Balance | null {
   for (const code of codes) {
     const bal = bals.find((b) => (text(at(b, 'Tp', 'CdOrPrtry', 'Cd')) ?? text(at(b, 'Tp', 'CdOrPrtry', 'Prtry'))) === code);
     const amount = bal ? amountOf(bal['Amt'], `${where}: balance ${code}`) : null;
-    if (bal && amount) return { cents: text(bal['CdtDbtInd']) === 'DBIT' ? -amount.cents : amount.cents, currency: amount.currency ?? text(at(stmt, 'Acct', 'Ccy')) ?? 'EUR' };
+    if (bal && amount) {
+      const currency = amount.currency ?? text(at(stmt, 'Acct', 'Ccy'));
+      if (currency === null || currency === undefined) throw new StatementFormatError(`${where}: balance ${code} names no currency (Amt/@Ccy) and the account none (Acct/Ccy)`);
+      return { cents: text(bal['CdtDbtInd']) === 'DBIT' ? -amount.cents : amount.cents, currency };
+    }
   }
   return null;
 }

@@ -153,7 +153,7 @@ export function headerUnit(cell: string): string | null {
   return unit ? currencyOfSign(unit) : null;
 }
 
-const SIGNS: Record<string, string> = { '€': 'EUR', '£': 'GBP', 'KČ': 'CZK', FT: 'HUF', 'ZŁ': 'PLN', FR: 'CHF', SFR: 'CHF' };
+const SIGNS: Record<string, string> = { '€': 'EUR', EURO: 'EUR', '£': 'GBP', 'KČ': 'CZK', FT: 'HUF', 'ZŁ': 'PLN', FR: 'CHF', SFR: 'CHF' };
 
 /** An ISO 4217 code or a sign that names one currency ('$' names several and is none). */
 export function currencyOfSign(text: string): string | null {

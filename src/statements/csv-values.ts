@@ -49,21 +49,71 @@ function monthOf(text: string): number | null {
   return MONTHS[text.toLowerCase().replace(/\.$/, '')] ?? null;
 }
 
-/** A date cell in the first of `formats` it fits, as YYYY-MM-DD (bankDate's rules), or a refusal naming `what`. */
+/** A date cell in the first of `formats` it is a valid date in, as YYYY-MM-DD (bankDate's rules), or a refusal naming `what`. */
 export function csvDate(value: string, formats: readonly DateFormat[], what: string): string {
-  const v = value.trim();
+  const [first] = csvDateReadings(value, formats, what, 1);
+  if (first) return first.iso;
+  // The refusal of the first format whose shape the cell has ('13/13/2026': no month 13), else a general one.
   for (const format of formats) {
-    const { re, order } = PATTERNS[format];
-    const m = re.exec(v);
-    if (!m) continue;
-    const [a, b, c] = [m[1]!, m[2]!, m[3]!];
-    const [y, mo, d] = order === 'ymd' ? [a, b, c] : order === 'dmy' ? [c, b, a] : [c, a, b];
-    const month = monthOf(mo);
-    if (month === null) continue;
-    const iso = `${String(fullYear(y)).padStart(4, '0')}-${String(month).padStart(2, '0')}-${d.padStart(2, '0')}`;
-    return bankDate(iso, what, value);
+    const iso = shapedIso(value.trim(), format);
+    if (iso !== undefined) bankDate(iso, what, value);
   }
   throw new StatementFormatError(`${what} not understood: ${quoted(value)} (expected ${formats.join(' or ')})`);
+}
+
+/** The cell as YYYY-MM-DD in `format` by its shape alone (not yet checked to be a day), or undefined. */
+function shapedIso(v: string, format: DateFormat): string | undefined {
+  const { re, order } = PATTERNS[format];
+  const m = re.exec(v);
+  if (!m) return undefined;
+  const [a, b, c] = [m[1]!, m[2]!, m[3]!];
+  const [y, mo, d] = order === 'ymd' ? [a, b, c] : order === 'dmy' ? [c, b, a] : [c, a, b];
+  const month = monthOf(mo);
+  if (month === null) return undefined;
+  return `${String(fullYear(y)).padStart(4, '0')}-${String(month).padStart(2, '0')}-${d.padStart(2, '0')}`;
+}
+
+/** Each of `formats` (in order, at most `limit`) in which the cell is a valid date, with that date. */
+export function csvDateReadings(value: string, formats: readonly DateFormat[], what: string, limit = formats.length): { format: DateFormat; iso: string }[] {
+  const v = value.trim();
+  const out: { format: DateFormat; iso: string }[] = [];
+  for (const format of formats) {
+    if (out.length >= limit) break;
+    const iso = shapedIso(v, format);
+    if (iso === undefined) continue;
+    try {
+      out.push({ format, iso: bankDate(iso, what, value) });
+    } catch {
+      // Not a day in this format ('01/15/2026' as DD/MM/YYYY): perhaps in the next.
+    }
+  }
+  return out;
+}
+
+/**
+ * The dates of one file, read in one format. A profile may allow formats a date fits alike
+ * ('01/05/2026': DD/MM/YYYY or MM/DD/YYYY). The first date that only one of them reads ('01/15/2026')
+ * decides the file's format; until then a date read differently by two is read in the profile's
+ * first, and the format is taken as decided. A date the decided format cannot read is refused, since
+ * the rows before it may have been read in the wrong one (the import then stores nothing).
+ */
+export function csvDateReader(formats: readonly DateFormat[]): (value: string, what: string) => string {
+  let decided: DateFormat | undefined;
+  return (value, what) => {
+    const readings = csvDateReadings(value, formats, what);
+    if (readings.length === 0) return csvDate(value, formats, what);
+    if (decided !== undefined) {
+      const reading = readings.find((r) => r.format === decided);
+      if (reading) return reading.iso;
+      throw new StatementFormatError(
+        `${what} ${quoted(value)} is no ${decided} date, the format the file's earlier dates were read in (they fit ${formats.join(' and ')} alike): write a profile with the file's one date format`,
+      );
+    }
+    const shaped = formats.filter((f) => shapedIso(value.trim(), f) !== undefined);
+    const distinct = new Set(readings.map((r) => r.iso));
+    if (distinct.size > 1 || (shaped.length > 1 && readings.length === 1)) decided = readings[0]!.format;
+    return readings[0]!.iso;
+  };
 }
 
 /** Does the cell hold a date in one of the formats? */
@@ -105,13 +155,19 @@ export function csvAmount(value: string, decimal: ',' | '.' | 'auto', what: stri
     if (currency === null && units[0] !== '$') throw refuse();
     v = v.replace(units[0], '').trim();
   }
+  let signed = false;
   if (/^[+-]/.test(v)) {
     negative = negative !== v.startsWith('-');
     v = v.slice(1).trim();
+    signed = true;
   } else if (/[+-]$/.test(v)) {
     negative = negative !== v.endsWith('-');
     v = v.slice(0, -1).trim();
+    signed = true;
   }
+  // One sign at most: '--12.50', '(-12.00)' or '-12.50-' say two things, and which one the bank meant
+  // is a guess.
+  if ((signed && bracketed) || /^[+-]|[+-]$/.test(v)) throw refuse(' (more than one sign)');
   if (decimal === 'auto') {
     let cents: bigint;
     try {

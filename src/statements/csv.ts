@@ -2,9 +2,9 @@ import { createHash } from 'node:crypto';
 import { Parser, type Options } from 'csv-parse';
 import { parse as parseSync } from 'csv-parse/sync';
 import { accountId } from './account.js';
-import { canonicalHeader, cellsMatching, headerRow, headerUnit, type CsvField, type CsvProfile, type HeaderRow } from './csv-profile.js';
+import { canonicalHeader, cellsMatching, currencyOfSign, headerRow, headerUnit, type CsvField, type CsvProfile, type HeaderRow } from './csv-profile.js';
 import { BUILT_IN_PROFILES, COMMON_SKIP } from './csv-profiles.js';
-import { csvAmount, csvDate, isCsvDate } from './csv-values.js';
+import { csvAmount, csvDateReader, isCsvDate } from './csv-values.js';
 import { withinLedger } from './money.js';
 import { normalizeIban, present, sepaReferenceOf } from './reference.js';
 import { addTotal } from './totals.js';
@@ -154,6 +154,9 @@ function currencyIn(value: string | null): string | null {
  * headerless profile. A file no profile fits is refused naming the columns found and what the
  * nearest profile misses.
  */
+/** What a booking row carries and a balance or total row does not. */
+const BOOKING_DETAIL: readonly CsvField[] = ['counterpartyName', 'counterpartyIban', 'payer', 'payee', 'status', 'bankReference', 'endToEndId', 'instructionId'];
+
 export function csvLayout(head: string, whole: boolean, options: CsvOptions = {}): CsvLayout {
   const user = options.profiles ?? [];
   const profiles = [...user, ...BUILT_IN_PROFILES];
@@ -272,6 +275,10 @@ export function csvReader(emit: SectionSink, head: string, whole: boolean, optio
 
   let record = 0;
   let inPendingBlock = false;
+  const readDate = csvDateReader(profile.dateFormats);
+  // Whether the row before was stored as a booking (or continued one): only its text continues
+  // on a row with neither date nor amount; a pending line's continuation is dropped with it.
+  let lastRowBooked = false;
   let batch: StatementLine[] = [];
   let count = 0;
   let first: string | null = null;
@@ -317,6 +324,9 @@ export function csvReader(emit: SectionSink, head: string, whole: boolean, optio
         if (debit.has(said)) return { cents: abs, direction: 'debit', currency: a.currency };
         throw new StatementFormatError(`${where}: direction not understood: ${quoted(said)}`);
       }
+      // A file that says each amount's direction in a column of its own writes the amounts
+      // unsigned: an empty direction cell leaves a positive amount's direction unknown.
+      if (columns.direction !== undefined && a.cents > 0n) throw new StatementFormatError(`${where}: direction is empty (the file gives each amount's direction in a column of its own)`);
       return { cents: abs, direction: a.cents < 0n ? 'debit' : 'credit', currency: a.currency };
     }
     const d = cellOf(row, 'debit');
@@ -341,6 +351,8 @@ export function csvReader(emit: SectionSink, head: string, whole: boolean, optio
     record++;
     if (record <= layout.skipRecords) return;
     if (cells.every((c) => c.trim() === '')) return;
+    const continuesBooking = lastRowBooked;
+    lastRowBooked = false;
     const where = `CSV row ${record}`;
     if (headerKey !== undefined && cells.map((c) => c.trim()).join('\u0000') === headerKey) {
       inPendingBlock = false;
@@ -357,7 +369,16 @@ export function csvReader(emit: SectionSink, head: string, whole: boolean, optio
     }
     if (inPendingBlock) return;
     const firstCell = cells.find((c) => c.trim() !== '')!.trim().toLowerCase();
-    if (skip.some((s) => firstCell.startsWith(s)) || cells.some((c) => skip.includes(c.trim().toLowerCase()))) return;
+    // A balance or total row: a skip word as a whole cell, or at the start of the first. Banks date
+    // theirs too (VR-Bank: '01.03.2026;...;Anfangssaldo;;EUR;500,00;H'), but never give them what a
+    // booking carries (a counterparty, a reference, a status); a dated row with any of that is a
+    // booking whatever its text says (a card payment at a TOTAL station, described 'TOTAL').
+    const saysSkip = skip.some((s) => firstCell.startsWith(s)) || cells.some((c) => skip.includes(c.trim().toLowerCase()));
+    if (saysSkip) {
+      const bookingDateText = cellOf(cells, 'bookingDate');
+      const dated = bookingDateText !== null && isCsvDate(bookingDateText, profile.dateFormats);
+      if (!dated || !BOOKING_DETAIL.some((field) => cellOf(cells, field) !== null)) return;
+    }
     const rowType = cellOf(cells, 'rowType');
     if (columns.rowType && !profile.bookingRowTypes.includes(rowType ?? '')) return;
     const status = cellOf(cells, 'status')?.toLowerCase();
@@ -370,9 +391,11 @@ export function csvReader(emit: SectionSink, head: string, whole: boolean, optio
       if (hasAmount) return;
       const held = batch.at(-1);
       if (!held) throw new StatementFormatError(`${where}: a row with neither booking date nor amount before any booking`);
+      if (!continuesBooking) return;
       const more = cells.map((c) => c.trim()).filter((c) => c !== '').join(' ');
       held.remittance = held.remittance ? `${held.remittance} ${more}` : more;
       held.sepaReference = sepaReferenceOf(held);
+      lastRowBooked = true;
       return;
     }
     if (!hasAmount) {
@@ -380,12 +403,20 @@ export function csvReader(emit: SectionSink, head: string, whole: boolean, optio
       if (!isCsvDate(dateText, profile.dateFormats)) return;
       throw new StatementFormatError(`${where}: missing amount`);
     }
-    const bookingDate = csvDate(dateText, profile.dateFormats, `${where}: booking date`);
+    const bookingDate = readDate(dateText, `${where}: booking date`);
     const valueText = cellOf(cells, 'valueDate');
-    const valueDate = valueText ? csvDate(valueText, profile.dateFormats, `${where}: value date`) : null;
+    const valueDate = valueText ? readDate(valueText, `${where}: value date`) : null;
     const amount = amountOf(cells, where);
     const account = accountId(cellOf(cells, 'accountIban')) ?? layout.account;
-    const currency = (cellOf(cells, 'currency')?.toUpperCase() ?? amount.currency ?? layout.unitCurrency ?? layout.currency ?? (account ? options.accountCurrencies?.[account] : undefined)) ?? null;
+    // The currency column as a code ('€' and 'Euro' are EUR); one the amount's own sign contradicts
+    // ('£12.50' under EUR) is refused rather than either guessed.
+    const currencyText = cellOf(cells, 'currency');
+    const columnCurrency = currencyText === null ? null : currencyOfSign(currencyText);
+    if (currencyText !== null && columnCurrency === null) throw new StatementFormatError(`${where}: currency not understood: ${quoted(currencyText)}`);
+    if (columnCurrency !== null && amount.currency !== null && amount.currency !== columnCurrency) {
+      throw new StatementFormatError(`${where}: the amount is in ${amount.currency} but the currency column says ${columnCurrency}`);
+    }
+    const currency = (columnCurrency ?? amount.currency ?? layout.unitCurrency ?? layout.currency ?? (account ? options.accountCurrencies?.[account] : undefined)) ?? null;
     if (currency === null) {
       throw new StatementFormatError(
         `${where}: no currency: the file (${profile.name}) has no currency column, names none in its amounts, header or preamble, and ` +
@@ -420,6 +451,7 @@ export function csvReader(emit: SectionSink, head: string, whole: boolean, optio
     digest.update(`${line.bookingDate}|${line.amountCents}|${line.currency}|${line.direction}|${line.bankReference ?? ''}|${line.endToEndId ?? ''}\n`);
     addTotal(booked, line.currency, line.direction, line.amountCents);
     batch.push(line);
+    lastRowBooked = true;
   };
 
   const drain = () => {

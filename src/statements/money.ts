@@ -44,7 +44,8 @@ export function withinLedger(cents: bigint, text: string, where: string): bigint
 
 /**
  * A CSV amount that may carry thousands separators: when both '.' and ',' occur, the last one is the
- * decimal separator ('1.234,56', '1,234.56'); one of them occurring once is the decimal separator;
+ * decimal separator ('1.234,56', '1,234.56'); one of them occurring once is the decimal separator,
+ * unless exactly three digits follow it ('1,000', '5.500': refused as ambiguous);
  * spaces and apostrophes (Swiss grouping) group thousands too. Grouping must be in threes after a
  * first group of one to three digits, with one separator throughout: '12,3.4' is refused, not read
  * as 123.40.
@@ -59,6 +60,11 @@ export function csvAmountToCents(text: string): bigint {
   const decimalAt = dots > 0 && commas > 0 ? Math.max(body.lastIndexOf('.'), body.lastIndexOf(',')) : dots + commas === 1 ? body.search(/[.,]/) : -1;
   const whole = decimalAt >= 0 ? body.slice(0, decimalAt) : body;
   const fraction = decimalAt >= 0 ? `.${body.slice(decimalAt + 1)}` : '';
+  // One separator before exactly three digits is a thousands group as often as a decimal point
+  // ('5.500', '1,000'): read either way it would be a guess, 100 times off the other.
+  if (dots + commas === 1 && /^\.\d{3}$/.test(fraction)) {
+    throw new StatementFormatError(`ambiguous amount: ${quoted(text)} is a thousand-grouped whole number or has three decimals (set the profile's decimal separator)`);
+  }
   if (/\D/.test(whole) && !/^\d{1,3}([\s'.,\u00a0\u202f])\d{3}(?:\1\d{3})*$/.test(whole)) {
     throw new StatementFormatError(`not a decimal amount: ${quoted(text)} (thousands separators must group three digits)`);
   }

@@ -194,6 +194,12 @@ function statementLine(value: string, currency: string, account: string | null, 
   const first = value.split('\n')[0] ?? '';
   const m = STATEMENT_LINE.exec(first);
   if (!m) throw new StatementFormatError(`${where}: :61: not understood: ${quoted(first)}`);
+  // SWIFT amounts have one decimal comma and no grouping: '1.230,00' matched as '1.230' followed by
+  // ',00...' would be booked as 1.23, so digits or a separator right after the amount, or a zero
+  // third decimal (which the amount reader takes as 1.23 too), refuse the line.
+  if (/^[\d,.]/.test(m[6] ?? '') || /[,.]\d{2}0+$/.test(m[5]!)) {
+    throw new StatementFormatError(`${where}: :61: amount not understood: ${quoted(first)} (one decimal separator, at most two decimals, no grouping)`);
+  }
   const valueDate = isoFromYymmdd(m[1]!, `${where}: :61:`);
   const mark = m[3]!;
   let rest = m[6] ?? '';

@@ -51,6 +51,13 @@ export function balanceCheck(
     return { state: 'unchecked', reason: `no ${missing.join(' and no ')}` };
   }
   if (opening.currency !== closing.currency) throw new StatementFormatError(`${what}: opening balance in ${excerpt(opening.currency)}, closing in ${excerpt(closing.currency)}`);
+  // Bookings in another currency than the balances' cannot be checked against them, and an account
+  // books in its own currency: such a statement is refused, balanced or not.
+  for (const [currency, totals] of booked) {
+    if (currency !== opening.currency && (totals.credit !== 0n || totals.debit !== 0n)) {
+      throw new StatementFormatError(`${what}: bookings in ${excerpt(currency)} on a statement whose balances are in ${excerpt(opening.currency)}`);
+    }
+  }
   const t = booked.get(opening.currency) ?? { credit: 0n, debit: 0n };
   const computed = opening.cents + t.credit - t.debit;
   if (computed === closing.cents) return { state: 'balanced' };

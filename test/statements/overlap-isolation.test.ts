@@ -43,7 +43,8 @@ describe('statement imports on a database whose default isolation is repeatable 
       const second = importStatement(database, 'sandbox', csv, 'b.csv');
       // Both are waiting for the lock when it is released.
       await expect.poll(async () => (await test.sql<{ n: number }[]>`
-        select count(*)::int as n from pg_locks where locktype = 'advisory' and not granted`)[0]!.n).toBe(2);
+        select count(*)::int as n from pg_locks
+        where locktype = 'advisory' and not granted and database = (select oid from pg_database where datname = current_database())`)[0]!.n).toBe(2);
       release();
       await other;
       const results = await Promise.all([first, second]);
