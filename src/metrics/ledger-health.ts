@@ -14,14 +14,15 @@ export type ReadSource = (typeof READ_SOURCES)[number];
 export interface LedgerReads {
   failures: Counter<'source'>;
   /**
-   * Registers a scrape-time read, so the failure counter of the same scrape includes its outcome;
-   * resolves when the read settles or after the reads' timeout, whichever is first (a timeout
-   * counts as a failure of `source`). A scrape never waits longer for the ledger: a database that
-   * stops answering (a lost host, a lock held by a migration) would hold /metrics, and with it
-   * bnpl_recon_database_up, and every alert on it. Callers keep one read of theirs in flight at a
-   * time, so scrapes of a stalled database do not pile queries up.
+   * The collect() of the gauges a scrape-time read of `source` fills: the first caller starts
+   * `refresh`, and every caller until it settles shares it (prom-client collects all gauges of a
+   * scrape at once). A scrape waits for it at most the reads' timeout: a database that stops
+   * answering (a lost host, a lock a migration holds) would otherwise hold /metrics, and with it
+   * bnpl_recon_database_up and every alert on it. A read past the timeout counts once as a failure
+   * of `source` and calls `onTimeout`; it is not started again until it settles, so scrapes of a
+   * stalled database do not pile queries up (they answer at once, with the last values).
    */
-  track(read: Promise<void>, source: ReadSource): Promise<void>;
+  collector(source: ReadSource, refresh: () => Promise<void>, onTimeout?: () => void): () => Promise<void>;
 }
 
 export function createLedgerReads(registry: Registry, options: { timeoutMs?: number } = {}): LedgerReads {
@@ -41,22 +42,39 @@ export function createLedgerReads(registry: Registry, options: { timeoutMs?: num
     },
   });
   for (const source of READ_SOURCES) failures.inc({ source }, 0);
+  const bound = (read: Promise<void>, source: ReadSource, onTimeout?: () => void): Promise<void> => {
+    let timer: NodeJS.Timeout | undefined;
+    const bounded = Promise.race([
+      read,
+      new Promise<void>((resolve) => {
+        timer = setTimeout(() => {
+          failures.inc({ source });
+          onTimeout?.();
+          resolve();
+        }, timeoutMs);
+      }),
+    ]).finally(() => clearTimeout(timer));
+    inFlight.add(bounded);
+    void bounded.finally(() => inFlight.delete(bounded));
+    return bounded;
+  };
   return {
     failures,
-    track: (read, source) => {
-      let timer: NodeJS.Timeout | undefined;
-      const bounded = Promise.race([
-        read.catch(() => undefined),
-        new Promise<void>((resolve) => {
-          timer = setTimeout(() => {
-            failures.inc({ source });
-            resolve();
-          }, timeoutMs);
-        }),
-      ]).finally(() => clearTimeout(timer));
-      inFlight.add(bounded);
-      void bounded.finally(() => inFlight.delete(bounded));
-      return bounded;
+    collector(source, refresh, onTimeout) {
+      let pending: Promise<void> | undefined;
+      let bounded: Promise<void> = Promise.resolve();
+      return () => {
+        if (pending === undefined) {
+          const started = refresh()
+            .catch(() => undefined)
+            .finally(() => {
+              if (pending === started) pending = undefined;
+            });
+          pending = started;
+          bounded = bound(started, source, onTimeout);
+        }
+        return bounded;
+      };
     },
   };
 }
@@ -65,7 +83,7 @@ export function createLedgerReads(registry: Registry, options: { timeoutMs?: num
  * What an SRE asks first, answered at scrape time from the ledger itself, so every replica reports
  * the same truth and a restart does not reset it:
  * - bnpl_recon_build_info{version,node,commit,environment} 1 (environment: PROVIDER_ENV; dashboards pick replicas by it)
- * - bnpl_recon_database_up: 1 when this scrape's ledger read succeeded within `timeoutMs` on a
+ * - bnpl_recon_database_up: 1 when this scrape's ledger read succeeded within the reads' timeout on a
  *   server that accepts writes, else 0 (a standby or a read-only server acknowledges nothing);
  *   bnpl_recon_database_last_error_timestamp_seconds: when one last failed (absent until then)
  * - bnpl_recon_{poll,reconcile}_last_complete_timestamp_seconds: finished_at of the newest complete
@@ -74,46 +92,38 @@ export function createLedgerReads(registry: Registry, options: { timeoutMs?: num
  *   reads as 1970; a failed read keeps the last value).
  * Both timestamps are the same on every replica: aggregate them with max, never sum.
  */
-export function createLedgerHealthMetrics(registry: Registry, reads: LedgerReads, database: Database, environment: ProviderEnvironment, options: { timeoutMs?: number } = {}): void {
+export function createLedgerHealthMetrics(registry: Registry, reads: LedgerReads, database: Database, environment: ProviderEnvironment): void {
   const p = METRIC_PREFIX;
-  const timeoutMs = options.timeoutMs ?? 2000;
   const info = buildInfo();
   const build = new Gauge({ name: `${p}build_info`, help: 'Always 1; the labels say which build runs', labelNames: ['version', 'node', 'commit', 'environment'] as const, registers: [registry] });
   build.set({ ...info, environment }, 1);
   const failures = reads.failures;
 
+  const down = () => {
+    up.set(0);
+    lastError.set(Date.now() / 1000);
+  };
   const read = async (): Promise<void> => {
     try {
       // Newest first by primary key: a backward index scan that stops at the first complete row.
-      const query = database.sql<{ poll: number | null; reconcile: number | null; read_only: boolean }[]>`
+      const [row] = await database.sql<{ poll: number | null; reconcile: number | null; read_only: boolean }[]>`
         select
           pg_is_in_recovery() or current_setting('transaction_read_only') = 'on' as read_only,
           (select extract(epoch from finished_at)::float8 from poll_runs
             where environment = ${environment} and status = 'complete' order by id desc limit 1) as poll,
           (select extract(epoch from finished_at)::float8 from reconcile_runs
             where environment = ${environment} and status = 'complete' order by id desc limit 1) as reconcile`;
-      let timer: NodeJS.Timeout | undefined;
-      const timeout = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`ledger read took over ${timeoutMs} ms`)), timeoutMs);
-      });
-      const [row] = await Promise.race([query, timeout]).finally(() => clearTimeout(timer));
       up.set(row?.read_only ? 0 : 1);
       if (row?.read_only) lastError.set(Date.now() / 1000);
       if (row?.poll != null) pollDone.set({ environment }, row.poll);
       if (row?.reconcile != null) passDone.set({ environment }, row.reconcile);
     } catch {
-      up.set(0);
-      lastError.set(Date.now() / 1000);
+      down();
       failures.inc({ source: 'freshness' });
     }
   };
-  let pending: Promise<void> | undefined;
-  const collectOnce = (): Promise<void> => {
-    pending ??= read().finally(() => {
-      pending = undefined;
-    });
-    return reads.track(pending, 'freshness');
-  };
+  // A read past the reads' timeout (createLedgerReads) is a database that is not up, as a failed one.
+  const collectOnce = reads.collector('freshness', read, down);
   // prom-client collects every metric of a scrape at once (Promise.all): the four gauges share one read.
   const up = new Gauge({ name: `${p}database_up`, help: "1 when this scrape's read of the ledger succeeded on a server that accepts writes, 0 when it failed, timed out or found the server read-only", registers: [registry], collect: collectOnce });
   const lastError = new Gauge({ name: `${p}database_last_error_timestamp_seconds`, help: "Unix time of the last failed read of the ledger at scrape time", registers: [registry], collect: collectOnce });

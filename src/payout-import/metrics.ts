@@ -28,7 +28,6 @@ const DEDUCTION_PARTS = ['discount', 'fixed_fee', 'vat', 'credit_notes', 'buyer_
  */
 export function createInvoiceMetrics(registry: Registry, reads: LedgerReads, database: Database, environment: ProviderEnvironment): InvoiceMetrics {
   let ready = false;
-  let pending: Promise<void> | undefined;
   const { sql } = database;
   const refresh = async (): Promise<void> => {
     const rows = await sql<{ totals: Record<string, string | number> }[]>`
@@ -44,12 +43,7 @@ export function createInvoiceMetrics(registry: Registry, reads: LedgerReads, dat
     inTransitCents.set(Number(row.in_transit_cents));
     for (const part of DEDUCTION_PARTS) deductionsCents.set({ part }, Number(row[part]));
   };
-  const collectOnce = (): Promise<void> => {
-    pending ??= refresh().finally(() => {
-      pending = undefined;
-    });
-    return reads.track(pending, 'invoices');
-  };
+  const collectOnce = reads.collector('invoices', refresh);
   const inTransit = new Gauge({
     name: `${METRIC_PREFIX}invoices_in_transit`,
     help: 'Invoices factored, not canceled, that no completed payout lists yet (as the latest reconciliation pass saw them)',

@@ -46,14 +46,8 @@ export function createReconcileMetrics(registry: Registry, reads: LedgerReads, d
       if (row.status === 'open') open.set({ kind: row.kind }, row.n);
     }
   };
-  let pending: Promise<void> | undefined;
   // Both gauges' collect() share one query per scrape.
-  const collectOnce = (): Promise<void> => {
-    pending ??= refresh().finally(() => {
-      pending = undefined;
-    });
-    return reads.track(pending, 'discrepancies');
-  };
+  const collectOnce = reads.collector('discrepancies', refresh);
   open = new Gauge({
     name: `${METRIC_PREFIX}discrepancies_open`,
     help: 'Open discrepancies by kind (read from the ledger at scrape time)',

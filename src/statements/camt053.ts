@@ -175,9 +175,19 @@ function finishStatement(stmt: Node, open: Open, index: number, options: ReaderO
   section.periodTo ??= instantOf(open.lastDay, true);
   const opening = balance(stmt, ['OPBD', 'PRCD'], c.where);
   const closing = balance(stmt, ['CLBD'], c.where);
-  section.balances = balanceCheck(c.where, opening, closing, section.booked, {
-    acceptUnbalanced: options.acceptUnbalanced, openingName: 'opening balance (OPBD/PRCD)', closingName: 'closing balance (CLBD)',
-  });
+  const checkOptions = { acceptUnbalanced: options.acceptUnbalanced, openingName: 'opening balance (OPBD/PRCD)', closingName: 'closing balance (CLBD)' };
+  // A multi-currency account states a pair of balances per currency: each currency's bookings are
+  // checked against its own pair (totals.ts refuses bookings in a currency no pair names). The
+  // statement's result is the first currency's, or the first that did not balance.
+  const currencies = [...new Set(balancesOf(stmt, c.where).map((b) => b.currency))];
+  if (currencies.length > 1) {
+    const checks = currencies.map((currency) =>
+      balanceCheck(`${c.where} (${currency})`, balance(stmt, ['OPBD', 'PRCD'], c.where, currency), balance(stmt, ['CLBD'], c.where, currency),
+        new Map([...section.booked].filter(([booked]) => booked === currency || !currencies.includes(booked))), checkOptions));
+    section.balances = checks.find((check) => check.state === 'unbalanced') ?? checks.find((check) => check.state === 'unchecked') ?? checks[0]!;
+  } else {
+    section.balances = balanceCheck(c.where, opening, closing, section.booked, checkOptions);
+  }
   const page = text(at(stmt, 'StmtPgntn', 'PgNb')) ?? '';
   const sequence = text(stmt['ElctrncSeqNb']) ?? text(stmt['LglSeqNb']) ?? '';
   section.identity = ['camt053', c.account ?? '', c.id, sequence, page, section.periodFrom ?? '', section.periodTo ?? '', opening?.cents ?? '', closing?.cents ?? ''].join('|');
@@ -225,18 +235,26 @@ function periodOf(period: unknown, where: string): Period {
   return out;
 }
 
-function balance(stmt: Node, codes: string[], where: string): Balance | null {
-  const bals = list(stmt['Bal']);
+/** The statement's first balance of the first of `codes` it has, in `currency` when one is named. */
+function balance(stmt: Node, codes: string[], where: string, currency?: string): Balance | null {
   for (const code of codes) {
-    const bal = bals.find((b) => (text(at(b, 'Tp', 'CdOrPrtry', 'Cd')) ?? text(at(b, 'Tp', 'CdOrPrtry', 'Prtry'))) === code);
-    const amount = bal ? amountOf(bal['Amt'], `${where}: balance ${code}`) : null;
-    if (bal && amount) {
-      const currency = amount.currency ?? text(at(stmt, 'Acct', 'Ccy'));
-      if (currency === null || currency === undefined) throw new StatementFormatError(`${where}: balance ${code} names no currency (Amt/@Ccy) and the account none (Acct/Ccy)`);
-      return { cents: text(bal['CdtDbtInd']) === 'DBIT' ? -amount.cents : amount.cents, currency };
-    }
+    const found = balancesOf(stmt, where).find((b) => b.code === code && (currency === undefined || b.currency === currency));
+    if (found) return { cents: found.cents, currency: found.currency };
   }
   return null;
+}
+
+function balancesOf(stmt: Node, where: string): { code: string | undefined; cents: bigint; currency: string }[] {
+  const out: { code: string | undefined; cents: bigint; currency: string }[] = [];
+  for (const bal of list(stmt['Bal'])) {
+    const code = text(at(bal, 'Tp', 'CdOrPrtry', 'Cd')) ?? text(at(bal, 'Tp', 'CdOrPrtry', 'Prtry')) ?? undefined;
+    const amount = amountOf(bal['Amt'], `${where}: balance ${code ?? ''}`);
+    if (!amount) continue;
+    const currency = amount.currency ?? text(at(stmt, 'Acct', 'Ccy'));
+    if (currency === null || currency === undefined) throw new StatementFormatError(`${where}: balance ${code ?? ''} names no currency (Amt/@Ccy) and the account none (Acct/Ccy)`);
+    out.push({ code, cents: text(bal['CdtDbtInd']) === 'DBIT' ? -amount.cents : amount.cents, currency });
+  }
+  return out;
 }
 
 function isBooked(entry: Node): boolean {

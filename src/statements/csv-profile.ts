@@ -97,6 +97,12 @@ export const csvProfileSchema = z
       .prefault({}),
     /** rows whose first non-empty cell starts with one of these are totals, balances or footers, not bookings */
     skip: z.array(z.string().min(1)).default([]),
+    /**
+     * The bank dates its balance and total rows like bookings ('01.03.2026;...;Anfangssaldo;...').
+     * Only then is a dated row with a skip word taken for one; otherwise a dated row is a booking
+     * whatever its text (a card payment at a TOTAL station).
+     */
+    datedBalanceRows: z.boolean().default(false),
     /** labels of preamble rows above the header: 'IBAN;DE...' or 'Währung: EUR' */
     metadata: z
       .object({ account: z.array(z.string().min(1)).default([]), currency: z.array(z.string().min(1)).default([]) })

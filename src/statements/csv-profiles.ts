@@ -91,6 +91,8 @@ const profiles: CsvProfileInput[] = [
     dateFormats: [...GERMAN_DATES],
     decimal: ',',
     ...SH,
+    // Opening and closing balances are dated rows: '01.03.2026;;;;;;;;Anfangssaldo;;EUR;500,00;H'.
+    datedBalanceRows: true,
     metadata: { account: ['Kontonummer'] },
   },
   {

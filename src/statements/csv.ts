@@ -369,15 +369,17 @@ export function csvReader(emit: SectionSink, head: string, whole: boolean, optio
     }
     if (inPendingBlock) return;
     const firstCell = cells.find((c) => c.trim() !== '')!.trim().toLowerCase();
-    // A balance or total row: a skip word as a whole cell, or at the start of the first. Banks date
-    // theirs too (VR-Bank: '01.03.2026;...;Anfangssaldo;;EUR;500,00;H'), but never give them what a
-    // booking carries (a counterparty, a reference, a status); a dated row with any of that is a
-    // booking whatever its text says (a card payment at a TOTAL station, described 'TOTAL').
-    const saysSkip = skip.some((s) => firstCell.startsWith(s)) || cells.some((c) => skip.includes(c.trim().toLowerCase()));
-    if (saysSkip) {
+    // A balance or total row: a skip word as a whole cell, or at the start of the first. A dated row
+    // is one only in a layout that dates them (`datedBalanceRows`: VR-Bank writes
+    // '01.03.2026;...;Anfangssaldo;;EUR;500,00;H'), and there only without what a booking carries
+    // (a counterparty, a reference, a status: cells other than the skip word itself). Anywhere else
+    // a dated row is a booking whatever its text says (a card payment at a TOTAL station).
+    const isSkipWord = (c: string) => skip.includes(c.trim().toLowerCase());
+    if (skip.some((s) => firstCell.startsWith(s)) || cells.some(isSkipWord)) {
       const bookingDateText = cellOf(cells, 'bookingDate');
       const dated = bookingDateText !== null && isCsvDate(bookingDateText, profile.dateFormats);
-      if (!dated || !BOOKING_DETAIL.some((field) => cellOf(cells, field) !== null)) return;
+      if (!dated) return;
+      if (profile.datedBalanceRows && !BOOKING_DETAIL.some((field) => { const v = cellOf(cells, field); return v !== null && !isSkipWord(v); })) return;
     }
     const rowType = cellOf(cells, 'rowType');
     if (columns.rowType && !profile.bookingRowTypes.includes(rowType ?? '')) return;
