@@ -120,7 +120,7 @@ async function openEvidence(id, focusNote = false) {
       el('details', {}, el('summary', { text: 'Add another note' }), ackForm))
     : ackForm;
   const cents = (v) => (NAMED_CENTS_KINDS.has(d.kind) ? namedCentsInText(v, d.currency)
-    : CENTS_KINDS.has(d.kind) && /^-?\d{1,18}$/.test(String(v ?? '')) ? moneyCents(v, d.currency || 'EUR') : v);
+    : CENTS_KINDS.has(d.kind) && /^-?\d{1,19}$/.test(String(v ?? '')) ? moneyCents(v, d.currency || 'EUR') : v);
   const sentence = (text) => (NAMED_CENTS_KINDS.has(d.kind) ? namedCentsInText(text, d.currency) : centsInText(text, d.currency));
   body.replaceChildren(
     el('dl', { class: 'facts' }, ...[
@@ -131,7 +131,7 @@ async function openEvidence(id, focusNote = false) {
     ].filter(([, v]) => v).flatMap(([k, v]) => [el('dt', { text: k }), el('dd', { text: v })])),
     d.status === 'resolved' ? el('p', { text: 'Resolved by the reconciler: nothing to acknowledge.' }) : ackPanel,
     evidenceSection('History of status changes and notes', table('Status changes and notes, oldest first', ['When', 'From', 'To', 'Who', 'Why'],
-      e.history.map((h) => [dateTime(h.at), h.from_status ?? '', h.to_status, h.actor, centsInText(h.reason, d.currency)]))),
+      e.history.map((h) => [dateTime(h.at), h.from_status ?? '', h.to_status, h.actor, h.actor === 'reconciler' ? centsInText(h.reason, d.currency) : h.reason]))),
     evidenceSection(`Webhook deliveries (${e.deliveries.length})`, e.deliveries.length === 0 ? el('p', { text: 'No delivery names this entity.' })
       : el('ul', { class: 'deliveries' }, e.deliveries.map((w) => el('li', {},
         el('details', {}, el('summary', { text: `#${w.id} ${w.topic ?? '(no topic)'} received ${dateTime(w.received_at)}${w.applied ? ', applied' : ', retry'}${w.signature_valid ? '' : ', bad signature'}` }),
@@ -166,9 +166,9 @@ export function setUpDiscrepancies() {
   $('f-kind').append(...KINDS.map((k) => el('option', { value: k, text: label(k) })));
   $('filters').addEventListener('submit', (ev) => {
     ev.preventDefault();
-    void loadDiscrepancies();
+    loadDiscrepancies().catch((error) => ($('dl-status').textContent = `Could not load the discrepancies: ${error.message}`));
   });
-  $('disc-more').addEventListener('click', () => void loadMore());
+  $('disc-more').addEventListener('click', () => loadMore().catch((error) => ($('dl-status').textContent = `Could not load more: ${error.message}`)));
   $('dl-csv').addEventListener('click', () => void downloadAs('csv'));
   $('dl-xlsx').addEventListener('click', () => void downloadAs('xlsx'));
   $('evidence-close').addEventListener('click', () => $('evidence').close());

@@ -45,7 +45,8 @@ export function moneyCents(cents, currency) {
 /** 'N cents' in a finding's sentence, as money: a person reads '55.629,31 €', not '5562931 cents'. */
 export function centsInText(text, currency) {
   if (!text) return text ?? '';
-  return String(text).replace(/(-?\d+) cents\b/g, (_, c) => moneyCents(c, currency || 'EUR'));
+  // Not after a letter, digit or hyphen: 'INV-2024 cents' is a reference, not minus 20.24.
+  return String(text).replace(/(?<![\w-])(-?\d+) cents\b/g, (_, c) => moneyCents(c, currency || 'EUR'));
 }
 
 /**
@@ -54,8 +55,10 @@ export function centsInText(text, currency) {
  */
 export function namedCentsInText(text, currency) {
   if (!text) return text ?? '';
+  // mdr is a rate in percent ('mdr=2.5'), every other check cents (up to a bigint's 19 digits).
   return String(text)
-    .replace(/\b([a-z_]+)=(-?\d{1,18})\b/g, (_, name, c) => `${name} ${moneyCents(c, currency || 'EUR')}`)
+    .replace(/\bmdr=(-?\d+(?:\.\d+)?)(?!\d|\.\d)/g, 'mdr $1 %')
+    .replace(/\b([a-z_]+)=(-?\d{1,19})(?!\d|\.\d)/g, (_, name, c) => `${name} ${moneyCents(c, currency || 'EUR')}`)
     .replace(/;(?=[a-z_]+ )/g, '; ');
 }
 

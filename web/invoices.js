@@ -82,7 +82,7 @@ export function setUpInvoices() {
     ev.preventDefault();
     render();
   });
-  $('invoices-more').addEventListener('click', () => void loadInvoices(true));
+  $('invoices-more').addEventListener('click', () => loadInvoices(true).catch((error) => ($('inv-dl-status').textContent = `Could not load more: ${error.message}`)));
   $('dl-invoices-csv').addEventListener('click', () => void downloadAs('/api/invoices?format=csv&bom=1', 'invoices.csv'));
   $('dl-invoices-xlsx').addEventListener('click', () => void downloadAs('/api/invoices?format=xlsx', 'invoices.xlsx'));
   $('dl-ageing-csv').addEventListener('click', () => void downloadAs('/api/invoices?ageing=1&format=csv&bom=1', 'invoice-ageing.csv'));

@@ -71,8 +71,17 @@ export async function loadPayouts(more = false) {
   render();
 }
 
+async function downloadAs(path, fallback) {
+  $('pay-dl-status').textContent = 'Preparing download…';
+  try {
+    $('pay-dl-status').textContent = `Downloaded ${await download(path, fallback)}.`;
+  } catch (error) {
+    $('pay-dl-status').textContent = `Download failed: ${error.message}`;
+  }
+}
+
 export function setUpPayouts() {
-  $('payouts-more').addEventListener('click', () => void loadPayouts(true));
-  $('dl-payouts-csv').addEventListener('click', () => void download('/api/payouts?format=csv&bom=1', 'payouts.csv'));
-  $('dl-payouts-xlsx').addEventListener('click', () => void download('/api/payouts?format=xlsx', 'payouts.xlsx'));
+  $('payouts-more').addEventListener('click', () => loadPayouts(true).catch((error) => ($('pay-dl-status').textContent = `Could not load more: ${error.message}`)));
+  $('dl-payouts-csv').addEventListener('click', () => void downloadAs('/api/payouts?format=csv&bom=1', 'payouts.csv'));
+  $('dl-payouts-xlsx').addEventListener('click', () => void downloadAs('/api/payouts?format=xlsx', 'payouts.xlsx'));
 }

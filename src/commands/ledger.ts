@@ -3,6 +3,7 @@ import { withContext, type Command } from './command.js';
 import { UsageError } from '../config/usage-error.js';
 import { formatReparseSummary } from '../reparse/format.js';
 import { REPARSE_STATUS_FILTERS, runReparse, type ReparseStatusFilter } from '../reparse/run.js';
+import { parseSince } from '../reports/discrepancies.js';
 
 const HELP = `Usage: bnpl-recon ledger reparse [--since ISO-8601] [--status S] [--dry-run] [--json]
 
@@ -38,8 +39,8 @@ export const command: Command = {
     if (!(REPARSE_STATUS_FILTERS as readonly string[]).includes(status)) throw new UsageError(`--status must be one of ${REPARSE_STATUS_FILTERS.join(', ')}, not '${status}'`);
     let since: Date | undefined;
     if (values.since !== undefined) {
-      since = new Date(values.since);
-      if (!/^\d{4}-\d{2}-\d{2}/.test(values.since) || Number.isNaN(since.getTime())) throw new UsageError(`--since must be an ISO 8601 instant, not '${values.since}'`);
+      since = parseSince(values.since);
+      if (since === undefined) throw new UsageError(`--since must be an ISO 8601 date or timestamp (UTC unless it states an offset), not '${values.since}'`);
     }
     return withContext('ledger reparse', {}, async (ctx) => {
       const summary = await runReparse(ctx, {
