@@ -14,3 +14,10 @@ export const UNSTORABLE_TEXT = 'a NUL character or an unpaired UTF-16 surrogate,
 export function isStorableText(value: string): boolean {
   return !UNSTORABLE.test(value);
 }
+
+const UNSTORABLE_ALL = new RegExp(UNSTORABLE.source, 'g');
+
+/** For text that must be stored whatever it holds (a label, an error text, a provider's field): U+FFFD instead. */
+export function storableText(value: string): string {
+  return UNSTORABLE.test(value) ? value.replace(UNSTORABLE_ALL, '\ufffd') : value;
+}

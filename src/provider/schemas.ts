@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { isStorableText, UNSTORABLE } from '../db/text.js';
+import { isStorableText, storableText } from '../db/text.js';
 
 /**
  * Response shapes. The spec shows only a few fields, so every object tolerates (and drops) fields
@@ -84,14 +84,13 @@ function storableOrders(orders: ProviderOrder[], onRepaired?: (uuid: string, fie
     const ref = order.external_reference_id;
     const badRef = typeof ref === 'string' && MAYBE_UNSTORABLE.test(ref) && !isStorableText(ref);
     if (!badState && !badRef) continue;
-    orders[i] = { ...order, state: badState ? storableCopy(order.state) : order.state, ...(badRef ? { external_reference_id: storableCopy(ref) } : {}) };
+    orders[i] = { ...order, state: badState ? storableText(order.state) : order.state, ...(badRef ? { external_reference_id: storableText(ref) } : {}) };
     if (badState) onRepaired?.(order.uuid, 'state');
     if (badRef) onRepaired?.(order.uuid, 'external_reference_id');
   }
   return orders;
 }
 
-const storableCopy = (text: string) => text.replace(new RegExp(UNSTORABLE.source, 'g'), '\ufffd');
 
 /** The spec's error body: status plus errors[] of { name, details }. Both parts optional here. */
 export const errorBodySchema = z.object({

@@ -13,11 +13,9 @@
  * So a body without `\u` needs no text check (hasUnicodeEscape), which keeps them off the hot path.
  */
 
-import { isStorableText, UNSTORABLE, UNSTORABLE_TEXT } from '../db/text.js';
+import { isStorableText, storableText, UNSTORABLE_TEXT } from '../db/text.js';
 
-export { isStorableText, UNSTORABLE_TEXT };
-
-const UNSTORABLE_ALL = new RegExp(UNSTORABLE.source, 'g');
+export { isStorableText, storableText, UNSTORABLE_TEXT };
 
 /** Deepest nesting kept in a jsonb column. The spec's deepest (applicant.buyer.registered_address) is 2. */
 export const MAX_JSONB_DEPTH = 32;
@@ -27,10 +25,6 @@ export function hasUnicodeEscape(json: string): boolean {
   return json.includes('\\u');
 }
 
-/** For labels that must be stored whatever they hold (an unknown topic, an error text): U+FFFD instead. */
-export function storableText(value: string): string {
-  return UNSTORABLE.test(value) ? value.replace(UNSTORABLE_ALL, '\ufffd') : value;
-}
 
 /**
  * What a parsed JSON value holds that a jsonb column cannot (completing "holds ..."), or undefined. Text
