@@ -58,6 +58,8 @@ function signOut() {
 
 window.addEventListener('signed-out', () => {
   token.clear();
+  // A modal dialog (a finding's evidence) would keep the sign-in form out of reach behind it.
+  for (const dialog of document.querySelectorAll('dialog[open]')) dialog.close();
   $('sign-in').hidden = false;
   $('nav').hidden = true;
   for (const v of Object.keys(VIEWS)) $(`view-${v}`).hidden = true;

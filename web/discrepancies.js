@@ -20,7 +20,10 @@ const COLUMNS = [
   ['amount', 'Amount', 'num'], ['first_detected_at', 'First detected'], ['acknowledged_by', 'Acknowledged by'],
 ];
 const PAGE = 500;
-const state = { rows: [], next: null, sort: 'id', dir: 1 };
+// query: the filters the shown rows were loaded with, which Load more continues (the form may
+// have been edited since without being applied); loads: counts lists, so a Load more answered
+// after the filters were applied again adds nothing to the new list.
+const state = { rows: [], next: null, query: null, loads: 0, sort: 'id', dir: 1 };
 
 /** The filter form as API query parameters (the same the CLI takes). */
 function filterQuery() {
@@ -66,17 +69,22 @@ function render() {
 export async function loadDiscrepancies() {
   const q = filterQuery();
   q.set('limit', String(PAGE));
+  const load = ++state.loads;
   const page = await getPage(`/api/discrepancies?${q}`);
+  if (load !== state.loads) return;
   state.rows = page.rows;
   state.next = page.next;
+  state.query = q;
   render();
 }
 
 async function loadMore() {
-  const q = filterQuery();
-  q.set('limit', String(PAGE));
+  if (!state.next || !state.query) return;
+  const q = new URLSearchParams(state.query);
   q.set('cursor', state.next);
+  const load = state.loads;
   const page = await getPage(`/api/discrepancies?${q}`);
+  if (load !== state.loads) return;
   state.rows.push(...page.rows);
   state.next = page.next;
   render();
