@@ -198,7 +198,9 @@ export function createProviderClient(config: Config, log: Logger, metrics: Provi
         retryAfterMs = failure.retryAfterMs;
         if (failure.status === 429) {
           stats.throttled += 1;
-          limiter.onThrottled(outcome.sentAt);
+          // Every request waits for the Retry-After, not only this one's retry; one longer than this
+          // client waits fails this call below and pauses the others for that longest wait only.
+          limiter.onThrottled(outcome.sentAt, retryAfterMs === undefined ? undefined : Math.min(retryAfterMs, backoff.maxRetryAfterMs));
         } else if (!call.idempotent) {
           // A 5xx to a POST may have registered the webhook anyway; a blind retry could duplicate it.
           retryable = false;

@@ -22,6 +22,11 @@ import { abortableDelay } from './backoff.js';
  * window with anything sent a full window later. A request goes out only while fewer than N
  * requests are in flight or were answered within the last window. This holds whatever the delays,
  * and costs one round trip per window (about 1 % at 10 ms). `answered` must follow every `acquire`.
+ *
+ * A 429's Retry-After is the provider's word on when this client (its budget is per client, not per
+ * request) may come back: no request goes out before it, not only the rejected one's retry. A
+ * request already waiting for its slot when such an answer arrives queues again behind the pause,
+ * so the requests resume evenly spaced instead of together.
  */
 
 export interface RateLimiterOptions {
@@ -46,6 +51,8 @@ export class RateLimiter {
   private nextSlotMs = 0;
   private rateAtCut: number;
   private lastCutMs = Number.NEGATIVE_INFINITY;
+  /** No request goes out before this (a 429's Retry-After). */
+  private pausedUntilMs = Number.NEGATIVE_INFINITY;
   private readonly windowMs: number;
   private readonly windowLimit: number;
   private inFlight = 0;
@@ -75,7 +82,7 @@ export class RateLimiter {
   /** Reserves the next slot; returns how long to wait for it (ms). Pure bookkeeping, no timers. */
   reserve(): { delayMs: number; slotMs: number } {
     const now = this.now();
-    const slot = Math.max(now, this.nextSlotMs);
+    const slot = Math.max(now, this.nextSlotMs, this.pausedUntilMs);
     this.nextSlotMs = slot + 1000 / this.currentRate(slot);
     return { delayMs: slot - now, slotMs: slot };
   }
@@ -101,8 +108,13 @@ export class RateLimiter {
   /** Waits for a slot and room in the window; resolves with the send time to hand back to `onThrottled`. */
   async acquire(signal?: AbortSignal): Promise<number> {
     signal?.throwIfAborted();
-    const { delayMs, slotMs } = this.reserve();
+    let { delayMs, slotMs } = this.reserve();
     if (delayMs >= 1) await abortableDelay(delayMs, signal);
+    // A Retry-After that arrived while this request waited for its slot: it queues behind the pause.
+    while (this.now() < this.pausedUntilMs) {
+      ({ delayMs, slotMs } = this.reserve());
+      if (delayMs >= 1) await abortableDelay(delayMs, signal);
+    }
     for (let wait = this.windowWaitMs(); wait > 0; wait = this.windowWaitMs()) {
       // Every request of the window in flight at once is rare (the window holds hundreds); a short
       // nap then is simpler than a queue of waiters for answers.
@@ -123,10 +135,14 @@ export class RateLimiter {
     this.answeredAt.push(this.now());
   }
 
-  /** A request sent at `sentAtMs` was answered 429. Returns true when this cut the rate. */
-  onThrottled(sentAtMs: number): boolean {
-    if (sentAtMs < this.lastCutMs) return false;
+  /**
+   * A request sent at `sentAtMs` was answered 429, asking to wait `retryAfterMs` (its Retry-After,
+   * if any; the caller bounds it): nothing goes out before then. Returns true when this cut the rate.
+   */
+  onThrottled(sentAtMs: number, retryAfterMs?: number): boolean {
     const now = this.now();
+    if (retryAfterMs !== undefined && retryAfterMs > 0) this.pausedUntilMs = Math.max(this.pausedUntilMs, now + retryAfterMs);
+    if (sentAtMs < this.lastCutMs) return false;
     this.rateAtCut = Math.max(this.floor, this.currentRate(now) * this.decrease);
     this.lastCutMs = now;
     this.throttleSignals += 1;

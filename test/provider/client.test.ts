@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { sleep, waitFor } from '../helpers/wait.js';
 import { createRegistry } from '../../src/metrics/registry.js';
 import { createProviderClient, type ProviderClient } from '../../src/provider/client.js';
 import { ProviderHttpError, ProviderNetworkError, ProviderResponseError } from '../../src/provider/errors.js';
@@ -122,6 +123,23 @@ describe('provider client against a loopback provider', () => {
     expect(throttled).toBeGreaterThanOrEqual(1);
     expect(provider.stats.throttled).toBe(throttled);
     expect(client.limiter.currentRate()).toBeLessThan(1000);
+  });
+
+  it("holds every request, not only the rejected one's retry, until a 429's Retry-After has passed", async () => {
+    const { client, provider } = await setup({ rateLimit: 3, retryAfter: 'seconds' }, { RATE_LIMIT_RPS: 1000 });
+    await Promise.all([1, 2, 3].map((p) => client.getOrdersPage(p, 40)));
+    // The window is full: page 4 is answered 429 with Retry-After 1 (second), and waits to retry.
+    const fourth = client.getOrdersPage(4, 40);
+    await waitFor('the 429', () => (provider.stats.throttled === 1 ? true : undefined), 2000, 2);
+    // Two more pages asked for meanwhile go out only after the pause, with the retry: three, the
+    // provider's budget for the next second, so none of them is refused.
+    const later = [5, 6].map((p) => client.getOrdersPage(p, 40));
+    await sleep(500);
+    expect(provider.stats.requests).toBe(4);
+    const pages = await Promise.all([fourth, ...later]);
+    expect(pages.map((p) => p.orders.length)).toEqual([40, 40, 40]);
+    expect(provider.stats.throttled).toBe(1);
+    expect(provider.stats.requests).toBe(7);
   });
 
   it('fetches webhook secrets in both forms under the configured prefix', async () => {

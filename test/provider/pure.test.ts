@@ -95,6 +95,21 @@ describe('rate limiter', () => {
     limiter.answered();
   });
 
+  it("a 429's Retry-After holds every slot until it has passed, even within one burst's signal", () => {
+    let now = 0;
+    const limiter = new RateLimiter({ ratePerSecond: 500, now: () => now });
+    limiter.reserve();
+    now = 10;
+    expect(limiter.onThrottled(5, 1000)).toBe(true);
+    expect(limiter.reserve().slotMs).toBe(1010);
+    // A second rejection of the same burst does not cut the rate again, but a longer wait it asks holds.
+    now = 20;
+    expect(limiter.onThrottled(6, 2000)).toBe(false);
+    expect(limiter.reserve().slotMs).toBe(2020);
+    now = 3000;
+    expect(limiter.reserve().slotMs).toBe(3000);
+  });
+
   it('never drops below its floor', () => {
     let now = 0;
     const limiter = new RateLimiter({ ratePerSecond: 100, floorFraction: 0.1, now: () => now });
