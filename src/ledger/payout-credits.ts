@@ -14,7 +14,9 @@ import { sepaHolders } from './sepa-claims.js';
  * payout credit); else the first candidate shaped like the payouts' references the ledger holds
  * (same length, same letters with the digits taken out: "PO" + 16 digits for PO2026112200000013),
  * since a bank that writes the reference only in its text puts other id-like words before it; else
- * the import's own reference. What the bank sent stays as stored.
+ * the import's own reference. What the bank sent stays as stored. A blank reference is no
+ * reference: a payout without one (cancelled before its transfer was instructed) carries nothing,
+ * and the empty word a text's trailing full stop splits off is no candidate.
  *
  * Cost: a split of each credit's remittance text, its words hash-joined with the environment's
  * payout references in one set (\`carried\`), so it scales with credit lines plus payouts. Looked up
@@ -27,11 +29,12 @@ export function creditLines(sql: Sql | TransactionSql, environment: ProviderEnvi
     select s.sepa_reference as ref, 0::bigint as pos
     union all
     select w.word, w.pos from regexp_split_to_table(upper(coalesce(s.remittance, '')), '[^A-Z0-9]+') with ordinality as w(word, pos)
+    where w.word <> ''
   )`;
   return sql`
     with payout_refs as materialized (
       select distinct upper(sepa_instruction_id) as ref from payout_events
-      where environment = ${environment} and sepa_instruction_id is not null
+      where environment = ${environment} and btrim(sepa_instruction_id) <> ''
     ),
     payout_shapes as materialized (
       select distinct length(ref) as len, regexp_replace(ref, '[0-9]', '', 'g') as letters from payout_refs

@@ -16,7 +16,7 @@ export function sepaClaims(sql: Sql | TransactionSql, environment: ProviderEnvir
     from (
       select sepa_instruction_id, payout_uuid, min(event_time_sortable) as first_event_time, min(received_at) as first_received
       from payout_events
-      where environment = ${environment} and sepa_instruction_id is not null
+      where environment = ${environment} and btrim(sepa_instruction_id) <> ''
       group by sepa_instruction_id, payout_uuid
     ) claims`;
 }

@@ -144,7 +144,8 @@ export function payoutRow(p: PayoutPayload, t: EventTime): TypedRow {
   return typedRow('payout_events', {
     payout_uuid: p.payout_uuid,
     status: p.topic.slice('payout/'.length),
-    sepa_instruction_id: p.sepa_instruction_id,
+    // Blank (a payout cancelled before its transfer was instructed) is no reference.
+    sepa_instruction_id: p.sepa_instruction_id.trim() === '' ? null : p.sepa_instruction_id,
     amount_cents: p.amount_cents,
     external_reference_ids: p.external_reference_ids,
     event_time: t.raw,

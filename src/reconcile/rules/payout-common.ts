@@ -16,7 +16,7 @@ export function payoutSettings(p: RuleParams): PayoutRuleSettings {
  * event's own time (event_time_sortable, nine fractional digits, text order = time order), then
  * arrival, then event_key, so a payout/cancelled that follows a payout/complete wins whatever order
  * they arrived in. `anchor` is when the provider says it happened (event_time), or our receipt
- * time when the payload had none.
+ * time when the payload had none. `sepa_key` is null for a blank reference: it names no credit.
  *
  * The payout rules ignore an incremental pass's order scope: payouts are few (one a day per
  * environment), and looking at all of them keeps `found` complete for every payout kind, which is
@@ -25,7 +25,7 @@ export function payoutSettings(p: RuleParams): PayoutRuleSettings {
 export function latestPayouts(tx: TransactionSql, p: RuleParams) {
   return tx`
     select distinct on (payout_uuid)
-           payout_uuid, status, sepa_instruction_id, upper(sepa_instruction_id) as sepa_key, amount_cents, event_time, external_reference_ids,
+           payout_uuid, status, sepa_instruction_id, nullif(upper(btrim(sepa_instruction_id)), '') as sepa_key, amount_cents, event_time, external_reference_ids,
            coalesce(event_time_sortable::timestamptz, received_at) as anchor
     from payout_events
     where environment = ${p.environment}

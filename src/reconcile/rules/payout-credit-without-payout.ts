@@ -25,8 +25,10 @@ import { creditLines } from '../../ledger/payout-credits.js';
  * payout has, whatever its amount (payout_amount_mismatch decides that).
  *
  * Entity statement_line = the bank's entry reference (what a person finds in the banking portal and
- * what the simulator's ground truth names), or '#<line id>' without one; when two flagged lines
- * share an entry reference (two accounts), each gets '<reference>#<line id>'. Subject ''. observed =
+ * what the simulator's ground truth names), or '#<line id>' without one. Of the credit lines that
+ * share an entry reference (two accounts), the first stored keeps it and each later one is
+ * '<reference>#<line id>': ranked among every credit line, which are never deleted, so a line
+ * stored later does not rename a finding (and lose its acknowledgement). Subject ''. observed =
  * the credited cents.
  */
 export const statementCreditWithoutPayout: Rule = {
@@ -37,15 +39,17 @@ export const statementCreditWithoutPayout: Rule = {
     if (sourceIbans.length === 0 && !referencePattern) return 0;
     const result = await tx`
       with flagged as (
-        select s.*, count(*) over (partition by s.bank_reference) as same_ref
-        from (${creditLines(tx, p.environment, referencePattern)}) s
+        select * from (
+          select s.*, row_number() over (partition by s.bank_reference order by s.id) as nth_of_ref
+          from (${creditLines(tx, p.environment, referencePattern)}) s
+        ) s
         where (s.counterparty_iban = any(${sourceIbans as string[]}::text[]) or s.matches_pattern)
           and not s.carries_payout
       )
       ${insertIntoFound(tx)}
       select ${p.environment}::provider_environment, 'statement_credit_without_payout', 'statement_line',
              case when f.bank_reference is null then '#' || f.id::text
-                  when f.same_ref > 1 then f.bank_reference || '#' || f.id::text
+                  when f.nth_of_ref > 1 then f.bank_reference || '#' || f.id::text
                   else f.bank_reference end,
              '', null, f.payout_reference, null, f.amount_cents::text,
              format('Bank credit %s booked %s: %s cents from %s (%s) with reference %s, and no payout carries that reference.',
