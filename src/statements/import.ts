@@ -440,10 +440,17 @@ async function alreadyImported(tx: TransactionSql, environment: ProviderEnvironm
     select id, format, line_count, statement_count, balances_unchecked, statements_unbalanced
     from bank_statements where environment = ${environment} and file_sha256 = ${sha256}`;
   if (!row) return null;
+  // The findings its first import opened, so the result line names them again.
+  const findings = row.statements_unbalanced
+    ? await tx<{ id: string }[]>`
+        select id::text from discrepancies
+        where environment = ${environment} and kind = 'statement_unbalanced' and entity_type = 'statement' and entity_id = ${row.id}
+        order by subject::int, id`
+    : [];
   return {
     format: row.format, statementId: Number(row.id), alreadyImported: true, statements: row.statement_count, linesRead: row.line_count,
     linesNew: 0, linesKnown: row.line_count, linesOverlap: 0, balancesUnchecked: row.balances_unchecked, statementsUnbalanced: row.statements_unbalanced,
-    unbalancedFindings: [], totals: null,
+    unbalancedFindings: findings.map((f) => Number(f.id)), totals: null,
   };
 }
 
@@ -454,8 +461,13 @@ async function alreadyImported(tx: TransactionSql, environment: ProviderEnvironm
  * statement file (bank_statements.id), subject its position in the file (statement_periods
  * section_index); expected the closing balance, observed the computed one, in cents. Never
  * resolved by a pass: the file stays what it is; an accountant acknowledges it.
+ *
+ * The same statement sent again in other bytes (the bank's download again, a line break more) is
+ * the same evidence: when a finding already names this statement (its identity and account) with
+ * the same closing and computed balances, that finding stands for it, acknowledged or not, and no
+ * second one opens.
  */
-function recordUnbalanced(
+async function recordUnbalanced(
   tx: TransactionSql,
   environment: ProviderEnvironment,
   statementId: number,
@@ -465,6 +477,13 @@ function recordUnbalanced(
   b: Extract<BalanceCheck, { state: 'unbalanced' }>,
 ): Promise<number> {
   const computed = b.openingCents + b.creditCents - b.debitCents;
+  const [known] = await tx<{ id: string }[]>`
+    select id::text from discrepancies
+    where environment = ${environment} and kind = 'statement_unbalanced' and evidence->>'statement' = ${section.identity}
+      and evidence->>'account_iban' is not distinct from ${section.accountIban} and evidence->>'currency' = ${b.currency}
+      and expected = ${b.closingCents.toString()} and observed = ${computed.toString()}
+    order by id limit 1`;
+  if (known) return Number(known.id);
   return recordFinding(
     tx,
     {

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { command } from '../../src/commands/statement.js';
 import { acknowledgeDiscrepancy } from '../../src/reconcile/ack.js';
-import { importStatement } from '../../src/statements/import.js';
+import { describeStatementImport, importStatement } from '../../src/statements/import.js';
 import { StatementFormatError } from '../../src/statements/types.js';
 import { useTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { pass } from '../reconcile/fixtures.js';
@@ -75,13 +75,19 @@ describe('balances on import', () => {
     expect(history).toEqual([{ from_status: null, to_status: 'open', actor: 'importer', reason: 'detected' }]);
     // The same bytes again: nothing new, no second finding.
     const again = await importStatement(db, 'sandbox', unbalanced('8'), 'unbalanced-8.sta', { acceptUnbalanced: true });
-    expect(again).toMatchObject({ alreadyImported: true, statementsUnbalanced: 1 });
+    expect(again).toMatchObject({ alreadyImported: true, statementsUnbalanced: 1, unbalancedFindings: r.unbalancedFindings });
+    expect(describeStatementImport('unbalanced-8.sta', again)).toContain(`unbalanced, stored with findings ${r.unbalancedFindings[0]}: 1`);
     expect((await db.sql`select id from discrepancies where kind = 'statement_unbalanced'`).length).toBe(1);
 
     expect(await acknowledgeDiscrepancy(db, r.unbalancedFindings[0]!, 'bank confirmed a missing fee line', 'anna')).toMatchObject({ outcome: 'acknowledged' });
     await pass(db, new Date(), 'sandbox', { full: true });
     const [after] = await db.sql`select status::text, ack_note from discrepancies where id = ${r.unbalancedFindings[0]!}`;
     expect(after).toEqual({ status: 'acknowledged', ack_note: 'bank confirmed a missing fee line' });
+    // The same statement in other bytes (the bank's download again, a line break more): the same
+    // evidence, so the acknowledged finding stands for it and no second one opens.
+    const resent = await importStatement(db, 'sandbox', Buffer.concat([unbalanced('8'), Buffer.from('\r\n')]), 'unbalanced-8-again.sta', { acceptUnbalanced: true });
+    expect(resent).toMatchObject({ alreadyImported: false, linesNew: 0, statementsUnbalanced: 1, unbalancedFindings: r.unbalancedFindings });
+    expect(await db.sql`select id::int, status::text from discrepancies where kind = 'statement_unbalanced'`).toEqual([{ id: r.unbalancedFindings[0], status: 'acknowledged' }]);
   });
 
   it('statement import --accept-unbalanced prints the statements not checked and stored unbalanced on the result line', async () => {
