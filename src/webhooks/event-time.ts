@@ -23,5 +23,10 @@ export function parseEventTime(raw: string): EventTime | undefined {
   if (Number.isNaN(date.getTime())) return undefined;
   // Reject calendar overflow that Date silently rolls over (2026-02-30 becomes March 2).
   if (date.toISOString().slice(0, 19) !== `${day}T${clock}`) return undefined;
+  // Year 0000 is a valid Date (ISO 8601 counts 1 BC as year 0) but not a Postgres timestamptz
+  // ("date/time field value out of range"), and the rules cast event_time_sortable to timestamptz:
+  // stored as parsed, it failed every reconciliation pass for good. Four digits and no year 0 keep
+  // every accepted time inside timestamptz's range (4713 BC to 294276 AD), nanoseconds rounded or not.
+  if (day?.startsWith('0000')) return undefined;
   return { raw, sortable: `${day}T${clock}.${fraction.padEnd(9, '0')}Z`, date };
 }

@@ -1,7 +1,7 @@
 import type { Sql } from 'postgres';
 import { AbandonedError, GroupCommit } from '../batch/group-commit.js';
 import { writeHalving } from '../batch/halving.js';
-import { isReadOnlyError, isTransientDatabaseError } from '../db/errors.js';
+import { isReadOnlyError, isRefusalOfValues, isTransientDatabaseError } from '../db/errors.js';
 import type { Logger } from '../log/logger.js';
 import { refusedByLedger } from './classify.js';
 import { writeDeliveries, type DeliveryRecord, type WriteResult } from './ledger-write.js';
@@ -98,7 +98,13 @@ export class GroupCommitWriter {
     });
   }
 
-  /** One statement; the ledger being unavailable fails every delivery of it alike, without halving. */
+  /**
+   * One statement; the ledger being unavailable fails every delivery of it alike, without halving.
+   * Only a refusal of the values (isRefusalOfValues: classes 22, 23, 54000) can be one delivery's
+   * fault and is halved; any other failure (a privilege the role lacks, a table missing, a bug in
+   * the statement) would refuse every delivery, stored unparsed or not: answered 2xx as
+   * ledger_refused, the event was never applied and the provider never retried it.
+   */
   private async statement(records: readonly DeliveryRecord[]): Promise<Outcome[]> {
     this.options.onBatch?.(records.length);
     try {
@@ -107,7 +113,7 @@ export class GroupCommitWriter {
       this.options.onCommit?.((performance.now() - started) / 1000);
       return results.map((result) => ({ ok: true, result }));
     } catch (error) {
-      if (!isTransientDatabaseError(error)) throw error;
+      if (isRefusalOfValues(error) && !isTransientDatabaseError(error)) throw error;
       if (isReadOnlyError(error)) this.options.onReadOnly?.((error as Error).message);
       const unavailable = new LedgerUnavailableError('ledger unavailable', { cause: error });
       return records.map(() => ({ ok: false, error: unavailable }));

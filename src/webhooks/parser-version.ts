@@ -6,5 +6,11 @@
  * (src/reparse), so what an earlier release could not read is reconciled after the upgrade.
  *
  * 1: exact amounts as JSON numbers as well as strings (payloads.ts), hostile values named per field.
+ * 2: event_time in year 0000 refused (event-time.ts: timestamptz has no year 0); numbers in a JSON
+ *    list of external_reference_ids kept as their literal text (reference-list.ts). Both only change
+ *    deliveries that parsed: the automatic reparse (unparsed ones only) re-reads the stored unparsed
+ *    deliveries once and changes none of them. A delivery an older parser stored parsed with such a
+ *    value keeps it, typed row included, even after `ledger reparse --status all` (a typed row
+ *    already there stays).
  */
-export const PARSER_VERSION = 1;
+export const PARSER_VERSION = 2;

@@ -26,7 +26,7 @@ const optionalText = text.nullish();
 const identifier = text.max(512);
 const optionalIdentifier = identifier.nullish();
 const eventTime = z.string().refine((v) => parseEventTime(v) !== undefined, {
-  message: 'must be an ISO 8601 UTC time with Z',
+  message: 'must be an ISO 8601 UTC time with Z, in years 0001-9999',
 });
 
 const bankAccount = z.looseObject({

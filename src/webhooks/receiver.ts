@@ -63,12 +63,13 @@ export function createWebhookHandler(options: ReceiverOptions): (req: IncomingMe
   // busy receiver does not write a line per delivery; the success line's object is built only when
   // debug is on, as this runs on every acknowledgement.
   const debugOn = log.isLevelEnabled('debug');
-  const finish = (res: ServerResponse, started: bigint, id: string, outcome: WebhookOutcome, parseStatus: string, status: number, body: Record<string, unknown>, close = false) => {
+  const finish = (res: ServerResponse, started: bigint, id: string, outcome: WebhookOutcome, parseStatus: string, status: number, body: Record<string, unknown>, close = false, unsigned = false) => {
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     metrics.deliveries.labels(outcome, parseStatus).inc();
     metrics.ackSeconds.labels(outcome).observe(seconds);
-    // A bad signature has its own rate-limited line (anyone can send one): none per answer.
-    const logged = outcome !== 'bad_signature';
+    // A refusal before the signature was checked has its own rate-limited line (anyone can cause
+    // one): none per answer.
+    const logged = !unsigned;
     if (logged && status >= 400) log.info({ delivery: id, outcome, status, ms: Math.round(seconds * 1e4) / 10 }, 'webhook answered');
     else if (logged && debugOn) log.debug({ delivery: id, outcome, status, ms: Math.round(seconds * 1e4) / 10 }, 'webhook answered');
     res.setHeader('x-request-id', id);
@@ -78,6 +79,11 @@ export function createWebhookHandler(options: ReceiverOptions): (req: IncomingMe
   // Anyone who reaches the port can send unsigned bodies: one line a minute (with how many were
   // held back); bnpl_recon_webhook_deliveries_total{outcome="bad_signature"} counts every one.
   const badSignature = rateLimitedLog(log, 'warn', 'webhook refused: bad or missing signature');
+  // So can a sender outside WEBHOOK_ALLOWED_IPS, an oversized body, or one cut short: the same
+  // limit, each its own line a minute (its outcome counted every time).
+  const forbiddenSource = rateLimitedLog(log, 'warn', 'webhook refused: source address not allowed');
+  const tooLarge = rateLimitedLog(log, 'warn', 'webhook refused: body too large');
+  const unreadable = rateLimitedLog(log, 'warn', 'webhook body could not be read');
 
   const verify = async (rawBody: Buffer, header: string | undefined) => {
     let check = verifySignature(rawBody, header, options.secrets.current());
@@ -92,8 +98,8 @@ export function createWebhookHandler(options: ReceiverOptions): (req: IncomingMe
     const source = clientAddress(req.socket.remoteAddress, req.headers['x-forwarded-for'] as string | undefined, options.trustedProxies);
     if (options.isClosing()) return finish(res, started, id, 'ledger_unavailable', 'none', 503, { error: 'shutting down; retry' }, true);
     if (options.allowedSources && (source === undefined || !options.allowedSources.has(source))) {
-      log.warn({ delivery: id, source }, 'webhook refused: source address not allowed');
-      return finish(res, started, id, 'forbidden_source', 'none', 403, { error: 'source address not allowed' }, true);
+      forbiddenSource({ delivery: id, source });
+      return finish(res, started, id, 'forbidden_source', 'none', 403, { error: 'source address not allowed' }, true, true);
     }
 
     let rawBody: Buffer;
@@ -101,11 +107,11 @@ export function createWebhookHandler(options: ReceiverOptions): (req: IncomingMe
       rawBody = await readBody(req, options.maxBodyBytes);
     } catch (error) {
       if (error instanceof BodyTooLargeError) {
-        log.warn({ delivery: id, source, err: error.message }, 'webhook refused: body too large');
-        return finish(res, started, id, 'too_large', 'none', 413, { error: error.message }, true);
+        tooLarge({ delivery: id, source, err: error.message });
+        return finish(res, started, id, 'too_large', 'none', 413, { error: error.message }, true, true);
       }
-      log.warn({ delivery: id, source, err: (error as Error).message }, 'webhook body could not be read');
-      return finish(res, started, id, 'error', 'none', 400, { error: 'body could not be read' }, true);
+      unreadable({ delivery: id, source, err: (error as Error).message });
+      return finish(res, started, id, 'error', 'none', 400, { error: 'body could not be read' }, true, true);
     }
 
     if (options.secrets.current().length === 0 && !(await options.secrets.refreshAfterFailure()) && options.secrets.current().length === 0) {
@@ -116,7 +122,7 @@ export function createWebhookHandler(options: ReceiverOptions): (req: IncomingMe
     const check = await verify(rawBody, Array.isArray(header) ? header[0] : header);
     if (!check.valid) {
       badSignature({ delivery: id, source, header: options.signatureHeader, present: header !== undefined, bytes: rawBody.length });
-      return finish(res, started, id, 'bad_signature', 'none', 401, { error: 'bad or missing signature' });
+      return finish(res, started, id, 'bad_signature', 'none', 401, { error: 'bad or missing signature' }, false, true);
     }
 
     const classification = classifyDelivery(rawBody);

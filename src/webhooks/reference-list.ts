@@ -18,7 +18,10 @@ export function parseReferenceList(value: string | readonly string[]): string[] 
     if (!Array.isArray(parsed) || !parsed.every((item) => typeof item === 'string' || typeof item === 'number')) {
       throw new Error('a JSON list of references must hold strings or numbers');
     }
-    return cleaned(parsed.map((item) => String(item)));
+    // A number's text is its literal as sent: through a double, 20260000000000000001 became
+    // 20260000000000000000 and 1.50 became "1.5", a reference to another invoice or to none.
+    const literals = numberTexts(trimmed);
+    return cleaned(parsed.map((item) => (typeof item === 'string' ? item : (literals.shift() as string))));
   }
   return splitList(trimmed);
 }
@@ -29,4 +32,26 @@ function splitList(text: string): string[] {
 
 function cleaned(items: readonly string[]): string[] {
   return items.map((item) => item.trim()).filter((item) => item.length > 0);
+}
+
+/**
+ * The literal text of every number in a JSON list that JSON.parse accepted and whose items are all
+ * strings or numbers (no nested containers), in order: outside strings, a number is the only token
+ * that starts with a digit or a minus sign.
+ */
+function numberTexts(json: string): string[] {
+  const found: string[] = [];
+  let i = 0;
+  while (i < json.length) {
+    const c = json[i] as string;
+    if (c === '"') {
+      for (i += 1; json[i] !== '"'; i += json[i] === '\\' ? 2 : 1);
+      i += 1;
+    } else if (c === '-' || (c >= '0' && c <= '9')) {
+      const start = i;
+      while (i < json.length && /[0-9eE.+-]/.test(json[i] as string)) i += 1;
+      found.push(json.slice(start, i));
+    } else i += 1;
+  }
+  return found;
 }

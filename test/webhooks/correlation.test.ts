@@ -68,4 +68,28 @@ describe('delivery correlation ids', () => {
     const counted = (await registry.getSingleMetric('bnpl_recon_webhook_deliveries_total')!.get()).values.find((v) => v.labels.outcome === 'bad_signature');
     expect(counted?.value).toBe(51);
   });
+
+  it('a flood from a source not allowed writes one line a minute, like bad signatures; the metric counts every one', async () => {
+    const flooded: Record<string, unknown>[] = [];
+    const log = pino({ level: 'debug' }, new Writable({ write: (chunk, _e, done) => { flooded.push(JSON.parse(chunk.toString()) as Record<string, unknown>); done(); } }));
+    const config = loadConfig({ WEBHOOK_SECRET: TEST_SECRET, PORT: '0', WEBHOOK_ALLOWED_IPS: '192.0.2.1' });
+    const built = testMetrics(db);
+    const guarded = await createWebhookReceiver({ config, log, database: db, ...built });
+    const server = await startHttpServer({ host: '127.0.0.1', port: 0, routes: [guarded.route], log, name: 'test' });
+    try {
+      const body = JSON.stringify(samplePayload('order/confirmed'));
+      for (let i = 0; i < 20; i++) {
+        const r = await request(`${server.url}/webhooks`, { method: 'POST', body, headers: { 'content-type': 'application/json' } });
+        await r.body.text();
+        expect(r.statusCode).toBe(403);
+      }
+      expect(flooded.filter((l) => l.msg === 'webhook answered')).toEqual([]);
+      expect(flooded.filter((l) => l.msg === 'webhook refused: source address not allowed')).toHaveLength(1);
+      const counted = (await built.registry.getSingleMetric('bnpl_recon_webhook_deliveries_total')!.get()).values.find((v) => v.labels.outcome === 'forbidden_source');
+      expect(counted?.value).toBe(20);
+    } finally {
+      await server.close();
+      await guarded.drain();
+    }
+  });
 });

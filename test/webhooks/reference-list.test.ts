@@ -15,6 +15,10 @@ describe('external_reference_ids as the provider may send them', () => {
     expect(parseReferenceList([' INV-1 ', 'INV-2'])).toEqual(['INV-1', 'INV-2']);
   });
 
+  it('keeps the literal text of numbers in a JSON list, which a double would round', () => {
+    expect(parseReferenceList('[20260000000000000001, 1.50, "A\\"1", -7, 1E3]')).toEqual(['20260000000000000001', '1.50', 'A"1', '-7', '1E3']);
+  });
+
   it('reads a bracketed list that is not JSON as a list', () => {
     expect(parseReferenceList('[INV-1, INV-2]')).toEqual(['INV-1', 'INV-2']);
   });
