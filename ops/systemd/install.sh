@@ -2,8 +2,9 @@
 # Installs a built checkout as the bnpl-recon systemd service, in one command:
 #   npm ci && npm run build && npm prune --omit=dev
 #   sudo ops/systemd/install.sh            # or: ops/systemd/install.sh /tmp/root  (a staging root)
-# Copies ops/systemd/install-files.txt to ROOT/opt/bnpl-recon, the unit, the sysusers entry and,
-# unless one exists, the settings template to ROOT/etc/bnpl-recon/env. It never starts the
+# Copies ops/systemd/install-files.txt to ROOT/opt/bnpl-recon, the unit, the sysusers entry, the
+# `bnpl-recon` command (bnpl-recon-cli.sh, to ROOT/usr/local/bin) and, unless one exists, the
+# settings template to ROOT/etc/bnpl-recon/env. It never starts the
 # service: it prints the commands that do. A Node 22+ runtime is yours to provide
 # (/opt/bnpl-recon/node/bin or the unit's PATH).
 set -eu
@@ -26,12 +27,17 @@ chmod 0755 "$APP/bin/bnpl-recon.js"
 install -d -m 0755 "$ROOT/usr/lib/sysusers.d" "$ROOT/etc/systemd/system"
 install -m 0644 ops/systemd/bnpl-recon.sysusers "$ROOT/usr/lib/sysusers.d/bnpl-recon.conf"
 install -m 0644 ops/systemd/bnpl-recon.service "$ROOT/etc/systemd/system/bnpl-recon.service"
+# The runbook's `bnpl-recon …` commands: the launcher with the unit's node and settings.
+install -d -m 0755 "$ROOT/usr/local/bin"
+install -m 0755 ops/systemd/bnpl-recon-cli.sh "$ROOT/usr/local/bin/bnpl-recon"
 install -d -m 0750 "$ROOT/etc/bnpl-recon"
 if [ ! -e "$ROOT/etc/bnpl-recon/env" ]; then
   install -m 0640 .env.example "$ROOT/etc/bnpl-recon/env"
-  if [ -z "$ROOT" ] && getent group bnpl-recon >/dev/null 2>&1; then chgrp bnpl-recon /etc/bnpl-recon/env; fi
 fi
+# Group bnpl-recon on the directory and the file, so the service user (and `sudo -u bnpl-recon
+# bnpl-recon …`) can read the settings; systemd itself reads EnvironmentFile= as root.
+if [ -z "$ROOT" ] && getent group bnpl-recon >/dev/null 2>&1; then chgrp bnpl-recon /etc/bnpl-recon /etc/bnpl-recon/env; fi
 echo "installed to ${ROOT:-/}opt/bnpl-recon. Next:"
 echo "  systemd-sysusers                       # the bnpl-recon user"
-echo "  chgrp bnpl-recon /etc/bnpl-recon/env && edit it (DATABASE_URL, PROVIDER_*)"
+echo "  chgrp bnpl-recon /etc/bnpl-recon /etc/bnpl-recon/env && edit the env file (DATABASE_URL, PROVIDER_*)"
 echo "  systemctl daemon-reload && systemctl enable --now bnpl-recon"

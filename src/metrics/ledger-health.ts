@@ -127,6 +127,9 @@ export function createLedgerHealthMetrics(registry: Registry, reads: LedgerReads
   // prom-client collects every metric of a scrape at once (Promise.all): the four gauges share one read.
   const up = new Gauge({ name: `${p}database_up`, help: "1 when this scrape's read of the ledger succeeded on a server that accepts writes, 0 when it failed, timed out or found the server read-only", registers: [registry], collect: collectOnce });
   const lastError = new Gauge({ name: `${p}database_last_error_timestamp_seconds`, help: "Unix time of the last failed read of the ledger at scrape time", registers: [registry], collect: collectOnce });
+  // prom-client gives a gauge without labels a 0 from the start, which reads as "last failed in 1970";
+  // remove() makes it absent until a read fails, as documented above (as src/ledger/metrics.ts does).
+  lastError.remove();
   const pollDone = new Gauge({ name: `${p}poll_last_complete_timestamp_seconds`, help: 'Unix time the newest complete poll run of this environment finished (from poll_runs, any replica)', labelNames: ['environment'] as const, registers: [registry], collect: collectOnce });
   const passDone = new Gauge({ name: `${p}reconcile_last_complete_timestamp_seconds`, help: 'Unix time the newest complete reconciliation pass of this environment finished (from reconcile_runs, any replica)', labelNames: ['environment'] as const, registers: [registry], collect: collectOnce });
 }

@@ -21,6 +21,8 @@ import { clientAddress } from '../../src/webhooks/source-address.js';
 import { configSchema } from '../../src/config/schema.js';
 import type { Database } from '../../src/db/database.js';
 import { healthRoutes } from '../../src/http/health.js';
+import { MAX_UPLOADS_AT_ONCE } from '../../src/http/operator-upload.js';
+import { archiveDirectory } from '../../src/ledger/partition-job.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { createRegistry } from '../../src/metrics/registry.js';
 import { startMetricsServer } from '../../src/http/metrics.js';
@@ -210,8 +212,8 @@ describe('Kubernetes manifests', () => {
     expect(mount, 'a volume mounted at RECON_DATA_DIR/inbox').toBeDefined();
     const claimName = pod.volumes?.find((v) => v.name === mount?.name)?.persistentVolumeClaim?.claimName;
     expect(claimName).toBeDefined();
-    const claim = one('PersistentVolumeClaim') as Doc & { spec: { accessModes: string[] } };
-    expect(claim.metadata.name).toBe(claimName);
+    const claim = all.map((m) => m.doc).find((d) => d.kind === 'PersistentVolumeClaim' && d.metadata.name === claimName) as Doc & { spec: { accessModes: string[] } };
+    expect(claim, `a PersistentVolumeClaim ${claimName}`).toBeDefined();
     // Two replicas mount it at once.
     expect((deployment as unknown as { spec: { replicas: number } }).spec.replicas).toBeGreaterThan(1);
     expect(claim.spec.accessModes).toEqual(['ReadWriteMany']);
@@ -261,5 +263,76 @@ describe('Kubernetes manifests', () => {
     expect(policy.spec.ingress.flatMap((r) => r.ports.map((p) => p.port)).sort()).toEqual([defaults.PORT, defaults.METRICS_PORT].sort());
     expect(new Set(policy.spec.egress.flatMap((r) => r.ports.map((p) => p.port)))).toEqual(new Set([53, 5432, 443]));
     expect(new URL(secret.stringData.DATABASE_URL!).port).toBe('5432');
+  });
+});
+
+/**
+ * Where the daemon writes, against the volumes the Deployment gives it: past an emptyDir's sizeLimit
+ * the kubelet evicts the pod, and whatever is on an emptyDir goes with the pod.
+ */
+describe('Kubernetes volumes against what the daemon writes', () => {
+  const deployment = one('Deployment') as Doc & { spec: { template: { spec: IPodSpec } } };
+  const pod = deployment.spec.template.spec;
+  const container = pod.containers[0] as IContainer;
+  const configMap = one('ConfigMap') as Doc & { data: Record<string, string> };
+  const env = Object.fromEntries((container.env ?? []).filter((e) => e.name !== 'NODE_OPTIONS').map((e) => [e.name, e.value ?? '']));
+  const settings = { ...configMap.data, ...env };
+  const claims = all.map((m) => m.doc).filter((d) => d.kind === 'PersistentVolumeClaim') as (Doc & { spec: { accessModes: string[] } })[];
+
+  /** The volume a path is written to: the mount with the longest matching mountPath. */
+  const volumeOf = (file: string) => {
+    const mount = (container.volumeMounts ?? [])
+      .filter((m) => file === m.mountPath || file.startsWith(`${m.mountPath}/`))
+      .sort((a, b) => b.mountPath.length - a.mountPath.length)[0];
+    return pod.volumes?.find((v) => v.name === mount?.name);
+  };
+  /** A shared claim that outlives the pods: a PersistentVolumeClaim of these manifests, ReadWriteMany (two replicas mount it). */
+  const expectSharedClaim = (file: string) => {
+    const claimName = volumeOf(file)?.persistentVolumeClaim?.claimName;
+    expect(claimName, `${file} is on ${volumeOf(file)?.name}, not a claim`).toBeDefined();
+    expect(claims.find((c) => c.metadata.name === claimName)?.spec.accessModes, claimName).toEqual(['ReadWriteMany']);
+  };
+  const mebibytes = (q: string): number => {
+    const m = /^(\d+)(Mi|Gi)$/.exec(q);
+    if (!m) throw new Error(`quantity ${q}`);
+    return Number(m[1]) * (m[2] === 'Gi' ? 1024 : 1);
+  };
+
+  it('/tmp holds the operator uploads the daemon accepts at once (each written whole to os.tmpdir() before import)', () => {
+    const config = loadConfig(settings);
+    const tmp = volumeOf('/tmp');
+    expect(tmp?.emptyDir, 'an emptyDir at /tmp').toBeDefined();
+    const limitMiB = mebibytes(String(tmp!.emptyDir!.sizeLimit ?? '0Mi'));
+    const neededMiB = (MAX_UPLOADS_AT_ONCE * config.OPERATOR_UPLOAD_MAX_BYTES) / (1024 * 1024);
+    expect(neededMiB).toBeGreaterThan(64);
+    expect(limitMiB, `${MAX_UPLOADS_AT_ONCE} uploads of OPERATOR_UPLOAD_MAX_BYTES`).toBeGreaterThanOrEqual(neededMiB);
+  });
+
+  it('the payout report inbox (RECON_DATA_DIR/payout-inbox) is on a shared claim like the statement inbox, not on the per-pod emptyDir', () => {
+    const config = loadConfig(settings);
+    expectSharedClaim(path.posix.join(config.RECON_DATA_DIR, 'inbox'));
+    expectSharedClaim(path.posix.join(config.RECON_DATA_DIR, 'payout-inbox'));
+  });
+
+  it('with DELIVERY_RETENTION_MONTHS set, the archive of retired months (the only copy of their raw deliveries) is on a shared claim, not a per-pod emptyDir', () => {
+    const config = loadConfig({ ...settings, DELIVERY_RETENTION_MONTHS: '12' });
+    expectSharedClaim(archiveDirectory(config));
+  });
+
+  it('the payout inbox and the archive are not inside the statement inbox on its claim (whose scan would meet them)', () => {
+    const config = loadConfig(settings);
+    /** Where a path lands: its claim, and the folder inside the claim (the mount's subPath, then the rest). */
+    const onClaim = (file: string) => {
+      const mount = (container.volumeMounts ?? [])
+        .filter((m) => file === m.mountPath || file.startsWith(`${m.mountPath}/`))
+        .sort((a, b) => b.mountPath.length - a.mountPath.length)[0]!;
+      return { claim: volumeOf(file)?.persistentVolumeClaim?.claimName, folder: path.posix.join('/', mount.subPath ?? '', path.posix.relative(mount.mountPath, file)) };
+    };
+    const statements = onClaim(path.posix.join(config.RECON_DATA_DIR, 'inbox'));
+    for (const dir of [path.posix.join(config.RECON_DATA_DIR, 'payout-inbox'), archiveDirectory({ ...config, DELIVERY_ARCHIVE_DIR: undefined })]) {
+      const there = onClaim(dir);
+      const inside = there.claim === statements.claim && `${there.folder}/`.startsWith(`${statements.folder.replace(/\/$/, '')}/`);
+      expect(inside, `${dir} is ${there.folder} on ${there.claim}, the statement inbox ${statements.folder}`).toBe(false);
+    }
   });
 });

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parse } from 'yaml';
@@ -70,6 +70,33 @@ describe('alert rules', () => {
     const result = promtoolTest(oldest);
     expect(result.status).not.toBe(0);
     expect(result.output).toMatch(/alertname: BnplReconPartitionMaintenanceStale/);
+  });
+
+  it.skipIf(!has('promtool'))('BnplReconLedgerUnavailable: the cases fail the old 5m-window rule, which paged for a failover of seconds', () => {
+    // A burst of 503s between two scrapes keeps rate(...[5m]) above 0 for 4.5 m, past `for: 2m`;
+    // alerts.test.yml holds failovers of a few seconds (30 s and 1 m scrapes) that must not page,
+    // and an outage of minutes that must.
+    const fiveMinutes = rulesText.replace(
+      'rate(bnpl_recon_webhook_deliveries_total{outcome=~"ledger_unavailable|ack_deadline"}[2m])',
+      'rate(bnpl_recon_webhook_deliveries_total{outcome=~"ledger_unavailable|ack_deadline"}[5m])',
+    );
+    expect(fiveMinutes).not.toBe(rulesText);
+    const result = promtoolTest(fiveMinutes);
+    expect(result.status).not.toBe(0);
+    expect(result.output).toMatch(/name: a failover of a few seconds, scraped every 30 s,\s+alertname: BnplReconLedgerUnavailable/);
+  });
+
+  it('every alert name the docs and the runbook mention is an alert of alerts.yml', () => {
+    const names = new Set(rules.map((r) => r.alert));
+    const files = ['README.md', 'ops/runbook.md', ...readdirSync('docs').filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+    let mentioned = 0;
+    for (const file of files) {
+      for (const [name] of readFileSync(file, 'utf8').matchAll(/\bBnplRecon[A-Z][A-Za-z]+/g)) {
+        mentioned += 1;
+        expect(names.has(name), `${file} mentions ${name}`).toBe(true);
+      }
+    }
+    expect(mentioned).toBeGreaterThan(20);
   });
 
   it("every alert's runbook_url names a section of ops/runbook.md that says what it means, what to check, what to do", () => {

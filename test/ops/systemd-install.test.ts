@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { request } from 'undici';
@@ -71,4 +71,39 @@ describe('systemd install into a temporary root', () => {
     expect(ready.statusCode).toBe(200);
     await ready.body.dump();
   }, 300_000);
+
+  it('puts a `bnpl-recon` command on PATH that runs the installed launcher with /etc/bnpl-recon/env, as the runbook\'s commands need', async () => {
+    // ops/runbook.md tells the SRE to run `bnpl-recon poll`, `bnpl-recon reconcile`, ... On a systemd
+    // install the launcher is only at /opt/bnpl-recon/bin, and its `#!/usr/bin/env node` on a login
+    // PATH finds Debian 12's node 18.
+    const runbook = readFileSync('ops/runbook.md', 'utf8');
+    expect(runbook).toMatch(/`bnpl-recon poll`/);
+    expect(runbook).toMatch(/sudo -u bnpl-recon bnpl-recon/);
+    const root = mkdtempSync(path.join(tmpdir(), 'systemd-cli-root-'));
+    cleanups.push(() => rmSync(root, { recursive: true, force: true }));
+    const install = spawnSync('sh', ['ops/systemd/install.sh', root], { cwd: REPO_ROOT, encoding: 'utf8' });
+    expect(install.status, install.stderr).toBe(0);
+    const command = path.join(root, 'usr/local/bin/bnpl-recon');
+    expect(existsSync(command), 'ROOT/usr/local/bin/bnpl-recon').toBe(true);
+    expect(statSync(command).mode & 0o111).toBe(0o111);
+
+    // The installed command, pointed at this root instead of /, with this test's node as the
+    // runtime under /opt/bnpl-recon/node, and the settings file holding a reachable ledger.
+    const db: TestDatabase = await createTestDatabase('systemd_cli', { poolMax: 1 });
+    mkdirSync(path.join(root, 'opt/bnpl-recon/node/bin'), { recursive: true });
+    symlinkSync(process.execPath, path.join(root, 'opt/bnpl-recon/node/bin/node'));
+    writeFileSync(path.join(root, 'etc/bnpl-recon/env'), `# settings\nDATABASE_URL=${db.url}\nPROVIDER_ENV=sandbox\nPROVIDER_BASE_URL=http://127.0.0.1:9\nPROVIDER_API_KEY=unused\nRECON_DATA_DIR=${root}/var/lib/bnpl-recon\n`);
+    const rooted = path.join(root, 'bnpl-recon-rooted');
+    writeFileSync(rooted, readFileSync(command, 'utf8').replaceAll('/opt/bnpl-recon', `${root}/opt/bnpl-recon`).replaceAll('/etc/bnpl-recon', `${root}/etc/bnpl-recon`));
+    chmodSync(rooted, 0o755);
+    // The caller's environment does not reach the command (the daemon does not see it either):
+    // a DATABASE_URL there must not win over the settings file.
+    const run = spawnSync(rooted, ['report', 'discrepancies'], {
+      cwd: tmpdir(),
+      encoding: 'utf8',
+      env: { PATH: '/usr/bin:/bin', DATABASE_URL: 'postgres://nobody@127.0.0.1:1/nothing' },
+      timeout: 60_000,
+    });
+    expect(run.status, run.stdout + run.stderr).toBe(0);
+  }, 180_000);
 });

@@ -71,6 +71,32 @@ describe.skipIf(!has('systemd-analyze'))('systemd unit', () => {
     expect(unhardened.status).not.toBe(0);
   });
 
+  it('lets the statement import run at niceness 10 (setpriority allowed), and nothing else of @resources or @privileged', () => {
+    // src/statements/isolated-import.ts lowers the import's priority with os.setPriority (setpriority(2)).
+    expect(readFileSync('src/statements/isolated-import.ts', 'utf8')).toMatch(/setPriority\(pid, niceness\)/);
+    // systemd's own reading of the merged filter lines.
+    const report = exposure(unitFile, 20).output;
+    expect(report).toMatch(/SystemCallFilter=~@resources .*e\.g\. setpriority is allowed/);
+    expect(report).toMatch(/SystemCallFilter=~@privileged .*is not included/);
+    // The effective set, by systemd.exec(5): the first SystemCallFilter= line decides allow or deny
+    // list; later lines edit it in order (on an allow list, `~` removes, a plain line adds).
+    const expand = (item: string): string[] =>
+      item.startsWith('@')
+        ? spawnSync('systemd-analyze', ['syscall-filter', item], { encoding: 'utf8' }).stdout.split('\n').filter((l) => /^\s+@?[a-z_0-9]+$/.test(l)).map((l) => l.trim()).flatMap(expand)
+        : [item];
+    const lines = [...text.matchAll(/^SystemCallFilter=(.*)$/gm)].map((m) => m[1]!.trim());
+    expect(lines[0]!.startsWith('~'), 'an allow list first').toBe(false);
+    const allowed = new Set<string>();
+    for (const line of lines) {
+      const deny = line.startsWith('~');
+      for (const item of line.replace(/^~/, '').split(/\s+/)) for (const call of expand(item)) deny ? allowed.delete(call) : allowed.add(call);
+    }
+    expect(allowed.size).toBeGreaterThan(100);
+    expect(allowed.has('setpriority'), 'setpriority allowed').toBe(true);
+    const loosened = [...expand('@resources'), ...expand('@privileged')].filter((call) => allowed.has(call));
+    expect(loosened).toEqual(['setpriority']);
+  });
+
   it('does not hard-code a node binary; the launcher refuses a Node older than package.json engines', () => {
     const execStart = /^ExecStart=(\S+)/m.exec(text)?.[1];
     expect(execStart).toBe('/opt/bnpl-recon/bin/bnpl-recon.js');
