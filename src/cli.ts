@@ -64,7 +64,7 @@ export async function main(argv: string[]): Promise<number> {
     process.stderr.write(`bnpl-recon: command '${name}' is not available in this build: ${(error as Error).message}\n`);
     return 1;
   }
-  if (rest.includes('--help') || rest.includes('-h')) {
+  if (asksForHelp(rest)) {
     process.stdout.write(`${command.help}\n`);
     return 0;
   }
@@ -75,6 +75,12 @@ export async function main(argv: string[]): Promise<number> {
       process.stderr.write(`bnpl-recon ${name}: ${error.message}\n`);
       return 2;
     }
+    // `sim --no-wait --help`: after an option asksForHelp cannot tell from one taking a value, the
+    // command's own parser decides; an option it does not know is a help flag in option position.
+    if (error instanceof TypeError && (error as NodeJS.ErrnoException).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' && /^Unknown option '(-h|--help)'/.test(error.message)) {
+      process.stdout.write(`${command.help}\n`);
+      return 0;
+    }
     if (error instanceof TypeError && (error as NodeJS.ErrnoException).code?.startsWith('ERR_PARSE_ARGS')) {
       process.stderr.write(`bnpl-recon ${name}: ${error.message}\n`);
       return 2;
@@ -82,6 +88,26 @@ export async function main(argv: string[]): Promise<number> {
     process.stderr.write(`bnpl-recon ${name}: ${(error as Error).message ?? String(error)}\n`);
     return 1;
   }
+}
+
+const HELP_FLAGS = new Set(['-h', '--help']);
+/** `--note` or `-n`: an option that may take the next argument as its value. */
+const BARE_OPTION = /^(-[^-]|--[^=]+)$/;
+
+/**
+ * -h/--help in option position: first, or after a positional or an option with its value inline.
+ * After a bare option it may be that option's value (`discrepancy ack 1 --note -h` acknowledges
+ * nothing and prints help otherwise, exit 0): the command's parser then decides, refusing
+ * `--note -h` as ambiguous (exit 2), or, after a flag, naming --help an unknown option (help, in
+ * main). After `--` everything is a positional.
+ */
+export function asksForHelp(args: readonly string[]): boolean {
+  for (let i = 0; i < args.length; i += 1) {
+    const arg = args[i]!;
+    if (arg === '--') return false;
+    if (HELP_FLAGS.has(arg) && (i === 0 || !BARE_OPTION.test(args[i - 1]!))) return true;
+  }
+  return false;
 }
 
 const entry = process.argv[1];

@@ -25,7 +25,10 @@ export const command: Command = {
     });
     if (positionals.length !== 1) throw new UsageError('discrepancy ack takes exactly one ID');
     const idText = positionals[0]!;
-    if (!/^[1-9]\d{0,15}$/.test(idText)) throw new UsageError(`ID must be a positive integer, not '${idText}'`);
+    // Beyond 2^53 Number() rounds: 9007199254740993 would acknowledge discrepancy 9007199254740992.
+    if (!/^[1-9]\d{0,15}$/.test(idText) || !Number.isSafeInteger(Number(idText))) {
+      throw new UsageError(`ID must be a positive integer up to ${Number.MAX_SAFE_INTEGER}, not '${idText}'`);
+    }
     const note = values.note?.trim();
     if (!note) throw new UsageError('--note TEXT is required');
     const by = values.by?.trim() || safeUserName();

@@ -3,12 +3,14 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { withProcess, type Command } from './command.js';
 import { UsageError } from '../config/usage-error.js';
+import { configSchema } from '../config/schema.js';
 import { DEFAULT_FAULT_RATES, NO_FAULTS, businessSchema, loadScenario, validateFaults, type FaultRates } from '../../sim/options.js';
 import { startSimulator } from '../../sim/simulator.js';
 import { parseContractTerms, type ContractTermsInput } from '../../sim/contract.js';
 import { parseDuration, SECOND_MS } from '../../sim/time.js';
 
 const FAULT_NAMES = Object.keys(NO_FAULTS);
+const LOG_LEVELS: readonly string[] = configSchema.shape.LOG_LEVEL.unwrap().options;
 const camel = (name: string) => name.replace(/[-_](\w)/g, (_, c: string) => c.toUpperCase());
 
 const HELP = `Usage: bnpl-recon sim [options]
@@ -106,19 +108,30 @@ export const command: Command = {
     const durationMs = durationText === undefined ? undefined : parseDuration(durationText);
     if (durationText !== undefined && durationMs === undefined) throw new UsageError('--duration expects e.g. 90s, 6h, 7d');
     const graceSeconds = values['grace-seconds'] !== undefined ? number(values['grace-seconds'], '--grace-seconds') : scenario?.graceSeconds;
+    // Checked here, not left to the simulator or the logger: their refusals are plain errors (exit 1,
+    // as for a failure at run time) naming their own option names (timeScale, LOG_LEVEL), not the flag.
+    const port = portNumber(values.port);
+    const timeScale = values['time-scale'] !== undefined ? number(values['time-scale'], '--time-scale') : (scenario?.timeScale ?? 60);
+    if (!(timeScale > 0)) throw new UsageError(`--time-scale expects a positive number, got '${values['time-scale']}'`);
+    const startTime = values['start-time'] ?? scenario?.startTime;
+    if (values['start-time'] !== undefined && Number.isNaN(Date.parse(values['start-time']))) {
+      throw new UsageError(`--start-time expects an ISO 8601 time such as 2026-01-05T00:00:00Z, got '${values['start-time']}'`);
+    }
+    const retryBaseSeconds = values['retry-base-seconds'] !== undefined ? number(values['retry-base-seconds'], '--retry-base-seconds') : undefined;
+    if (!LOG_LEVELS.includes(values['log-level'])) throw new UsageError(`--log-level expects one of ${LOG_LEVELS.join(', ')}, got '${values['log-level']}'`);
 
     return withProcess('sim', { service: true, overrides: { LOG_LEVEL: values['log-level'] } }, async ({ log, shutdown }) => {
       const sim = await startSimulator({
         seed: values.seed ?? scenario?.seed ?? 1,
-        port: number(values.port, '--port'),
+        port,
         host: values.host,
-        timeScale: values['time-scale'] !== undefined ? number(values['time-scale'], '--time-scale') : (scenario?.timeScale ?? 60),
-        ...(values['start-time'] ?? scenario?.startTime ? { startTime: values['start-time'] ?? scenario?.startTime } : {}),
+        timeScale,
+        ...(startTime ? { startTime } : {}),
         faults,
         business: parsedBusiness.data,
         ...(contractTerms !== undefined ? { contractTerms } : {}),
         ...(graceSeconds !== undefined ? { graceMs: graceSeconds * SECOND_MS } : {}),
-        ...(values['retry-base-seconds'] !== undefined ? { retryBaseMs: number(values['retry-base-seconds'], '--retry-base-seconds') * SECOND_MS } : {}),
+        ...(retryBaseSeconds !== undefined ? { retryBaseMs: retryBaseSeconds * SECOND_MS } : {}),
         ...(values['signature-header'] ? { signatureHeader: values['signature-header'] } : {}),
         log,
       });
@@ -171,6 +184,13 @@ async function readTerms(value: string): Promise<ContractTermsInput> {
   } catch (error) {
     throw new UsageError(`--contract-terms: not JSON: ${(error as Error).message}`);
   }
+}
+
+/** A TCP port: 0 (any free one) to 65535; Node's listen() would throw a RangeError naming no flag. */
+function portNumber(text: string): number {
+  const value = Number(text);
+  if (text.trim() === '' || !Number.isInteger(value) || value < 0 || value > 65535) throw new UsageError(`--port expects a whole number from 0 to 65535, got '${text}'`);
+  return value;
 }
 
 function number(text: string, flag: string): number {

@@ -201,12 +201,11 @@ export const configShape = {
   POLL_LOCK_HEARTBEAT_MS: positiveInt.default(5000),
   // Payout reconciliation: a bank credit whose SEPA reference matches this Postgres regular
   // expression is a payout credit even when it comes from an IBAN not in PAYOUT_SOURCE_IBANS
-  // (e.g. '^PO[0-9]{16}$' for the simulator). Unset: only the IBANs decide.
-  PAYOUT_REFERENCE_PATTERN: z
-    .string()
-    .min(1)
-    .refine((v) => { try { new RegExp(v); return true; } catch { return false; } }, { message: 'not a valid regular expression' })
-    .optional(),
+  // (e.g. '^PO[0-9]{16}$' for the simulator). Unset: only the IBANs decide. Postgres checks it when
+  // a command opens the ledger (daemon/context.ts): JavaScript's RegExp is no judge of a Postgres
+  // regular expression, accepting `(?<ref>PO)` and `\p{Lu}` that Postgres refuses and refusing
+  // Postgres's `(?i)^po`.
+  PAYOUT_REFERENCE_PATTERN: z.string().min(1).optional(),
   // Statement imports: a larger file is refused (and moved to inbox/failed/), and so is a file with
   // a line over the amount ceiling (10 billion in cents by default: far above any payout, far
   // below what a misread decimal produces).

@@ -1,6 +1,8 @@
+import path from 'node:path';
 import type { Registry } from 'prom-client';
 import { describeDatabaseUrl } from '../db/database-url.js';
 import type { Config } from '../config/schema.js';
+import { ConfigError } from '../config/load.js';
 import { openDatabase, type Database, type LedgerAccess } from '../db/database.js';
 import { applyMigrations, ledgerSchemaStatus } from '../ledger/migrate.js';
 import type { Logger } from '../log/logger.js';
@@ -40,10 +42,13 @@ export async function openContext(config: Config, log: Logger, options: OpenCont
     poolMax: config.DB_POOL_MAX,
     ...(options.access ? { access: options.access } : {}),
     log,
+  }).catch((error: unknown) => {
+    throw config.DATABASE_URL === undefined ? (dataDirRefused(error, config.RECON_DATA_DIR) ?? error) : error;
   });
   // Registered first so it closes last.
   shutdown.register('database', () => database.close());
   if (config.DATABASE_URL !== undefined) await probeDatabase(database, config.DATABASE_URL, shutdown);
+  if (config.PAYOUT_REFERENCE_PATTERN !== undefined) await checkReferencePattern(database, config.PAYOUT_REFERENCE_PATTERN, shutdown);
   if (options.access === 'reader') {
     // Read commands never change the schema (a read-only database role must work): they refuse
     // when it is behind rather than read tables that may not be what this version expects.
@@ -76,4 +81,48 @@ async function probeDatabase(database: Database, url: string, shutdown: Shutdown
     const reason = (error as Error).message ?? String(error);
     throw new Error(`cannot use the database named by DATABASE_URL (${describeDatabaseUrl(url)}): ${reason}`, { cause: error });
   }
+}
+
+/** SQLSTATE invalid_regular_expression. */
+const INVALID_REGULAR_EXPRESSION = '2201B';
+
+/**
+ * PAYOUT_REFERENCE_PATTERN is matched by Postgres (ledger/payout-credits.ts), whose regular
+ * expressions are not JavaScript's: `(?<ref>PO)` and `\p{Lu}` compile in JavaScript and are refused
+ * by Postgres ("quantifier operand invalid", "invalid escape \ sequence"), while Postgres's
+ * `(?i)^po` is refused by JavaScript. So only Postgres can tell, and it is asked once here, before
+ * anything runs: otherwise `reconcile` exits 1 with an error naming no setting and every pass of
+ * `start` fails, where docs/settings.md promises exit 2 naming the setting.
+ */
+async function checkReferencePattern(database: Database, pattern: string, shutdown: Shutdown): Promise<void> {
+  try {
+    await database.sql`select '' ~ ${pattern}::text`;
+  } catch (error) {
+    if ((error as { code?: unknown }).code !== INVALID_REGULAR_EXPRESSION) throw error;
+    await shutdown.run('invalid setting');
+    throw new ConfigError(`invalid setting PAYOUT_REFERENCE_PATTERN: not a Postgres regular expression: ${(error as Error).message}`, 'PAYOUT_REFERENCE_PATTERN');
+  }
+}
+
+const REFUSED = new Set(['EACCES', 'EPERM', 'EROFS']);
+
+/**
+ * The embedded ledger lives under RECON_DATA_DIR (db/embedded.ts creates it): when this user may not
+ * create or write it, that is the setting to change (exit 2 naming it), not a failure at run time
+ * (exit 1 with "could not start the embedded Postgres ... EACCES, mkdir ..."). Undefined for any
+ * other error, or a refusal on a path outside RECON_DATA_DIR.
+ */
+function dataDirRefused(error: unknown, dataDir: string): ConfigError | undefined {
+  const dir = path.resolve(dataDir);
+  for (let e = error as (NodeJS.ErrnoException & { cause?: unknown }) | undefined; e instanceof Error; e = e.cause as typeof e) {
+    if (e.code === undefined || !REFUSED.has(e.code) || typeof e.path !== 'string') continue;
+    const refused = path.resolve(e.path);
+    const inside = (a: string, b: string) => a === b || a.startsWith(`${b}${path.sep}`);
+    if (!inside(refused, dir) && !inside(dir, refused)) continue;
+    return new ConfigError(
+      `invalid setting RECON_DATA_DIR: this user (uid ${process.getuid?.() ?? '?'}) cannot create or write ${dir} (${e.code}, ${e.syscall ?? 'access'} ${refused}): point RECON_DATA_DIR at a directory it may write, or set DATABASE_URL`,
+      'RECON_DATA_DIR',
+    );
+  }
+  return undefined;
 }

@@ -56,6 +56,9 @@ describe('reconcile, report and discrepancy commands', () => {
 
     expect((await cli(db, ['discrepancy', 'ack', String(missed.id)])).code).toBe(2);
     expect((await cli(db, ['discrepancy', 'ack', '987654', '--note', 'x'])).code).toBe(1);
+    // Past 2^53 an id would round onto another discrepancy's: refused as usage, nothing acknowledged.
+    const unsafe = await cli(db, ['discrepancy', 'ack', '9007199254740993', '--note', 'x']);
+    expect(unsafe).toMatchObject({ code: 2, stderr: expect.stringContaining("not '9007199254740993'") });
     const ack = await cli(db, ['discrepancy', 'ack', String(missed.id), '--note', 'known, see ticket 12', '--by', 'carol']);
     expect(ack.code).toBe(0);
     expect(JSON.parse(ack.stdout)).toMatchObject({ id: missed.id, status: 'acknowledged', acknowledgedBy: 'operator:carol' });
