@@ -80,11 +80,15 @@ function startInvoice(b: Business, order: OrderRecord, grossCents: bigint, order
     return;
   }
   let outstanding = invoice.grossCents;
+  // provider-merchant-docs.md, "Invoices": no credit note once an invoice is complete. The buyer pays
+  // the reduced amount after the credit note, so the credit note always precedes completion.
+  let creditAt: number | undefined;
   if (approved && b.rng.chance(0.1)) {
-    const creditAt = finalAt + b.rng.int(DAY_MS, 4 * DAY_MS);
+    creditAt = finalAt + b.rng.int(DAY_MS, 4 * DAY_MS);
     const credit = mulDivRound(invoice.grossCents, BigInt(b.rng.int(5, 30)), 100n);
     outstanding -= credit;
-    b.schedule(creditAt, () => b.pendingDeductions.push({ docType: 'credit_note', docNo: b.reference('CN', 'credit-note'), invoice, amountCents: credit }));
+    const issuedAt = creditAt;
+    b.schedule(issuedAt, () => b.pendingDeductions.push({ docType: 'credit_note', docNo: b.reference('CN', 'credit-note'), invoice, amountCents: credit }));
   }
   if (approved && b.termsRng.chance(b.options.disputeRate)) {
     // A buyer's dispute has a 21-day response window; lost, it is deducted from the next payout after it.
@@ -100,7 +104,9 @@ function startInvoice(b: Business, order: OrderRecord, grossCents: bigint, order
   } else {
     paidAt = createdAt + b.rng.int(DAY_MS, order.netTermDays * DAY_MS);
   }
-  const completeAt = schedulePayment(b, invoice, outstanding, Math.max(paidAt, finalAt + MINUTE_MS));
+  // No draw added for the credit note's lead (an hour): the business's stream, and so every other
+  // order and invoice of a seed, stays as it was.
+  const completeAt = schedulePayment(b, invoice, outstanding, Math.max(paidAt, finalAt + MINUTE_MS, (creditAt ?? 0) + HOUR_MS));
   b.schedule(completeAt, () => {
     order.completedInvoices += 1;
     if (order.completedInvoices === order.invoiceCount) b.setOrderState(order, 'complete', completeAt);

@@ -14,16 +14,18 @@ import { DAY_MS, HOUR_MS, MINUTE_MS, isoDate } from './time.js';
  */
 export function startPayoutsAndBank(b: Business): void {
   const firstDay = Math.floor(b.start / DAY_MS) * DAY_MS;
-  let payoutAt = firstDay + b.options.payoutHourUtc * HOUR_MS;
-  if (payoutAt <= b.start) payoutAt += DAY_MS;
-  schedulePayoutRun(b, payoutAt);
+  // payoutRunsPerDay runs, evenly spaced from payoutHourUtc; the first one after the start.
+  const every = DAY_MS / b.options.payoutRunsPerDay;
+  let payoutAt = firstDay + b.options.payoutHourUtc * HOUR_MS - DAY_MS;
+  while (payoutAt <= b.start) payoutAt += every;
+  schedulePayoutRun(b, payoutAt, every);
   scheduleBankDay(b, firstDay);
 }
 
-function schedulePayoutRun(b: Business, at: number): void {
+function schedulePayoutRun(b: Business, at: number, every: number): void {
   b.schedule(at, () => {
     payoutRun(b, at);
-    schedulePayoutRun(b, at + DAY_MS);
+    schedulePayoutRun(b, at + every, every);
   });
 }
 

@@ -132,8 +132,10 @@ export const businessSchema = z
     directDebitRate: z.number().min(0).max(1).default(0.25),
     /** share of factored invoices a buyer disputes and the merchant loses: deducted 21 days later */
     disputeRate: z.number().min(0).max(1).default(0.03),
-    /** UTC hour of the daily payout run */
+    /** UTC hour of the daily payout run (the first of the day's runs) */
     payoutHourUtc: z.number().int().min(0).max(23).default(6),
+    /** payout runs a day, evenly spaced from payoutHourUtc (the demo's short minute needs several) */
+    payoutRunsPerDay: z.number().int().min(1).max(24).refine((n) => 24 % n === 0, { message: 'payoutRunsPerDay must divide 24 (runs a whole number of hours apart)' }).default(1),
     /** unrelated bank lines per day (credits and debits) */
     unrelatedBankLinesPerDay: z.number().int().min(0).max(1000).default(3),
   })

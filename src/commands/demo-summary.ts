@@ -1,6 +1,6 @@
 import type { Counter } from 'prom-client';
 import type { Database } from '../db/database.js';
-import type { ExpectedDiscrepancy, GroundTruth, Simulator } from '../../sim/index.js';
+import type { AttemptRecord, ExpectedDiscrepancy, GroundTruth, Simulator } from '../../sim/index.js';
 
 /** Kinds whose evidence needs days of real time: a demo cannot show them (README, "Not done"). */
 const NEEDS_REAL_DAYS = new Map([
@@ -79,60 +79,119 @@ export interface FoundFinding {
   entity_type: string;
   entity_id: string;
   status: string;
+  /** the ledger's subject ('' when the kind has none) */
+  subject?: string;
+  /** duplicate_delivery (whose entity is the delivery row): the event key and the entity the delivery named */
+  event_key?: string | null;
+  delivered_entity_id?: string | null;
 }
 
-/** Kinds keyed by order in both the ground truth and the ledger: a difference can be named per order. */
-const ORDER_KEYED = new Set(['missed_webhook', 'orphan_webhook']);
 const NAMED_PER_KIND = 5;
 const UNEXPLAINED = 'unexplained by the ground truth (a defect: please report it with the seed)';
 
 /**
+ * The matching key of an injected finding, as sim/README.md says: (kind, entity_type, entity_id),
+ * plus the subject where one entity can hold several (the state of an order's duplicate_event, the
+ * SEPA reference of a payout's, the unknown reference of a payout_unknown_invoice, the payout of a
+ * payout_deduction_mismatch or payout_pays_canceled_invoice). missed_webhook is keyed by order only:
+ * the ground truth names the state the API shows, the ledger also an earlier state the poller saw
+ * whose webhook never came. A duplicate_delivery by its event and the copy's number (2, 3, ...).
+ */
+function truthKey(d: ExpectedDiscrepancy): string {
+  switch (d.kind) {
+    case 'missed_webhook':
+      return `order ${d.entity_id}`;
+    case 'duplicate_delivery':
+      return `delivery of ${d.entity_id}, event ${(d.event_key ?? d.subject).slice(0, 12)}, copy ${d.delivery_number ?? 2}`;
+    case 'duplicate_event':
+    case 'payout_unknown_invoice':
+    case 'payout_deduction_mismatch':
+      return `${d.entity_type} ${d.entity_id} (${d.subject})`;
+    case 'payout_pays_canceled_invoice':
+      return `${d.entity_type} ${d.entity_id} (${d.related_entity_id ?? d.subject})`;
+    default:
+      return `${d.entity_type} ${d.entity_id}`;
+  }
+}
+
+/** The same key for the ledger's findings of one kind; duplicate deliveries numbered per event in row order. */
+function foundKeys(kind: string, found: readonly FoundFinding[]): Map<string, string[]> {
+  const keys = new Map<string, string[]>();
+  const add = (key: string, status: string) => keys.set(key, [...(keys.get(key) ?? []), status]);
+  const ofKind = found.filter((f) => f.kind === kind);
+  if (kind === 'duplicate_delivery') {
+    const byEvent = new Map<string, FoundFinding[]>();
+    for (const f of ofKind) {
+      const event = `delivery of ${f.delivered_entity_id ?? '?'}, event ${(f.event_key ?? `unknown row ${f.entity_id}`).slice(0, 12)}`;
+      byEvent.set(event, [...(byEvent.get(event) ?? []), f]);
+    }
+    for (const [event, group] of byEvent) {
+      group.sort((a, b) => Number(a.entity_id) - Number(b.entity_id));
+      group.forEach((f, i) => add(`${event}, copy ${i + 2}`, f.status));
+    }
+    return keys;
+  }
+  for (const f of ofKind) {
+    if (kind === 'missed_webhook') {
+      if (f.entity_type === 'order') add(`order ${f.entity_id}`, f.status);
+      else add(`${f.entity_type} ${f.entity_id}`, f.status);
+    } else if (['duplicate_event', 'payout_unknown_invoice', 'payout_deduction_mismatch', 'payout_pays_canceled_invoice'].includes(kind)) {
+      add(`${f.entity_type} ${f.entity_id} (${f.subject ?? ''})`, f.status);
+    } else add(`${f.entity_type} ${f.entity_id}`, f.status);
+  }
+  return keys;
+}
+
+/**
  * After the demo settled (no injection, retries and held-back deliveries done, a grace period, a
- * last poll and pass), names each order where the ledger and the simulator's ground truth differ
- * by what the ground truth says happened to it: a delivery held back past the grace period
- * (timing_dependent: flagged only if a pass ran while it was late), or one delivered out of order
- * (a benign reordering, flagged while its successor was there and it was not). An order the ground
- * truth does not explain is said to be unexplained, not guessed at.
+ * last poll and pass), names, for every kind, each finding the ledger and the simulator's ground
+ * truth do not share, matched on (kind, entity_type, entity_id[, subject]) as sim/README.md says:
+ * equal counts can hide a finding on the wrong entity. Each is named with what the ground truth
+ * says happened to it: a delivery held back past the grace period (timing_dependent: flagged only
+ * if a pass ran while it was late), one delivered out of order (a benign reordering, flagged while
+ * its successor was there and it was not), a retry of an attempt that timed out at the simulator
+ * (an uncertain delivery), a kind that needs days of real time. What the ground truth does not
+ * explain is said to be unexplained, not guessed at.
  */
 export function nameDifferences(truth: GroundTruth, found: readonly FoundFinding[], tallies: readonly KindTally[]): string[] {
   const lines: string[] = [];
+  const reordered = new Set(truth.benign_faults.filter((b) => b.fault === 'reordered' && b.environment === 'sandbox').map((b) => b.entity_id));
+  // An attempt the simulator gave up on after its timeout may have been committed here: its retry
+  // is then a real duplicate the simulator did not plan, listed in its uncertain deliveries.
+  const uncertain = new Set(truth.uncertain_deliveries.filter((u) => u.environment === 'sandbox').map((u) => `delivery of ${u.entity_id}, event ${u.event_key.slice(0, 12)}`));
   for (const t of tallies) {
-    if (!ORDER_KEYED.has(t.kind)) {
-      if (t.found === t.injected) continue;
-      // An attempt the simulator gave up on after its timeout may have been committed here: its retry
-      // is then a real duplicate the simulator did not plan, listed in its uncertain deliveries.
-      const uncertain = truth.uncertain_deliveries.filter((u) => u.environment === 'sandbox').length;
-      if (t.kind === 'duplicate_delivery' && t.found > t.injected && t.found - t.injected <= uncertain) {
-        lines.push(`  difference: duplicate_delivery ${t.found - t.injected} found beyond those injected: retries of attempts that timed out at the simulator (${uncertain} uncertain deliveries in its ground truth) but were stored here`);
-        continue;
-      }
-      lines.push(needsRealDays(t) ?? `  difference: ${t.kind} found ${t.found}, injected ${t.injected}: unexplained by the ground truth (a defect: please report it with the seed)`);
-      continue;
-    }
     const injected = new Map<string, ExpectedDiscrepancy>();
-    for (const d of truth.discrepancies) if (d.kind === t.kind && d.environment === 'sandbox') injected.set(d.entity_id, d);
-    const foundOrders = new Map<string, string[]>();
-    for (const f of found) if (f.kind === t.kind && f.entity_type === 'order') foundOrders.set(f.entity_id, [...(foundOrders.get(f.entity_id) ?? []), f.status]);
-    const reordered = new Set(truth.benign_faults.filter((b) => b.fault === 'reordered' && b.environment === 'sandbox').map((b) => b.entity_id));
+    for (const d of truth.discrepancies) if (d.kind === t.kind && d.environment === 'sandbox') injected.set(truthKey(d), d);
+    const foundByKey = foundKeys(t.kind, found);
     // Each explained difference with the short name of its explanation, for the count beyond the named ones.
     const explained: { line: string; why: string }[] = [];
     const unexplained: string[] = [];
-    for (const [order, d] of injected) {
-      if (foundOrders.has(order)) continue;
-      if (d.timing_dependent) explained.push({ line: `order ${order} injected (${d.fault}), not found: its held-back delivery arrived before any pass saw it late`, why: 'held back, arrived before a pass saw it late' });
-      else unexplained.push(`order ${order} injected (${d.fault}), not found: ${UNEXPLAINED}`);
+    let needsDays = 0;
+    for (const [key, d] of injected) {
+      if (foundByKey.has(key)) continue;
+      if (NEEDS_REAL_DAYS.has(t.kind)) needsDays += 1;
+      else if (d.timing_dependent) explained.push({ line: `${key} injected (${d.fault}), not found: its held-back delivery arrived before any pass saw it late`, why: 'held back, arrived before a pass saw it late' });
+      else unexplained.push(`${key} injected (${d.fault}), not found: ${UNEXPLAINED}`);
     }
-    for (const [order, statuses] of foundOrders) {
-      if (injected.has(order)) continue;
-      if (reordered.has(order) && statuses.every((status) => status === 'resolved')) {
-        explained.push({ line: `order ${order} found, not injected as a fault: one of its events was delivered out of order, flagged while it was missing and resolved when it came`, why: 'delivered out of order, resolved when it came' });
-      } else unexplained.push(`order ${order} found, not injected: ${UNEXPLAINED}`);
+    for (const [key, statuses] of foundByKey) {
+      if (injected.has(key)) continue;
+      const entity = key.startsWith('order ') ? key.slice('order '.length) : undefined;
+      if (t.kind === 'missed_webhook' && entity !== undefined && reordered.has(entity) && statuses.every((status) => status === 'resolved')) {
+        explained.push({ line: `${key} found, not injected as a fault: one of its events was delivered out of order, flagged while it was missing and resolved when it came`, why: 'delivered out of order, resolved when it came' });
+      } else if (t.kind === 'duplicate_delivery' && uncertain.has(key.slice(0, key.lastIndexOf(', copy ')))) {
+        explained.push({ line: `${key} found, not injected: a retry of an attempt that timed out at the simulator but was stored here (an uncertain delivery of its ground truth)`, why: 'retry of an attempt that timed out at the simulator' });
+      } else unexplained.push(`${key} found, not injected: ${UNEXPLAINED}`);
     }
-    // Equal counts can still hide one order missed and another found beyond: compared order by order.
+    const days = needsDays > 0 ? `  difference: ${t.kind} ${needsDays} not found: it needs ${NEEDS_REAL_DAYS.get(t.kind)} of real time, longer than a demo` : undefined;
     // The unexplained come first, and the count of those beyond the named ones is said: a defect
     // must not hide behind explained differences.
     const named = [...unexplained, ...explained.map((e) => e.line)];
-    if (named.length === 0) continue;
+    if (named.length === 0) {
+      if (days !== undefined) lines.push(days);
+      // Every key on both sides, yet the counts differ: some entity found more often than injected.
+      else if (t.found !== t.injected) lines.push(`  difference: ${t.kind} found ${t.found}, injected ${t.injected}: the same entities, some found more than once: ${UNEXPLAINED}`);
+      continue;
+    }
     lines.push(`  difference: ${t.kind} found ${t.found}, injected ${t.injected}:`);
     for (const line of named.slice(0, NAMED_PER_KIND)) lines.push(`    ${line}`);
     const more = named.length - NAMED_PER_KIND;
@@ -146,8 +205,38 @@ export function nameDifferences(truth: GroundTruth, found: readonly FoundFinding
         ? `    and ${more} more, explained by the ground truth: ${whys}`
         : `    and ${more} more, ${moreUnexplained} of them ${UNEXPLAINED}${whys ? `; explained: ${whys}` : ''}`);
     }
+    if (days !== undefined) lines.push(days);
   }
   return lines;
+}
+
+/**
+ * The signature check, from the simulator's own record of every attempt and its answer: each 401
+ * must be a copy it signed with the other environment's key (wrong_secret), and no such copy may be
+ * answered 2xx. (The receiver's refusal counter counts the same 401s and cannot disagree with them.)
+ */
+export function signatureDifferences(attempts: readonly AttemptRecord[]): string[] {
+  const sandbox = attempts.filter((a) => a.env === 'sandbox');
+  const refusedGenuine = new Set(sandbox.filter((a) => a.status === 401 && a.variant !== 'wrong_secret').map((a) => a.eventKey)).size;
+  const acceptedForged = new Set(sandbox.filter((a) => a.variant === 'wrong_secret' && a.status !== null && a.status >= 200 && a.status < 300).map((a) => a.eventKey)).size;
+  const out: string[] = [];
+  if (refusedGenuine > 0) out.push(`${refusedGenuine} correctly signed deliveries answered 401`);
+  if (acceptedForged > 0) out.push(`${acceptedForged} copies signed with the wrong key answered 2xx`);
+  return out;
+}
+
+/**
+ * Deliveries the receiver acknowledged (a 2xx, by the simulator's record) whose event is not in
+ * webhook_deliveries: each one lost. Keys, as the simulator computes the ledger's event identity.
+ * The simulator keeps the last 100,000 attempts (hours of a demo): older ones are not checked.
+ */
+export async function lostDeliveries(database: Database, attempts: readonly AttemptRecord[]): Promise<string[]> {
+  const keys = [...new Set(attempts.filter((a) => a.env === 'sandbox' && a.status !== null && a.status >= 200 && a.status < 300).map((a) => a.eventKey))];
+  if (keys.length === 0) return [];
+  const rows = await database.sql<{ key: string }[]>`
+    select k as key from unnest(${keys}::text[]) as k
+    where not exists (select 1 from webhook_deliveries w where w.environment = 'sandbox' and w.event_key = k)`;
+  return rows.map((r) => r.key);
 }
 
 /** Every delivery refused for its signature, from the counter the receiver increments for each. */
@@ -166,21 +255,31 @@ export async function demoSummary(database: Database, sim: Simulator, refusedSig
   const [deliveries] = await database.sql<{ n: number }[]>`select count(*)::int as n from webhook_deliveries`;
   const [open] = await database.sql<{ n: number }[]>`select count(*)::int as n from discrepancies where status = 'open'`;
   const injectedBadSignatures = truth.rejected_deliveries.length;
-  // Each refused copy is retried by the provider, so attempts outnumber copies; the simulator's own
-  // record of 401 answers is what our refusals must equal.
-  const simulatorSaw401 = sim.attempts().filter((a) => a.status === 401).length;
+  const attempts = sim.attempts();
+  const signatures = signatureDifferences(attempts);
+  const lost = await lostDeliveries(database, attempts);
   const stats = sim.stats();
   const head =
     `[real ${new Date().toISOString().slice(11, 19)} UTC | simulated ${stats.simTime.slice(0, 16).replace('T', ' ')}] ` +
-    `deliveries stored ${deliveries?.n ?? 0}, open discrepancies ${open?.n ?? 0}, ` +
+    `deliveries stored ${deliveries?.n ?? 0}, acknowledged (2xx) but not stored ${lost.length}, open discrepancies ${open?.n ?? 0}, ` +
     `bad signatures refused ${refusedSignatures} times (${injectedBadSignatures} injected copies signed with the other environment's key, each retried; ` +
-    `${refusedSignatures === simulatorSaw401 ? 'as expected' : `the simulator counted ${simulatorSaw401} refusals: a difference`})`;
+    `${signatures.length === 0 ? 'every refusal one of them, none of them accepted' : `${signatures.join(', ')}: a difference`})`;
   const tallies = compareTallies(tallyInjected(truth), await tallyFound(database));
-  if (!settled) return [head, ...describeTallies(tallies, graceSeconds, dataDir)].join('\n');
+  // Lost deliveries and wrong answers to signatures are differences whether settled or not: no
+  // later delivery or pass brings them back.
+  const delivered = [
+    ...(lost.length === 0 ? [] : [`  difference: ${lost.length} deliveries answered 2xx are not in webhook_deliveries (event keys ${lost.slice(0, NAMED_PER_KIND).join(', ')}${lost.length > NAMED_PER_KIND ? ', ...' : ''}): ${UNEXPLAINED}`]),
+    ...(signatures.length === 0 ? [] : [`  difference: ${signatures.join(', ')}: ${UNEXPLAINED}`]),
+  ];
+  if (!settled) return [head, ...delivered, ...describeTallies(tallies, graceSeconds, dataDir)].join('\n');
   const found = await database.sql<FoundFinding[]>`
-    select kind::text as kind, entity_type::text as entity_type, entity_id, status::text as status from discrepancies where environment = 'sandbox'`;
-  const differences = nameDifferences(truth, found, tallies);
+    select d.kind::text as kind, d.entity_type::text as entity_type, d.entity_id, d.status::text as status, d.subject,
+           w.event_key, w.entity_id::text as delivered_entity_id
+    from discrepancies d
+    left join webhook_deliveries w on d.kind = 'duplicate_delivery' and d.entity_type = 'webhook_delivery' and w.id::text = d.entity_id
+    where d.environment = 'sandbox'`;
+  const differences = [...delivered, ...nameDifferences(truth, found, tallies)];
   const all = `${dataDir === undefined ? '' : `RECON_DATA_DIR=${dataDir} `}npx bnpl-recon report discrepancies --status all`;
   return [head, `  found/injected: ${tallies.map((t) => `${t.kind} ${t.found}/${t.injected}`).join(', ')}`,
-    ...(differences.length === 0 ? [`  every kind's found count equals what was injected; the findings: ${all}`] : differences)].join('\n');
+    ...(differences.length === 0 ? [`  every delivery answered 2xx is stored and every finding matches one injected, by kind and entity; the findings: ${all}`] : differences)].join('\n');
 }

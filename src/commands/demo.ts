@@ -10,7 +10,8 @@ import { loadConfig } from '../config/load.js';
 import { startDaemon, type Daemon } from '../daemon/daemon.js';
 import { removeEmbeddedLedger } from '../db/embedded.js';
 import { badSignatureCount, demoSummary } from './demo-summary.js';
-import { DEFAULT_CONTRACT_TERMS, DEFAULT_FAULT_RATES, startSimulator } from '../../sim/index.js';
+import { DEFAULT_CONTRACT_TERMS, startSimulator } from '../../sim/index.js';
+import { DEMO_BUSINESS, DEMO_FAULT_RATES } from './demo-settings.js';
 import { importStatementFile } from '../statements/import.js';
 import { importPayoutReportFile, isRefusal } from '../payout-import/file.js';
 import { SUBSCRIPTION_TOPICS } from '../provider/vocabulary.js';
@@ -25,9 +26,16 @@ payout reports that disagree with their payout, buyers paying the merchant direc
 bank statement and the provider's payout reports are imported every 20 s, judged by the simulator's
 contract (CONTRACT_TERMS).
 The simulator plays 2.4 simulated hours per real second (--time-scale 8640), so a minute holds six
-simulated days: orders ship, invoices are paid out daily, and every kind of discrepancy shows but
-the two that need days of real time. The daemon polls and reconciles every 5 seconds with a
+simulated days: orders ship, and invoices are paid out four times a day, with payout faults more
+frequent than the simulator's defaults. In that minute every kind of discrepancy shows but three:
+payout_not_on_statement and invoice_not_paid_out need PAYOUT_SETTLEMENT_DAYS and
+INVOICE_PAYOUT_DAYS of real time, and state_mismatch is never injected (the simulator keeps every
+order's webhooks consistent with its API). The daemon polls and reconciles every 5 seconds with a
 10-second grace period, so discrepancies appear within a minute.
+
+At each summary it also checks, from the simulator's record of every attempt, that each delivery
+answered 2xx is stored (deliveries acknowledged but not stored: 0), that every 401 went to a copy
+signed with the wrong key and none of those got a 2xx; anything else is called a difference.
 
 It prints the URLs to open (receiver, metrics, operator API with a bearer token made for this run)
 and, every 10 seconds, the open discrepancies by kind. Stops on Ctrl-C, or after --duration seconds.
@@ -78,9 +86,9 @@ export const command: Command = {
         seed: values.seed ?? 1,
         timeScale,
         startTime: new Date().toISOString(),
-        faults: DEFAULT_FAULT_RATES,
-        // A busy merchant: a minute of demo (six simulated days) holds about 1,200 orders and every kind of fault.
-        business: { ordersPerDay: 200 },
+        // Every kind the simulator injects shows in a minute (demo-settings.ts).
+        faults: DEMO_FAULT_RATES,
+        business: DEMO_BUSINESS,
         graceMs: graceSeconds * 1000 * timeScale,
         log: log.child({ component: 'simulator' }),
       });
@@ -152,7 +160,7 @@ export const command: Command = {
       daemon.ctx.shutdown.register('demo ticker', () => clearInterval(ticker));
       // The merchant's bank statement and the provider's payout reports so far, imported every 20 s as
       // an accountant would, so the payout and invoice-to-cash kinds show too. (payout_not_on_statement
-      // and invoice_not_paid_out need days of real time: not in a demo.)
+      // and invoice_not_paid_out need days of real time: not in a demo; state_mismatch is never injected.)
       const statementDir = await mkdtemp(path.join(tmpdir(), 'bnpl-demo-statements-'));
       const importStatements = async () => {
         const files = await sim.writeStatements(statementDir);

@@ -1,6 +1,7 @@
-import { describe, expect, it } from 'vitest';
-import { compareTallies, nameDifferences, tallyInjected, type FoundFinding } from '../../src/commands/demo-summary.js';
-import type { ExpectedDiscrepancy, GroundTruth } from '../../sim/index.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { compareTallies, demoSummary, nameDifferences, tallyInjected, type FoundFinding } from '../../src/commands/demo-summary.js';
+import type { AttemptRecord, ExpectedDiscrepancy, GroundTruth, Simulator } from '../../sim/index.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 
 const missed = (order: string, fault: string, timingDependent = false): ExpectedDiscrepancy => ({
   kind: 'missed_webhook', status: timingDependent ? 'resolved' : 'open', environment: 'sandbox', entity_type: 'order', entity_id: order,
@@ -11,6 +12,11 @@ const missed = (order: string, fault: string, timingDependent = false): Expected
 const truth = (discrepancies: ExpectedDiscrepancy[], reordered: string[] = []): GroundTruth => ({
   seed: 's', start_time: '', sim_time: '', discrepancies, rejected_deliveries: [], uncertain_deliveries: [],
   benign_faults: reordered.map((order) => ({ fault: 'reordered', environment: 'sandbox', entity_type: 'order', entity_id: order, topic: 'order/confirmed', details: '' })),
+});
+
+const payoutFinding = (kind: ExpectedDiscrepancy['kind'], payout: string): ExpectedDiscrepancy => ({
+  kind, status: 'open', environment: 'sandbox', entity_type: 'payout', entity_id: payout, subject: 'PO2026010612345678',
+  external_reference_id: null, sepa_reference: 'PO2026010612345678', expected: null, observed: null, details: '', fault: 'payout_duplicate_sepa',
 });
 
 const found = (order: string, status = 'open', kind = 'missed_webhook'): FoundFinding => ({ kind, entity_type: 'order', entity_id: order, status });
@@ -60,17 +66,95 @@ describe("the settled demo's differences", () => {
     expect(lines.at(-1)).toBe('    and 7 more, explained by the ground truth: 7 delivered out of order, resolved when it came');
   });
 
-  it('name a duplicate delivery beyond those injected by the uncertain deliveries, and only up to their number', () => {
-    const dup: ExpectedDiscrepancy = { ...missed('d1', 'repeated'), kind: 'duplicate_delivery', entity_type: 'order' };
-    const uncertain = { environment: 'sandbox' as const, topic: 'order/confirmed', entity_id: 'o9', event_key: 'k', address: 'http://x', details: 'attempt 1 timed out' };
+  it('name a duplicate delivery not injected by the uncertain delivery it retried, and call another unexplained', () => {
+    const dup: ExpectedDiscrepancy = { ...missed('o1', 'repeated'), kind: 'duplicate_delivery', entity_type: 'order', subject: 'k1', event_key: 'k1', delivery_number: 2 };
+    const uncertain = { environment: 'sandbox' as const, topic: 'order/confirmed', entity_id: 'o9', event_key: 'k9', address: 'http://x', details: 'attempt 1 timed out' };
     const t = { ...truth([dup]), uncertain_deliveries: [uncertain] };
-    const tallies = [{ kind: 'duplicate_delivery', injected: 1, found: 2 }];
-    expect(nameDifferences(t, [], tallies)[0]).toMatch(/^  difference: duplicate_delivery 1 found beyond those injected: retries of attempts that timed out/);
-    expect(nameDifferences(t, [], [{ kind: 'duplicate_delivery', injected: 1, found: 3 }])[0]).toMatch(/unexplained/);
+    const copy = (row: string, key: string, order: string): FoundFinding => ({ kind: 'duplicate_delivery', entity_type: 'webhook_delivery', entity_id: row, status: 'resolved', event_key: key, delivered_entity_id: order });
+    const lines = nameDifferences(t, [copy('10', 'k1', 'o1'), copy('11', 'k9', 'o9'), copy('12', 'k8', 'o8')], [{ kind: 'duplicate_delivery', injected: 1, found: 3 }]);
+    expect(lines[0]).toBe('  difference: duplicate_delivery found 3, injected 1:');
+    expect(lines[1]).toMatch(/^    delivery of o8, event k8, copy 2 found, not injected: unexplained/);
+    expect(lines[2]).toMatch(/^    delivery of o9, event k9, copy 2 found, not injected: a retry of an attempt that timed out at the simulator/);
+    expect(lines).toHaveLength(3);
+  });
+
+  // sim/README.md: "Match findings on (environment, kind, entity_type, entity_id)"; README: the final
+  // summary names any difference. Equal counts must not hide a finding on the wrong entity.
+  it('name a payout finding on the wrong payout even when the per-kind counts agree', () => {
+    const t = truth([payoutFinding('duplicate_event', 'P-2')]);
+    const found: FoundFinding[] = [{ kind: 'duplicate_event', entity_type: 'payout', entity_id: 'P-9', status: 'open', subject: 'PO2026010612345678' }];
+    const lines = nameDifferences(t, found, compareTallies(tallyInjected(t), new Map([['duplicate_event', 1]])));
+    expect(lines).toEqual([
+      '  difference: duplicate_event found 1, injected 1:',
+      '    payout P-2 (PO2026010612345678) injected (payout_duplicate_sepa), not found: unexplained by the ground truth (a defect: please report it with the seed)',
+      '    payout P-9 (PO2026010612345678) found, not injected: unexplained by the ground truth (a defect: please report it with the seed)',
+    ]);
+  });
+
+  it('match an invoice kind on its entity and the subject that tells its findings apart', () => {
+    const deduction = (invoice: string, payout: string): ExpectedDiscrepancy => ({ ...payoutFinding('payout_deduction_mismatch', invoice), entity_type: 'invoice', subject: payout, fault: 'fee_overcharged' });
+    const t = truth([deduction('I-1', 'P-1'), deduction('I-2', 'P-1')]);
+    const found = (invoice: string, payout: string): FoundFinding => ({ kind: 'payout_deduction_mismatch', entity_type: 'invoice', entity_id: invoice, status: 'open', subject: payout });
+    const tallies = compareTallies(tallyInjected(t), new Map([['payout_deduction_mismatch', 2]]));
+    expect(nameDifferences(t, [found('I-1', 'P-1'), found('I-2', 'P-1')], tallies)).toEqual([]);
+    expect(nameDifferences(t, [found('I-1', 'P-1'), found('I-2', 'P-2')], tallies)).toContain('    invoice I-2 (P-2) found, not injected: unexplained by the ground truth (a defect: please report it with the seed)');
   });
 
   it('name the kinds a demo cannot show by the setting that needs days', () => {
     const invoice: ExpectedDiscrepancy = { ...missed('i1', 'invoice_not_paid_out'), kind: 'invoice_not_paid_out', entity_type: 'invoice' };
     expect(differences(truth([invoice]), [])).toEqual(['  difference: invoice_not_paid_out 1 not found: it needs INVOICE_PAYOUT_DAYS of real time, longer than a demo']);
+  });
+});
+
+const attempt = (eventKey: string, status: number, variant = 'original'): AttemptRecord => ({
+  env: 'sandbox', seq: 0, topic: 'invoice/payment', variant, eventKey, address: 'http://127.0.0.1:1/webhooks', attempt: 1, simAt: 0, status, error: null,
+});
+
+/** Only what demoSummary reads of the simulator. */
+function fakeSim(t: GroundTruth, attempts: AttemptRecord[]): Simulator {
+  const stats = { planned: attempts.length, unrouted: 0, attempted: attempts.length, succeeded: attempts.filter((a) => a.status === 200).length, failed: 0, gaveUp: 0, pending: 0, inFlight: 0, events: attempts.length, simTime: '2026-01-06T00:00:00.000Z', orders: { sandbox: 0, production: 0 } };
+  return { groundTruth: () => t, attempts: () => attempts, stats: () => stats } as unknown as Simulator;
+}
+
+describe("the demo's summary against the simulator's record of its deliveries", () => {
+  let db: TestDatabase;
+  beforeAll(async () => {
+    db = await createTestDatabase('demo_summary');
+  });
+  afterAll(async () => {
+    await db?.close();
+  });
+
+  it('counts deliveries answered 2xx that are not in webhook_deliveries, and calls them a difference', async () => {
+    // Three invoice events answered 200 (one of them twice), none stored: three acknowledged deliveries lost.
+    const sim = fakeSim(truth([]), [attempt('k1', 200), attempt('k2', 200), attempt('k3', 200), attempt('k3', 200)]);
+    const text = await demoSummary(db, sim, 0, 10, undefined, true);
+    expect(text).toContain('acknowledged (2xx) but not stored 3,');
+    expect(text).toMatch(/difference: 3 deliveries answered 2xx are not in webhook_deliveries \(event keys k1, k2, k3\)/);
+    expect(text).not.toContain('every delivery answered 2xx is stored');
+  });
+
+  it('finds nothing lost when every delivery answered 2xx is stored', async () => {
+    await db.sql`insert into webhook_deliveries (delivery_uuid, environment, headers, raw_body, signature_valid, parse_status, event_key)
+      values (gen_random_uuid(), 'sandbox', '{}'::jsonb, '\\x7b7d'::bytea, true, 'parsed', 'stored-key')`;
+    const text = await demoSummary(db, fakeSim(truth([]), [attempt('stored-key', 200)]), 0, 10, undefined, true);
+    expect(text).toContain('acknowledged (2xx) but not stored 0,');
+    expect(text).toContain('every delivery answered 2xx is stored and every finding matches one injected');
+  });
+
+  it('calls a 401 to a correctly signed delivery a difference, not "as expected"', async () => {
+    // One injected wrong-key copy refused (right) and one genuine, correctly signed delivery refused (wrong).
+    const rejected = [{ environment: 'sandbox' as const, signed_with: 'production' as const, topic: 'order/confirmed', entity_type: 'order', entity_id: 'o1', event_key: 'k1', details: '' }];
+    const text = await demoSummary(db, fakeSim({ ...truth([]), rejected_deliveries: rejected }, [attempt('k1', 401, 'wrong_secret'), attempt('k2', 401, 'original')]), 2, 10, undefined, true);
+    expect(text).toContain('1 correctly signed deliveries answered 401: a difference');
+    expect(text).not.toContain('as expected');
+  });
+
+  it('calls a wrong-key copy answered 2xx a difference, and every 401 on a wrong-key copy none', async () => {
+    const forged = await demoSummary(db, fakeSim(truth([]), [attempt('k1', 200, 'wrong_secret')]), 0, 10, undefined, false);
+    expect(forged).toContain('1 copies signed with the wrong key answered 2xx: a difference');
+    const right = await demoSummary(db, fakeSim(truth([]), [attempt('k1', 401, 'wrong_secret'), attempt('k1', 401, 'wrong_secret')]), 2, 10, undefined, false);
+    expect(right).toContain('every refusal one of them, none of them accepted');
+    expect(right).not.toContain('difference');
   });
 });

@@ -209,3 +209,15 @@ describe('payload shapes', () => {
     }
   });
 });
+
+describe("the simulator's payload variants against sim/README.md", () => {
+  // sim/README.md's "Payload variants" table is where a reader learns which forms the payloads take
+  // by default: a variant the simulator has but the table leaves out contradicts "follow the spec".
+  it('documents every payload variant in the Payload variants table', async () => {
+    const { readFile } = await import('node:fs/promises');
+    const readme = await readFile('sim/README.md', 'utf8');
+    const table = readme.slice(readme.indexOf('## Payload variants'), readme.indexOf('## The business'));
+    const undocumented = Object.keys(NO_PAYLOAD_VARIANTS).filter((name) => !table.includes(`| \`${name}\` |`));
+    expect(undocumented).toEqual([]);
+  });
+});

@@ -359,3 +359,58 @@ describe('report forms', () => {
     }
   }, 60_000);
 });
+
+describe('credit notes', () => {
+  /**
+   * provider-merchant-docs.md, "Invoices": "No credit note can be issued once an invoice is complete".
+   * A credit note reaches the merchant only as a payout report row, and the daily run deducts every
+   * credit note pending at its time: one first deducted by the run of day D, when the run of day D-1
+   * completed too, was issued after D-1's run. If its (only) invoice was complete before D-1's run,
+   * the provider issued a credit note on a complete invoice.
+   */
+  it('are never issued on an invoice that is already complete', async () => {
+    const sim = await startSimulator({ seed: 3, business: { ordersPerDay: 100 } });
+    const dir = await mkdtemp(path.join(tmpdir(), 'sim-credit-notes-'));
+    try {
+      await sim.advance(14 * DAY_MS);
+      const orderUuid = new Map<string, string>();
+      const invoices = new Map<string, number>();
+      const completedAt = new Map<string, number>();
+      for (const d of sim.plannedDeliveries()) {
+        if (d.env !== 'sandbox') continue;
+        const p = JSON.parse(d.body.toString('utf8')) as Record<string, string>;
+        if (d.topic.startsWith('order/')) orderUuid.set(p.external_reference_id!, p.order_uuid!);
+        if (d.topic === 'invoice/created') invoices.set(p.order_uuid!, (invoices.get(p.order_uuid!) ?? 0) + 1);
+        if (d.topic === 'invoice/complete' && !completedAt.has(p.order_uuid!)) completedAt.set(p.order_uuid!, Date.parse(`${p.event_time!.slice(0, 23)}Z`));
+      }
+      const files = (await sim.writePayoutReports(dir, { format: 'csv' })).filter((f) => path.basename(f).startsWith('sandbox-'));
+      const runOf = (f: string) => {
+        const m = /PO(\d{4})(\d{2})(\d{2})/.exec(path.basename(f)) as RegExpExecArray;
+        return Date.parse(`${m[1]}-${m[2]}-${m[3]}T06:00:00Z`);
+      };
+      const runs = new Set(files.map(runOf));
+      let checked = 0;
+      const late: string[] = [];
+      for (const file of files) {
+        const run = runOf(file);
+        if (!runs.has(run - DAY_MS)) continue;
+        const [head, ...rows] = readCsv(await readFile(file, 'utf8'));
+        const header = head!.map((h) => h.toLowerCase().replaceAll('_', ' '));
+        const [orderNo, docNo, docType] = ['order no', 'doc no', 'doc type'].map((h) => header.indexOf(h)) as [number, number, number];
+        for (const cells of rows) {
+          if (cells[docType]!.toLowerCase().replaceAll('_', ' ') !== 'credit note') continue;
+          const order = orderUuid.get(cells[orderNo]!);
+          if (order === undefined || invoices.get(order) !== 1) continue;
+          checked += 1;
+          const done = completedAt.get(order);
+          if (done !== undefined && done < run - DAY_MS) late.push(`${cells[docNo]} (order ${cells[orderNo]}): invoice complete ${new Date(done).toISOString()}, credit note first deducted by the run of ${new Date(run).toISOString()}`);
+        }
+      }
+      expect(checked).toBeGreaterThan(10);
+      expect(late).toEqual([]);
+    } finally {
+      await sim.stop();
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
+});

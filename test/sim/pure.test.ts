@@ -145,4 +145,12 @@ describe('scenario files', () => {
       expect(() => validateFaults(scenario.faults ?? {})).not.toThrow();
     }
   });
+
+  // ops/scenarios/README.md: "`demo.json`: every fault, a simulated day per real minute".
+  it('demo.json sets every fault the simulator has to a rate above zero', async () => {
+    const { loadScenario, DEFAULT_FAULT_RATES } = await import('../../sim/options.js');
+    const scenario = await loadScenario('ops/scenarios/demo.json');
+    const missing = Object.keys(DEFAULT_FAULT_RATES).filter((name) => !((scenario.faults ?? {})[name as keyof typeof DEFAULT_FAULT_RATES]! > 0));
+    expect(missing).toEqual([]);
+  });
 });
