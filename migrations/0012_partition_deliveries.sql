@@ -54,16 +54,23 @@ ALTER SEQUENCE "webhook_deliveries_id_seq" OWNED BY "webhook_deliveries"."id";--
 CREATE TABLE "webhook_deliveries_default" PARTITION OF "webhook_deliveries" DEFAULT;--> statement-breakpoint
 -- One partition per month the existing rows cover, and the current month: the daemon creates the
 -- months ahead at start (src/ledger/partitions.ts).
+-- Each month is a UTC timestamp (without time zone) and its bounds are written as UTC instants
+-- ('…+00'), so nothing depends on the session's TimeZone: `timestamptz + interval '1 month'` is
+-- computed in that zone, and on a Europe/Berlin session October's upper bound came out an hour
+-- past November's lower one (the migration failed: partitions overlap) and March's ended at
+-- 23:00Z, leaving the last hour of March in the default partition for good
+-- (test/ledger/partition-migration-timezone.test.ts).
 DO $$
 DECLARE
-  m timestamptz;
+  m timestamp;
 BEGIN
   FOR m IN
-    SELECT DISTINCT date_trunc('month', "received_at", 'UTC') FROM "webhook_deliveries_unpartitioned"
-    UNION SELECT date_trunc('month', now(), 'UTC')
+    SELECT DISTINCT date_trunc('month', "received_at" AT TIME ZONE 'UTC') FROM "webhook_deliveries_unpartitioned"
+    UNION SELECT date_trunc('month', now() AT TIME ZONE 'UTC')
   LOOP
     EXECUTE format('CREATE TABLE %I PARTITION OF "webhook_deliveries" FOR VALUES FROM (%L) TO (%L)',
-      'webhook_deliveries_p' || to_char(m AT TIME ZONE 'UTC', 'YYYY_MM'), m, m + interval '1 month');
+      'webhook_deliveries_p' || to_char(m, 'YYYY_MM'),
+      to_char(m, 'YYYY-MM-DD HH24:MI:SS') || '+00', to_char(m + interval '1 month', 'YYYY-MM-DD HH24:MI:SS') || '+00');
   END LOOP;
 END $$;
 --> statement-breakpoint

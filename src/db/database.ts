@@ -107,7 +107,13 @@ export function createLedgerClient(url: string, options: SqlClientOptions): { sq
     // reconciliation's acknowledgement) read it only if each statement takes a new snapshot. Under
     // repeatable read an import that waited for another's lock stored the same booking again
     // (test/statements/overlap-isolation.test.ts).
-    connection: { application_name: options.applicationName ?? 'bnpl-recon', default_transaction_isolation: 'read committed' as const },
+    //
+    // TimeZone UTC whatever the server's `timezone` (initdb sets it to the host's zone): SQL that
+    // turns a timestamptz into a calendar value without naming a zone computes in the session's,
+    // e.g. `now() - interval '7 days'` (http/operator-overview.ts) and `+ make_interval(days => …)`
+    // (reconcile/rules/invoice-not-paid-out.ts) span 23 or 25 hours across a DST change in
+    // Europe/Berlin, and migration 0012's partition bounds did (test/db/session-time-zone.test.ts).
+    connection: { application_name: options.applicationName ?? 'bnpl-recon', default_transaction_isolation: 'read committed' as const, TimeZone: 'UTC' },
     // A documented option of postgres.js that its type declarations lack: every socket with
     // TCP_NODELAY (socket.ts says why).
     socket: noDelaySockets(),

@@ -104,7 +104,8 @@ function sessionClient(sql: Sql): Sql {
     idle_timeout: 0,
     max_lifetime: 0,
     onnotice: () => {},
-    connection: { application_name: String(o.connection.application_name ?? 'bnpl-recon') },
+    // TimeZone as the pool's (database.ts says why).
+    connection: { application_name: String(o.connection.application_name ?? 'bnpl-recon'), TimeZone: 'UTC' },
     // As the pool's (database.ts): TCP_NODELAY, the first host that answers (socket.ts).
     socket: noDelaySockets(),
   };

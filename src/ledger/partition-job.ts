@@ -3,10 +3,11 @@ import type { Shutdown } from '../lifecycle/shutdown.js';
 import type { Config } from '../config/schema.js';
 import type { Database } from '../db/database.js';
 import { startJob } from '../jobs/job.js';
+import { assertStillHeld, LockLostError } from '../jobs/session-lock.js';
 import { runSingleton } from '../jobs/singleton.js';
 import type { Logger } from '../log/logger.js';
 import type { PartitionMetrics, PartitionRunOutcome } from './metrics.js';
-import { ensurePartitions, partitionState, retirePartitions, type ArchivedPartition } from './partitions.js';
+import { ensurePartitions, partitionState, repairPartitionBounds, retirePartitions, type ArchivedPartition } from './partitions.js';
 
 export interface PartitionContext {
   database: Database;
@@ -16,7 +17,9 @@ export interface PartitionContext {
 }
 
 export interface PartitionMaintenance {
+  /** Another replica held the partitions lock, or took it over while this run held it (lockLost). */
   skipped: boolean;
+  lockLost?: boolean;
   created: string[];
   archived: ArchivedPartition[];
 }
@@ -43,16 +46,40 @@ export async function maintainPartitions(
   const metrics = ctx.metrics.partitions;
   let outcome: PartitionRunOutcome = 'failed';
   let ran = false;
+  const created: string[] = [];
+  const archived: ArchivedPartition[] = [];
   try {
     // Retiring first: it finishes a month a dead run left detached, whose table would otherwise stand
     // in the way of re-creating that month for a late delivery.
-    const result = await runSingleton(ctx, { lock: 'partitions', environment: config.PROVIDER_ENV, heartbeatMs: 0 }, async () => {
+    // heartbeatMs 0: a run is short, and every DDL transaction checks the lock itself (the fence), so
+    // a run whose lock session ended (killed, an idle timeout, a dropped connection) commits nothing
+    // more; without it the new holder's CREATE TABLE of the same month failed
+    // (test/ledger/partition-fencing.test.ts).
+    const result = await runSingleton(ctx, { lock: 'partitions', environment: config.PROVIDER_ENV, heartbeatMs: 0 }, async (_signal, lock) => {
       ran = true;
-      const archived = await retirePartitions(ctx.database.sql, now, config.DELIVERY_RETENTION_MONTHS, archiveDirectory(config), ctx.log, () => metrics.archived.inc());
-      return { created: await ensurePartitions(ctx.database.sql, now, config.DELIVERY_PARTITIONS_AHEAD, () => metrics.created.inc()), archived };
+      const fence = (tx: Parameters<typeof assertStillHeld>[0]) => assertStillHeld(tx, lock);
+      const sql = ctx.database.sql;
+      await retirePartitions(sql, now, config.DELIVERY_RETENTION_MONTHS, archiveDirectory(config), ctx.log, (done) => {
+        archived.push(done);
+        metrics.archived.inc();
+      }, fence);
+      // Before creating: a month cut short or overlong by 0012 (partitions.ts) would otherwise keep
+      // its deliveries in the default partition, or refuse the next month's partition.
+      await repairPartitionBounds(sql, ctx.log, fence);
+      await ensurePartitions(sql, now, config.DELIVERY_PARTITIONS_AHEAD, (name) => {
+        created.push(name);
+        metrics.created.inc();
+      }, fence);
     });
     outcome = result.skipped ? 'skipped' : 'complete';
-    return result.skipped ? { skipped: true, created: [], archived: [] } : { skipped: false, ...result.value };
+    return { skipped: result.skipped, created, archived };
+  } catch (error) {
+    // The lock went to another replica mid-run, which does the rest: a skip, as when it held the
+    // lock from the start, not a failure.
+    if (!(error instanceof LockLostError)) throw error;
+    ctx.log.warn({ err: error, created, archived: archived.map((a) => a.table) }, 'delivery partition maintenance stopped: the partitions lock was lost to another replica');
+    outcome = 'skipped';
+    return { skipped: true, lockLost: true, created, archived };
   } finally {
     metrics.runs.inc({ outcome });
     if (outcome === 'complete') metrics.lastSuccess.set(Date.now() / 1000);

@@ -6,11 +6,12 @@ import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
 import { getTableConfig } from 'drizzle-orm/pg-core';
-import type { Sql } from 'postgres';
+import type { Sql, TransactionSql } from 'postgres';
 import type { Logger } from '../log/logger.js';
 import { webhookDeliveries } from '../schema/deliveries.js';
 import { DEFAULT_PARTITION, PARTITION_PREFIX, addMonths, isRetired, monthOfPartition, monthStart, monthsCoveredAhead, monthsToEnsure, partitionName } from './partition-months.js';
 import { transaction } from '../db/transaction.js';
+import { errorCode } from '../db/errors.js';
 
 /**
  * The columns of an archive, in order: every column of webhook_deliveries, read from the drizzle
@@ -25,6 +26,13 @@ export const ARCHIVE_COLUMNS: readonly string[] = getTableConfig(webhookDeliveri
  * queued behind them, so they give up instead and the next run tries again.
  */
 const DDL_LOCK_TIMEOUT = '2s';
+
+/**
+ * Lock fencing for the DDL (jobs/session-lock.ts assertStillHeld): run first and last in each of
+ * its transactions, so a run whose partitions lock was lost commits nothing beside the new holder.
+ */
+export type Fence = (tx: TransactionSql | Sql) => Promise<void>;
+const unfenced: Fence = async () => {};
 
 async function attachedPartitions(sql: Sql): Promise<string[]> {
   const rows = await sql<{ name: string }[]>`
@@ -41,7 +49,7 @@ async function attachedPartitions(sql: Sql): Promise<string[]> {
  * the default partition. Idempotent; returns the names created, and tells `onCreated` of each as it
  * commits, so a run that fails later still counts the ones it made.
  */
-export async function ensurePartitions(sql: Sql, now: Date, ahead: number, onCreated?: (name: string) => void): Promise<string[]> {
+export async function ensurePartitions(sql: Sql, now: Date, ahead: number, onCreated?: (name: string) => void, fence: Fence = unfenced): Promise<string[]> {
   const waiting = await sql<{ month: Date }[]>`
     select distinct date_trunc('month', received_at, 'UTC') as month from ${sql(DEFAULT_PARTITION)}`;
   const wanted = new Map<string, Date>();
@@ -52,20 +60,83 @@ export async function ensurePartitions(sql: Sql, now: Date, ahead: number, onCre
     if (existing.has(name)) continue;
     const from = month.toISOString();
     const to = addMonths(month, 1).toISOString();
+    try {
+      await transaction(sql, async (tx) => {
+        await fence(tx);
+        await tx.unsafe(`set local lock_timeout = '${DDL_LOCK_TIMEOUT}'`);
+        await tx`create table ${tx(name)} (like webhook_deliveries including defaults)`;
+        await tx`
+          with moved as (
+            delete from ${tx(DEFAULT_PARTITION)} where received_at >= ${from}::timestamptz and received_at < ${to}::timestamptz returning *
+          )
+          insert into ${tx(name)} select * from moved`;
+        await tx.unsafe(`alter table webhook_deliveries attach partition "${name}" for values from ('${from}') to ('${to}')`);
+        await fence(tx);
+      });
+    } catch (error) {
+      // Another run made it since this one listed the partitions (a replica that had lost the lock,
+      // or a run before the fence existed): its CREATE TABLE waited for that one's commit and failed
+      // with 42P07, or 23505 on pg_type_typname_nsp_index when both ran at once
+      // (test/ledger/partition-fencing.test.ts). The month is there: nothing left to do.
+      if (!isDuplicateTable(error) || !(await attachedPartitions(sql)).includes(name)) throw error;
+      continue;
+    }
+    created.push(name);
+    onCreated?.(name);
+  }
+  return created;
+}
+
+/** A range partition's bounds as pg_get_expr prints them. */
+const BOUNDS_PATTERN = String.raw`^FOR VALUES FROM \('([^']+)'\) TO \('([^']+)'\)$`;
+
+/**
+ * Re-bounds the month partitions whose bounds are not their UTC month. Migration 0012 before its fix
+ * computed upper bounds in the session's TimeZone: on a server outside UTC a month could end an hour
+ * early (the last hour's deliveries in the default partition for good) or late (the next month's
+ * partition then refused: "would overlap"), or days early west of UTC (`Feb 28 19:00 EST + 1 month`
+ * is March 28th) (test/ledger/partition-migration-time-zone.test.ts). Each is detached, its rows
+ * outside the month go back through the parent (to their month or the default partition), the
+ * default partition's rows of the month come in, and it is attached with the right bounds, in one
+ * transaction. Returns the names re-bounded.
+ */
+export async function repairPartitionBounds(sql: Sql, log: Logger, fence: Fence = unfenced): Promise<string[]> {
+  // The bounds as Postgres prints them carry their offset, so the casts give the instants whatever
+  // the session's zone.
+  const rows = await sql<{ name: string; lower: number | null; upper: number | null }[]>`
+    select c.relname as name, (extract(epoch from b[1]::timestamptz) * 1000)::float8 as lower, (extract(epoch from b[2]::timestamptz) * 1000)::float8 as upper
+    from pg_inherits i join pg_class c on c.oid = i.inhrelid
+    left join lateral regexp_match(pg_get_expr(c.relpartbound, c.oid), ${BOUNDS_PATTERN}) as b on true
+    where i.inhparent = 'webhook_deliveries'::regclass
+    order by c.relname`;
+  const repaired: string[] = [];
+  for (const { name, lower, upper } of rows) {
+    const month = monthOfPartition(name);
+    if (!month || lower === null || upper === null) continue;
+    const from = month.toISOString();
+    const to = addMonths(month, 1).toISOString();
+    if (lower === month.getTime() && upper === addMonths(month, 1).getTime()) continue;
     await transaction(sql, async (tx) => {
+      await fence(tx);
       await tx.unsafe(`set local lock_timeout = '${DDL_LOCK_TIMEOUT}'`);
-      await tx`create table ${tx(name)} (like webhook_deliveries including defaults)`;
+      await tx.unsafe(`alter table webhook_deliveries detach partition "${name}"`);
+      await tx`
+        with strays as (
+          delete from ${tx(name)} where not (received_at >= ${from}::timestamptz and received_at < ${to}::timestamptz) returning *
+        )
+        insert into webhook_deliveries select * from strays`;
       await tx`
         with moved as (
           delete from ${tx(DEFAULT_PARTITION)} where received_at >= ${from}::timestamptz and received_at < ${to}::timestamptz returning *
         )
         insert into ${tx(name)} select * from moved`;
       await tx.unsafe(`alter table webhook_deliveries attach partition "${name}" for values from ('${from}') to ('${to}')`);
+      await fence(tx);
     });
-    created.push(name);
-    onCreated?.(name);
+    log.warn({ partition: name, was: { from: new Date(lower).toISOString(), to: new Date(upper).toISOString() }, now: { from, to } }, 'delivery partition bounds repaired to its UTC month');
+    repaired.push(name);
   }
-  return created;
+  return repaired;
 }
 
 export interface ArchivedPartition {
@@ -90,14 +161,23 @@ export async function retirePartitions(
   archiveDir: string,
   log: Logger,
   onArchived?: (archived: ArchivedPartition) => void,
+  fence: Fence = unfenced,
 ): Promise<ArchivedPartition[]> {
   for (const name of retentionMonths === undefined ? [] : await attachedPartitions(sql)) {
     const month = monthOfPartition(name);
     if (!month || !isRetired(month, now, retentionMonths)) continue;
-    await transaction(sql, async (tx) => {
-      await tx.unsafe(`set local lock_timeout = '${DDL_LOCK_TIMEOUT}'`);
-      await tx.unsafe(`alter table webhook_deliveries detach partition "${name}"`);
-    });
+    try {
+      await transaction(sql, async (tx) => {
+        await fence(tx);
+        await tx.unsafe(`set local lock_timeout = '${DDL_LOCK_TIMEOUT}'`);
+        await tx.unsafe(`alter table webhook_deliveries detach partition "${name}"`);
+        await fence(tx);
+      });
+    } catch (error) {
+      // Detached (or archived and dropped) by another run since the listing: done already.
+      if ((await attachedPartitions(sql)).includes(name)) throw error;
+      continue;
+    }
     log.info({ partition: name }, 'delivery partition past DELIVERY_RETENTION_MONTHS detached');
   }
   const detached = await sql<{ name: string }[]>`
@@ -109,8 +189,21 @@ export async function retirePartitions(
   for (const { name } of detached) {
     const month = monthOfPartition(name);
     if (!month) continue;
-    const done = await archivePartition(sql, name, month, archiveDir);
-    await sql`drop table ${sql(name)}`;
+    // Checked before the archive too, so a run that lost its lock does not write a second file of a
+    // month the holder archives.
+    await fence(sql);
+    let done: ArchivedPartition;
+    try {
+      done = await archivePartition(sql, name, month, archiveDir);
+    } catch (error) {
+      // Archived and dropped by another run meanwhile: nothing left to do.
+      if (errorCode(error) === UNDEFINED_TABLE) continue;
+      throw error;
+    }
+    await transaction(sql, async (tx) => {
+      await fence(tx);
+      await tx`drop table if exists ${tx(name)}`;
+    });
     archived.push(done);
     onArchived?.(done);
     log.info({ partition: name, rows: done.rows, file: done.file }, 'delivery partition archived and dropped');
@@ -132,6 +225,16 @@ export interface PartitionState {
 export async function partitionState(sql: Sql, now: Date): Promise<PartitionState> {
   const [row] = await sql<{ n: number }[]>`select count(*)::int as n from ${sql(DEFAULT_PARTITION)}`;
   return { ahead: monthsCoveredAhead(now, await attachedPartitions(sql)), defaultRows: row?.n ?? 0 };
+}
+
+const DUPLICATE_TABLE = '42P07';
+const UNIQUE_VIOLATION = '23505';
+const UNDEFINED_TABLE = '42P01';
+
+/** CREATE TABLE of a name another transaction created: 42P07, or 23505 on pg_type's name index when the two overlapped. */
+function isDuplicateTable(error: unknown): boolean {
+  const code = errorCode(error);
+  return code === DUPLICATE_TABLE || (code === UNIQUE_VIOLATION && (error as { constraint_name?: string }).constraint_name === 'pg_type_typname_nsp_index');
 }
 
 async function archivePartition(sql: Sql, table: string, month: Date, archiveDir: string): Promise<ArchivedPartition> {

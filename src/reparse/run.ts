@@ -1,10 +1,11 @@
-import type { Sql } from 'postgres';
+import type { Sql, TransactionSql } from 'postgres';
 import type { ProviderEnvironment } from '../config/schema.js';
 import type { Database } from '../db/database.js';
 import { writeHalving } from '../batch/halving.js';
 import { isTransientDatabaseError } from '../db/errors.js';
 import { retrying } from '../db/retry.js';
 import { finishRun, startRun } from '../jobs/runs.js';
+import { assertStillHeld, LockLostError, type SessionLock } from '../jobs/session-lock.js';
 import { runSingleton } from '../jobs/singleton.js';
 import { startProgress } from '../lifecycle/progress.js';
 import type { Logger } from '../log/logger.js';
@@ -92,7 +93,7 @@ export async function runReparse(ctx: ReparseContext, options: ReparseOptions): 
   const result = await runSingleton(
     ctx,
     { lock: 'reparse', environment: options.environment, heartbeatMs: 10_000, ...(options.dryRun ? {} : { runs: 'reparse_runs' as const }), ...(options.signal ? { signal: options.signal } : {}) },
-    async (signal) => {
+    async (signal, lock) => {
       const { sql } = ctx.database;
       const runId = options.dryRun
         ? null
@@ -101,8 +102,20 @@ export async function runReparse(ctx: ReparseContext, options: ReparseOptions): 
           });
       const totals = () => ({ examined: tally.examined, outcomes: JSON.stringify(tally.outcomes), changes: JSON.stringify(tally.changeList()) });
       try {
-        const aborted = await walk(ctx, options, tally, signal);
-        if (runId !== null) await finishRun(sql, 'reparse_runs', runId, aborted ? 'aborted' : 'complete', aborted ? String(signal.reason ?? 'aborted') : null, totals());
+        let aborted: boolean;
+        let reason: unknown = undefined;
+        try {
+          aborted = await walk(ctx, options, tally, signal, lock);
+        } catch (error) {
+          // The fence refused a batch: the lock is gone before the heartbeat noticed. Stopped as
+          // when the heartbeat notices it; the next holder goes on from the batches committed.
+          if (!(error instanceof LockLostError)) throw error;
+          ctx.log.warn({ err: error }, 'reparse stopped: its lock was lost');
+          aborted = true;
+          reason = error.message;
+        }
+        reason ??= signal.reason;
+        if (runId !== null) await finishRun(sql, 'reparse_runs', runId, aborted ? 'aborted' : 'complete', aborted ? String(reason ?? 'aborted') : null, totals());
         return summary(false, runId, aborted);
       } catch (error) {
         if (runId !== null) await finishRun(sql, 'reparse_runs', runId, 'failed', String((error as Error).message ?? error), totals()).catch(() => undefined);
@@ -114,7 +127,7 @@ export async function runReparse(ctx: ReparseContext, options: ReparseOptions): 
 }
 
 /** The batches; true when the signal stopped the walk before the end. */
-async function walk(ctx: ReparseContext, options: ReparseOptions, tally: ReparseTally, signal: AbortSignal): Promise<boolean> {
+async function walk(ctx: ReparseContext, options: ReparseOptions, tally: ReparseTally, signal: AbortSignal, lock: SessionLock): Promise<boolean> {
   const { sql } = ctx.database;
   const batchSize = options.batchSize ?? DEFAULT_BATCH;
   const filter = selection(sql, options);
@@ -141,7 +154,7 @@ async function walk(ctx: ReparseContext, options: ReparseOptions, tally: Reparse
       after = Number(rows[rows.length - 1]!.id);
       const batchStarted = performance.now();
       const batch: Rederived[] = rows.map((row) => ({ deliveryId: Number(row.id), classification: reclassify(row) }));
-      const results = await writeBatch(ctx.log, batch, (part) => (options.dryRun ? rolledBack(sql, part) : rederiveDeliveries(sql, part)));
+      const results = await writeBatch(ctx.log, batch, (part) => (options.dryRun ? rolledBack(sql, part) : fencedRederive(sql, part, lock)));
       const decided = new Map(results.map((r) => [r.deliveryId, r]));
       const batchOutcomes = new Map<ReparseOutcome, number>();
       rows.forEach((row, i) => {
@@ -210,7 +223,28 @@ async function writeBatch(log: Logger, batch: Rederived[], write: (batch: Rederi
     const [written] = await writeHalving([{ deliveryId: one.deliveryId, classification: refused }], { write: attempt, alone, passOn: isTransientDatabaseError });
     return written as Written;
   };
-  return writeHalving(batch, { write: attempt, alone, passOn: isTransientDatabaseError });
+  // A lost lock fails every half alike, and is no fault of a delivery's.
+  const passOn = (error: unknown) => error instanceof LockLostError || isTransientDatabaseError(error);
+  return writeHalving(batch, { write: attempt, alone, passOn });
+}
+
+/**
+ * A batch written only while this run holds the reparse lock (lock fencing, jobs/session-lock.ts):
+ * checked in the batch's transaction before its statements, and again after them, just before the
+ * commit. The heartbeat notices a lost lock only up to 10 s later, and the check before is not
+ * enough: a run whose lock went while its release statement waited for a row lock went on beside
+ * the next holder, and their two releases and reclaims of one event left its applied delivery
+ * marked not applied while webhook_applied_events named it (test/reparse/fencing.test.ts). Checked
+ * last, the run that lost the lock rolls back whichever of the two got the row first.
+ */
+async function fencedRederive(sql: Sql, batch: Rederived[], lock: SessionLock): Promise<RederiveResult[]> {
+  return transaction(sql, async (tx: TransactionSql) => {
+    await assertStillHeld(tx, lock);
+    // Inside a caller's transaction rederiveDeliveries joins it (ledger-rederive.ts).
+    const results = await rederiveDeliveries(tx, batch);
+    await assertStillHeld(tx, lock);
+    return results;
+  });
 }
 
 class DryRunRollback extends Error {
