@@ -23,8 +23,19 @@ import { sepaHolders } from './sepa-claims.js';
  * line by line (a LIMIT 1 per line), the planner scanned the whole reference list for each line:
  * quadratic in payouts (100,000 orders in payouts of 50: 2,020 lines x ~1,000 references, 1.8 s
  * per rule that reads credits; bench/README.md, reconcile).
+ *
+ * `carried_refs`: every known payout reference the line carries (empty when none). A CAMT batch
+ * entry whose transaction details cover only part of it stays one line, its details listed in its
+ * remittance text (statements/camt053.ts), so one line can carry several payouts' references: it
+ * proves each of them was credited, though not how much of it each got (payout-common.ts).
+ *
+ * `withDebits`: also the debit lines, with the same columns (`direction` tells them apart). A bank's
+ * reversal (storno) of a payout credit, or the merchant's return of it, is a debit carrying the
+ * payout's reference the same way a credit does; only the payout rules' sums read them
+ * (payout-common.ts creditsByReference), every other reader wants credits.
  */
-export function creditLines(sql: Sql | TransactionSql, environment: ProviderEnvironment, referencePattern: string | null = null) {
+export function creditLines(sql: Sql | TransactionSql, environment: ProviderEnvironment, referencePattern: string | null = null, withDebits = false) {
+  const directions = withDebits ? ['credit', 'debit'] : ['credit'];
   const candidates = sql`(
     select s.sepa_reference as ref, 0::bigint as pos
     union all
@@ -40,16 +51,17 @@ export function creditLines(sql: Sql | TransactionSql, environment: ProviderEnvi
       select distinct length(ref) as len, regexp_replace(ref, '[0-9]', '', 'g') as letters from payout_refs
     ),
     carried as (
-      select distinct on (s.id) s.id, c.ref
+      select s.id, (array_agg(c.ref order by c.pos))[1] as ref, array_agg(distinct c.ref::text) as refs
       from statement_lines s
       cross join lateral ${candidates} c
       join payout_refs r on r.ref = c.ref
-      where s.environment = ${environment} and s.direction = 'credit'
-      order by s.id, c.pos
+      where s.environment = ${environment} and s.direction = any(${directions}::statement_direction[])
+      group by s.id
     )
     select s.id, s.line_key, s.account_iban, s.bank_reference, s.booking_date, s.amount_cents, s.currency, s.counterparty_iban, s.counterparty_name,
-           s.sepa_reference, s.remittance,
+           s.sepa_reference, s.remittance, s.direction::text as direction,
            coalesce(m.ref, pat.ref, shaped.ref, s.sepa_reference) as payout_reference,
+           coalesce(m.refs, '{}'::text[]) as carried_refs,
            m.ref is not null as carries_payout,
            pat.ref is not null as matches_pattern
     from statement_lines s
@@ -63,7 +75,7 @@ export function creditLines(sql: Sql | TransactionSql, environment: ProviderEnvi
       where exists (select 1 from payout_shapes h where h.len = length(c.ref) and h.letters = regexp_replace(c.ref, '[0-9]', '', 'g'))
       order by c.pos limit 1
     ) shaped on true
-    where s.environment = ${environment} and s.direction = 'credit'`;
+    where s.environment = ${environment} and s.direction = any(${directions}::statement_direction[])`;
 }
 
 /**

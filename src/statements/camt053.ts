@@ -336,7 +336,32 @@ function entryLines(
   }
   // The entry's additional information stands in for a remittance the transaction lacks (its SEPA reference was read without it).
   line.remittance ??= present(additional);
+  // An FX payment: what was instructed in another currency is kept in the remittance text, as the
+  // details of a partial batch are, so the payout rules do not compare the booked amount with a
+  // payout in that other currency (reconcile/rules/payout-common.ts reads INSTRUCTED_NOTE).
+  const instructed = only ? instructedElsewhere(only, currency, entryWhere) : null;
+  if (instructed) line.remittance = `${line.remittance ? `${line.remittance}; ` : ''}${INSTRUCTED_NOTE} ${instructed.currency} ${instructed.cents}`;
   return [line];
+}
+
+/**
+ * Written before an FX transaction's instructed currency and cents in its line's remittance text
+ * ('instructed in GBP 100000'); payout-common.ts matches it as '(^|; )instructed in [A-Z]{3} '.
+ */
+export const INSTRUCTED_NOTE = 'instructed in';
+
+/**
+ * A transaction's amount in a currency other than the booked one: TxDtls/Amt (001.02 banks write
+ * the instructed amount there), AmtDtls/InstdAmt or AmtDtls/TxAmt (later versions).
+ */
+function instructedElsewhere(tx: Node, currency: string, entryWhere: string): { cents: bigint; currency: string } | null {
+  for (const amount of [tx['Amt'], at(tx, 'AmtDtls', 'InstdAmt', 'Amt'), at(tx, 'AmtDtls', 'TxAmt', 'Amt')]) {
+    let a: { cents: bigint; currency: string | null } | null;
+    // Read only for this note: an amount the import never needed does not refuse the file.
+    try { a = amountOf(amount, entryWhere); } catch { continue; }
+    if (a && a.currency !== null && a.currency !== currency) return { cents: a.cents < 0n ? -a.cents : a.cents, currency: a.currency };
+  }
+  return null;
 }
 
 /** One line, written out field by field, not spread from partial copies: a new object per line, not three. */

@@ -100,11 +100,13 @@ describe('payout_amount_mismatch and payout_cancelled_but_credited', () => {
       { ref: 'D3', date: '2026-03-03', cents: 60_000n, sepa: 'PO2026030200000022' },
       { ref: 'D4', date: '2026-03-03', cents: 30_000n, sepa: 'PO2026030200000024' },
       { ref: 'D5', date: '2026-03-03', cents: 20_000n, sepa: 'PO2026030200000025' },
+      // A customer's payment on 03-05: the statement reaches the end of the payouts' settlement window (03-05 06:00).
+      { ref: 'D9', date: '2026-03-05', cents: 1_000n, sepa: 'RF000000000009', iban: OTHER_IBAN },
     ]);
     await pass(d, at(3));
   });
 
-  it('flags a differing amount with expected and observed in cents, and not an exact one', async () => {
+  it('flags a differing amount with expected and observed in cents once the statements cover its settlement window, and not an exact one', async () => {
     expect(await findings(d, 'payout_amount_mismatch')).toEqual([
       { entity_id: short, subject: '', status: 'open', expected: '100000', observed: '99950', sepa_reference: 'PO2026030200000020' },
     ]);

@@ -2,7 +2,7 @@ import type { TransactionSql } from 'postgres';
 import { ISO_FORMAT, insertIntoFound } from '../found.js';
 import type { Rule, RuleParams } from '../types.js';
 import { creditLines } from '../../ledger/payout-credits.js';
-import { latestPayouts, payoutSettings } from './payout-common.js';
+import { payoutSettings, payoutWindows } from './payout-common.js';
 
 /**
  * payout_not_on_statement: a completed payout whose money never reached the merchant's account.
@@ -33,7 +33,11 @@ import { latestPayouts, payoutSettings } from './payout-common.js';
  *    column) covers no payout account;
  *  - no statement line in the environment is a credit carrying the payout's SEPA reference
  *    (compared upper-case), whatever its booking date or amount (a wrong amount is
- *    payout_amount_mismatch, not this).
+ *    payout_amount_mismatch, not this). A batch entry that names several payouts in its details
+ *    (payout-credits.ts carried_refs) carries each of them.
+ *
+ * The window and its coverage are computed once for the payout rules (payout-common.ts
+ * payoutWindows); payout_amount_mismatch waits for the same coverage before calling a credit short.
  *
  * Near misses, never flagged: a credit booked inside the window; a payout still inside its window
  * (not due yet); a payout whose window the statements do not cover (a gap, or the last days not yet
@@ -48,54 +52,26 @@ export const payoutNotOnStatement: Rule = {
   kind: 'payout_not_on_statement',
   entities: ['payout'],
   async collect(tx: TransactionSql, p: RuleParams): Promise<number> {
-    const { settlementDays, accountIbans, sourceIbans, referencePattern } = payoutSettings(p);
+    const { settlementDays } = payoutSettings(p);
     const result = await tx`
-      with payout_accounts as (
-        select a as account from unnest(${accountIbans as string[]}::text[]) as a
-        union
-        select distinct c.account_iban from (${creditLines(tx, p.environment, referencePattern)}) c
-        where cardinality(${accountIbans as string[]}::text[]) = 0 and c.account_iban is not null
-          and (c.carries_payout or c.matches_pattern or c.counterparty_iban = any(${sourceIbans as string[]}::text[]))
-      ),
-      periods as (
-        select account_iban as a, period_from as f, period_to as t from statement_periods
-        where environment = ${p.environment} and account_iban in (select account from payout_accounts)
-      ),
-      marked as (
-        select a, f, t,
-               case when f <= max(t) over (partition by a order by f, t rows between unbounded preceding and 1 preceding) then 0 else 1 end as starts
-        from periods
-      ),
-      numbered as (select a, f, t, sum(starts) over (partition by a order by f, t) as island from marked),
-      islands as (select a, min(f) as f, max(t) as t from numbered group by a, island),
-      due as (
-        select l.*, l.anchor + make_interval(days => ${settlementDays}) as deadline
-        from (${latestPayouts(tx, p)}) l
-        where l.status = 'complete'
-      )
       ${insertIntoFound(tx)}
       select ${p.environment}::provider_environment, 'payout_not_on_statement', 'payout', d.payout_uuid::text, '',
              null, d.sepa_instruction_id, d.amount_cents::text, null,
              format('Payout %s (SEPA reference %s, %s cents) completed at %s; no bank credit carries its reference %s days later, though the statements of the payout account(s) cover %s to %s.',
                     d.payout_uuid, coalesce(d.sepa_instruction_id, '(none)'), coalesce(d.amount_cents::text, '?'),
                     to_char(d.anchor at time zone 'UTC', ${ISO_FORMAT}), ${settlementDays}::int,
-                    to_char(i.f at time zone 'UTC', ${ISO_FORMAT}), to_char(i.t at time zone 'UTC', ${ISO_FORMAT})),
+                    to_char(d.cover_from at time zone 'UTC', ${ISO_FORMAT}), to_char(d.cover_to at time zone 'UTC', ${ISO_FORMAT})),
              jsonb_build_object('sepa_reference', d.sepa_instruction_id, 'amount_cents', d.amount_cents::text,
                                 'anchor', to_char(d.anchor at time zone 'UTC', ${ISO_FORMAT}),
                                 'deadline', to_char(d.deadline at time zone 'UTC', ${ISO_FORMAT}),
-                                'statements_cover', jsonb_build_array(to_char(i.f at time zone 'UTC', ${ISO_FORMAT}),
-                                                                      to_char(i.t at time zone 'UTC', ${ISO_FORMAT})),
-                                'settlement_days', ${settlementDays}::int, 'accounts', i.accounts),
+                                'statements_cover', jsonb_build_array(to_char(d.cover_from at time zone 'UTC', ${ISO_FORMAT}),
+                                                                      to_char(d.cover_to at time zone 'UTC', ${ISO_FORMAT})),
+                                'settlement_days', ${settlementDays}::int, 'accounts', d.accounts),
              md5(coalesce(d.sepa_instruction_id, '') || '|' || coalesce(d.amount_cents::text, ''))
-      from due d
-      cross join lateral (
-        select max(c.f) as f, min(c.t) as t, jsonb_agg(c.a order by c.a) as accounts, count(*) as n
-        from islands c where c.f <= d.anchor and c.t >= d.deadline
-      ) i
-      where d.deadline <= ${p.now.toISOString()}::timestamptz
-        and i.n > 0 and i.n = (select count(*) from payout_accounts)
+      from (${payoutWindows(tx, p)}) d
+      where d.deadline <= ${p.now.toISOString()}::timestamptz and d.covered
         and not exists (
-          select 1 from (${creditLines(tx, p.environment)}) s where s.payout_reference = d.sepa_key)`;
+          select 1 from (${creditLines(tx, p.environment)}) s where s.payout_reference = d.sepa_key or d.sepa_key = any(s.carried_refs))`;
     return result.count;
   },
 };
