@@ -23,7 +23,7 @@ const PAGE = 500;
 // query: the filters the shown rows were loaded with, which Load more continues (the form may
 // have been edited since without being applied); loads: counts lists, so a Load more answered
 // after the filters were applied again adds nothing to the new list.
-const state = { rows: [], next: null, query: null, loads: 0, sort: 'id', dir: 1 };
+const state = { rows: [], next: null, query: null, loads: 0, moreInFlight: false, sort: 'id', dir: 1 };
 
 /** The filter form as API query parameters (the same the CLI takes). */
 function filterQuery() {
@@ -79,15 +79,22 @@ export async function loadDiscrepancies() {
 }
 
 async function loadMore() {
-  if (!state.next || !state.query) return;
+  // One page at a time: a second click while the first is answered would append the same page twice.
+  if (!state.next || !state.query || state.moreInFlight) return;
   const q = new URLSearchParams(state.query);
-  q.set('cursor', state.next);
+  const cursor = state.next;
+  q.set('cursor', cursor);
   const load = state.loads;
-  const page = await getPage(`/api/discrepancies?${q}`);
-  if (load !== state.loads) return;
-  state.rows.push(...page.rows);
-  state.next = page.next;
-  render();
+  state.moreInFlight = true;
+  try {
+    const page = await getPage(`/api/discrepancies?${q}`);
+    if (load !== state.loads || cursor !== state.next) return;
+    state.rows.push(...page.rows);
+    state.next = page.next;
+    render();
+  } finally {
+    state.moreInFlight = false;
+  }
 }
 
 function evidenceSection(title, content) {

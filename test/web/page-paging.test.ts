@@ -75,6 +75,27 @@ describe.skipIf(!existsSync(CHROMIUM))('the discrepancies view in Chromium: pagi
     expect(await page.innerText('#disc-count')).toBe(`${PER_KIND} discrepancies shown.`);
   });
 
+  it('Load more clicked twice while its page is on the way adds that page once', async () => {
+    await page.selectOption('#f-kind', '');
+    await page.click('#filters button[type="submit"]');
+    await waitFor('the first page of all kinds', async () => ((await page.locator('#disc tbody tr').count()) === 500
+      && (await kindsShown()).size === 2 ? true : undefined), 15_000);
+    // A slow network: the next page's answer takes half a second.
+    await page.route(/\/api\/discrepancies\?.*cursor=/, async (route) => {
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      await route.continue();
+    });
+    await page.click('#disc-more');
+    await page.click('#disc-more');
+    await waitFor('the second page', async () => ((await page.locator('#disc tbody tr').count()) >= 1000 ? true : undefined), 15_000);
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    await page.unroute(/\/api\/discrepancies\?.*cursor=/);
+    const ids = await page.locator('#disc tbody tr td:first-child').allInnerTexts();
+    expect(ids).toHaveLength(1000);
+    expect(new Set(ids).size).toBe(1000);
+    expect(await page.innerText('#disc-count')).toBe('1000 discrepancies shown, more to load.');
+  });
+
   it('a token refused while a finding\'s evidence is open closes the dialog and shows the sign-in form', async () => {
     await page.locator('#disc tbody tr button.open').first().click();
     await page.waitForSelector('dialog#evidence[open]');
