@@ -71,6 +71,12 @@ export async function main(argv: string[]): Promise<number> {
   try {
     return await command.run(rest);
   } catch (error) {
+    // After a flag, a command that parses its options by hand calls a help flag unknown
+    // (`statement import --accept-unbalanced --help`): it is in option position, so it asks for help.
+    if (error instanceof UsageError && /unknown option '(-h|--help)'/i.test(error.message)) {
+      process.stdout.write(`${command.help}\n`);
+      return 0;
+    }
     if (error instanceof ConfigError || error instanceof UsageError) {
       process.stderr.write(`bnpl-recon ${name}: ${error.message}\n`);
       return 2;

@@ -33,4 +33,8 @@ describe('help flags in option position only', () => {
     const result = await runCli(['sim', '--no-wait', '--help'], cleanEnv({ LOG_LEVEL: 'silent' }));
     expect({ code: result.code, stdout: result.stdout, stderr: result.stderr }).toEqual({ code: 0, stdout: expect.stringMatching(/^Usage: bnpl-recon sim/), stderr: '' });
   });
+  it('statement import --accept-unbalanced --help prints the help (a hand-parsed command, the flag takes no value)', { timeout: 60_000 }, async () => {
+    const result = await runCli(['statement', 'import', '--accept-unbalanced', '--help'], cleanEnv({ LOG_LEVEL: 'silent' }));
+    expect({ code: result.code, usage: result.stdout.split('\n')[0]!.slice(0, 40), stderr: result.stderr }).toEqual({ code: 0, usage: 'Usage: bnpl-recon statement import [--pr', stderr: '' });
+  });
 });
