@@ -44,6 +44,12 @@ export const bankStatements = pgTable(
     balancesUnchecked: integer('balances_unchecked'),
     statementsUnbalanced: integer('statements_unbalanced'),
     /**
+     * The statement_unbalanced findings that stand for its unbalanced statements, in file order: its
+     * own, or an earlier file's when it is the same statement sent again in other bytes
+     * (src/statements/import.ts recordUnbalanced); null for files imported before migration 0026.
+     */
+    unbalancedFindingIds: bigint('unbalanced_finding_ids', { mode: 'number' }).array(),
+    /**
      * The form of the keys its lines and entries were stored with (src/statements/line-key.ts
      * KEY_FORMAT); null: the older form, a sha256 of each key's parts (files imported before
      * migration 0021, or by a release before it during a rolling update).

@@ -391,6 +391,7 @@ async function importSections(
           line_count = ${linesRead}, statement_count = ${sections.length},
           lines_new = ${counts.new}, lines_known = ${counts.known}, lines_overlap = ${counts.overlap},
           balances_unchecked = ${balancesUnchecked}, statements_unbalanced = ${unbalancedFindings.length},
+          unbalanced_finding_ids = ${unbalancedFindings}::bigint[],
           -- when the file's lines were all written, not when its transaction began: an import may take
           -- longer than the margin a reconcile pass allows for commits after its start (invoice-scope.ts)
           imported_at = clock_timestamp()
@@ -435,18 +436,24 @@ async function storeSection(
 
 async function alreadyImported(tx: TransactionSql, environment: ProviderEnvironment, sha256: string) {
   const [row] = await tx<
-    { id: string; format: StatementFormat; line_count: number; statement_count: number | null; balances_unchecked: number | null; statements_unbalanced: number | null }[]
+    {
+      id: string; format: StatementFormat; line_count: number; statement_count: number | null; balances_unchecked: number | null;
+      statements_unbalanced: number | null; unbalanced_finding_ids: string[] | null;
+    }[]
   >`
-    select id, format, line_count, statement_count, balances_unchecked, statements_unbalanced
+    select id, format, line_count, statement_count, balances_unchecked, statements_unbalanced, unbalanced_finding_ids::text[]
     from bank_statements where environment = ${environment} and file_sha256 = ${sha256}`;
   if (!row) return null;
-  // The findings its first import opened, so the result line names them again.
-  const findings = row.statements_unbalanced
-    ? await tx<{ id: string }[]>`
-        select id::text from discrepancies
-        where environment = ${environment} and kind = 'statement_unbalanced' and entity_type = 'statement' and entity_id = ${row.id}
-        order by subject::int, id`
-    : [];
+  // The findings its first import opened or reused, so the result line names them again; a file
+  // imported before migration 0026 recorded none, and its own findings name it as their entity.
+  const findings = row.unbalanced_finding_ids
+    ? row.unbalanced_finding_ids.map((id) => ({ id }))
+    : row.statements_unbalanced
+      ? await tx<{ id: string }[]>`
+          select id::text from discrepancies
+          where environment = ${environment} and kind = 'statement_unbalanced' and entity_type = 'statement' and entity_id = ${row.id}
+          order by subject::int, id`
+      : [];
   return {
     format: row.format, statementId: Number(row.id), alreadyImported: true, statements: row.statement_count, linesRead: row.line_count,
     linesNew: 0, linesKnown: row.line_count, linesOverlap: 0, balancesUnchecked: row.balances_unchecked, statementsUnbalanced: row.statements_unbalanced,

@@ -88,6 +88,9 @@ describe('balances on import', () => {
     const resent = await importStatement(db, 'sandbox', Buffer.concat([unbalanced('8'), Buffer.from('\r\n')]), 'unbalanced-8-again.sta', { acceptUnbalanced: true });
     expect(resent).toMatchObject({ alreadyImported: false, linesNew: 0, statementsUnbalanced: 1, unbalancedFindings: r.unbalancedFindings });
     expect(await db.sql`select id::int, status::text from discrepancies where kind = 'statement_unbalanced'`).toEqual([{ id: r.unbalancedFindings[0], status: 'acknowledged' }]);
+    // That file's very bytes again: already imported, and its line names the finding it reused.
+    const resentAgain = await importStatement(db, 'sandbox', Buffer.concat([unbalanced('8'), Buffer.from('\r\n')]), 'unbalanced-8-again.sta', { acceptUnbalanced: true });
+    expect(resentAgain).toMatchObject({ alreadyImported: true, statementsUnbalanced: 1, unbalancedFindings: r.unbalancedFindings });
   });
 
   it('statement import --accept-unbalanced prints the statements not checked and stored unbalanced on the result line', async () => {
