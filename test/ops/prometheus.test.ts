@@ -72,18 +72,24 @@ describe('alert rules', () => {
     expect(result.output).toMatch(/alertname: BnplReconPartitionMaintenanceStale/);
   });
 
-  it.skipIf(!has('promtool'))('BnplReconLedgerUnavailable: the cases fail the old 5m-window rule, which paged for a failover of seconds', () => {
-    // A burst of 503s between two scrapes keeps rate(...[5m]) above 0 for 4.5 m, past `for: 2m`;
-    // alerts.test.yml holds failovers of a few seconds (30 s and 1 m scrapes) that must not page,
-    // and an outage of minutes that must.
-    const fiveMinutes = rulesText.replace(
-      'rate(bnpl_recon_webhook_deliveries_total{outcome=~"ledger_unavailable|ack_deadline"}[2m])',
-      'rate(bnpl_recon_webhook_deliveries_total{outcome=~"ledger_unavailable|ack_deadline"}[5m])',
-    );
-    expect(fiveMinutes).not.toBe(rulesText);
-    const result = promtoolTest(fiveMinutes);
-    expect(result.status).not.toBe(0);
-    expect(result.output).toMatch(/name: a failover of a few seconds, scraped every 30 s,\s+alertname: BnplReconLedgerUnavailable/);
+  it.skipIf(!has('promtool'))('BnplReconLedgerUnavailable: the cases fail the rules that paged for a failover of seconds', () => {
+    // A burst of 503s keeps rate(...[w]) above 0 for w plus the span of the samples that saw it:
+    // [5m] with `for: 2m` paged a failover scraped every 30 s; [2m] with `for: 2m` one scraped every
+    // 5 s (three samples). alerts.test.yml holds those failovers, which must not page, and an
+    // outage of minutes, which must.
+    const rule = (text: string, window: string, hold: string) => {
+      const at = text.indexOf('- alert: BnplReconLedgerUnavailable');
+      const end = text.indexOf('- alert:', at + 1);
+      const body = text.slice(at, end === -1 ? undefined : end).replace('[2m])) > 0', `[${window}])) > 0`).replace(/\n( +)for: \d+m\n/, (_line, indent: string) => `\n${indent}for: ${hold}\n`);
+      return text.slice(0, at) + body + (end === -1 ? '' : text.slice(end));
+    };
+    for (const [window, hold, failing] of [['5m', '2m', 'a failover of a few seconds, scraped every 30 s'], ['2m', '2m', 'a failover of 5.7 s, scraped every 5 s']] as const) {
+      const old = rule(rulesText, window, hold);
+      expect(old).not.toBe(rulesText);
+      const result = promtoolTest(old);
+      expect(result.status, `[${window}] for ${hold}`).not.toBe(0);
+      expect(result.output).toMatch(new RegExp(`name: ${failing},\\s+alertname: BnplReconLedgerUnavailable`));
+    }
   });
 
   it('every alert name the docs and the runbook mention is an alert of alerts.yml', () => {
