@@ -106,4 +106,27 @@ describe('systemd install into a temporary root', () => {
     });
     expect(run.status, run.stdout + run.stderr).toBe(0);
   }, 180_000);
+
+  it('reads /etc/bnpl-recon/env as systemd\'s EnvironmentFile= does: a `#` inside a value stays, quotes come off', () => {
+    // node --env-file would cut PROVIDER_API_KEY=ab#cd at the `#`, and the CLI would send another
+    // key than the service's.
+    const root = mkdtempSync(path.join(tmpdir(), 'systemd-cli-env-'));
+    cleanups.push(() => rmSync(root, { recursive: true, force: true }));
+    const install = spawnSync('sh', ['ops/systemd/install.sh', root], { cwd: REPO_ROOT, encoding: 'utf8' });
+    expect(install.status, install.stderr).toBe(0);
+    mkdirSync(path.join(root, 'opt/bnpl-recon/node/bin'), { recursive: true });
+    symlinkSync(process.execPath, path.join(root, 'opt/bnpl-recon/node/bin/node'));
+    // The launcher replaced by one that prints the settings it was given.
+    writeFileSync(path.join(root, 'opt/bnpl-recon/bin/bnpl-recon.js'),
+      'process.stdout.write(JSON.stringify({ key: process.env.PROVIDER_API_KEY, token: process.env.OPERATOR_TOKEN, quoted: process.env.OPERATOR_TOKENS, dir: process.env.RECON_DATA_DIR, comment: process.env.COMMENTED ?? null }));\n');
+    writeFileSync(path.join(root, 'etc/bnpl-recon/env'),
+      '# settings\nPROVIDER_API_KEY=ab#cd\n  OPERATOR_TOKEN=t0k#en  \nOPERATOR_TOKENS="ada:x y"\n;COMMENTED=1\n#COMMENTED=2\n');
+    const rooted = path.join(root, 'bnpl-recon-rooted');
+    writeFileSync(rooted, readFileSync(path.join(root, 'usr/local/bin/bnpl-recon'), 'utf8')
+      .replaceAll('/opt/bnpl-recon', `${root}/opt/bnpl-recon`).replaceAll('/etc/bnpl-recon', `${root}/etc/bnpl-recon`));
+    chmodSync(rooted, 0o755);
+    const run = spawnSync(rooted, ['--version'], { cwd: tmpdir(), encoding: 'utf8', env: { PATH: '/usr/bin:/bin' }, timeout: 30_000 });
+    expect(run.status, run.stderr).toBe(0);
+    expect(JSON.parse(run.stdout)).toEqual({ key: 'ab#cd', token: 't0k#en', quoted: 'ada:x y', dir: '/var/lib/bnpl-recon', comment: null });
+  });
 });
