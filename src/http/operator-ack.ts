@@ -3,11 +3,14 @@ import type { Database } from '../db/database.js';
 import type { Logger } from '../log/logger.js';
 import { acknowledgeDiscrepancy } from '../reconcile/ack.js';
 import { readBody, BodyTooLargeError } from './read-body.js';
-import type { Guarded, Operator } from './operator-request.js';
+import { RequestRefused, type Guard, type Operator } from './operator-request.js';
+import { UsageError } from '../config/usage-error.js';
 import { sendJson, type Route } from './server.js';
 import { isStorableText, UNSTORABLE_TEXT } from '../db/text.js';
 
 const MAX_NOTE = 4000;
+/** The body: a 4,000-character note and a name, JSON-escaped, fit with room to spare. */
+const MAX_BODY_BYTES = 64 * 1024;
 const MAX_ACTOR = 64;
 // Control and invisible formatting characters (bidi overrides, zero-width) and markup: a name
 // that renders differently from what is stored, or that a careless viewer would interpret.
@@ -42,7 +45,7 @@ export function parseAckBody(parsed: { note?: unknown; actor?: unknown }): { not
   return { note, actor };
 }
 
-export function ackRoutes(deps: { config: Config; database: Database; log: Logger; guarded: (h: Guarded) => Route['handler'] }): Route[] {
+export function ackRoutes(deps: { config: Config; database: Database; log: Logger; guarded: Guard }): Route[] {
   const { config, database, log, guarded } = deps;
   return [
     {
@@ -51,17 +54,19 @@ export function ackRoutes(deps: { config: Config; database: Database; log: Logge
       handler: guarded(async (req, res, url, who) => {
         const idText = url.pathname.split('/')[3] ?? '';
         const id = /^[0-9]{1,15}$/.test(idText) ? Number(idText) : NaN;
+        // Refusals are thrown: guarded answers them and writes the log line naming the reason.
         let parsed: { note?: unknown; actor?: unknown };
         try {
-          parsed = JSON.parse((await readBody(req, 64 * 1024)).toString('utf8')) as typeof parsed;
+          parsed = JSON.parse((await readBody(req, MAX_BODY_BYTES)).toString('utf8')) as typeof parsed;
         } catch (error) {
-          return sendJson(res, error instanceof BodyTooLargeError ? 413 : 400, { error: 'body must be JSON: {"note": "..."}' });
+          if (error instanceof BodyTooLargeError) throw new RequestRefused(413, `body is larger than ${MAX_BODY_BYTES} bytes (64 KiB): a note is at most 4,000 characters`);
+          throw new UsageError('body must be JSON: {"note": "..."}');
         }
         const body = parseAckBody(parsed);
-        if ('error' in body) return sendJson(res, 400, { error: body.error });
+        if ('error' in body) throw new UsageError(body.error);
         const result = await acknowledgeDiscrepancy(database, id, body.note, ackActor(who, body.actor), config.PROVIDER_ENV);
-        if (result.outcome === 'not_found') return sendJson(res, 404, { error: `no discrepancy ${idText} in ${config.PROVIDER_ENV}` });
-        if (result.outcome === 'resolved') return sendJson(res, 409, { error: `discrepancy ${id} is already resolved` });
+        if (result.outcome === 'not_found') throw new RequestRefused(404, `no discrepancy ${idText} in ${config.PROVIDER_ENV}`);
+        if (result.outcome === 'resolved') throw new RequestRefused(409, `discrepancy ${id} is already resolved`);
         log.info({ id, actor: result.discrepancy.acknowledgedBy }, 'discrepancy acknowledged');
         sendJson(res, 200, result.discrepancy);
       }),

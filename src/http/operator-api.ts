@@ -15,7 +15,7 @@ import { ackRoutes } from './operator-ack.js';
 import { uploadRoutes } from './operator-upload.js';
 import { detailRoutes } from './operator-detail.js';
 import {
-  XLSX_TYPE, answerBadRequest, authorise, booleanParam, csvOptions, environmentOf, negotiateFormat, operatorMatcher, pageOf, type Guarded,
+  LEDGER_DEADLINE_MS, XLSX_TYPE, answerBadRequest, authorise, booleanParam, csvOptions, environmentOf, negotiateFormat, operatorMatcher, pageOf, type Guard,
 } from './operator-request.js';
 import { UsageError } from '../config/usage-error.js';
 import { overviewRoutes } from './operator-overview.js';
@@ -38,7 +38,7 @@ const KEY_PATTERNS: Record<string, RegExp> = {
  * page (?limit, ?cursor) whose next cursor is in the `Next-Cursor` and `Link` headers (the body stays
  * the report: a JSON array, or CSV with its header), so paging adds nothing a client must parse.
  */
-async function answerReport(req: IncomingMessage, res: ServerResponse, url: URL, source: ReportSource, name: string): Promise<void> {
+async function answerReport(req: IncomingMessage, res: ServerResponse, url: URL, source: ReportSource, name: string, stall: StallOptions): Promise<void> {
   const format = negotiateFormat(url, req);
   const csv = csvOptions(url);
   const page = pageOf(url);
@@ -50,6 +50,7 @@ async function answerReport(req: IncomingMessage, res: ServerResponse, url: URL,
     const rows = paged ? paged.rows : await fetchAll(source, after, XLSX_MAX_ROWS);
     if (!rows) return sendJson(res, 413, { error: `more than ${XLSX_MAX_ROWS} rows: narrow the filter, page with limit, or ask for CSV` });
     const body = await renderXlsx(source.shape, rows, name);
+    if (res.headersSent) return; // answered 503 past the ledger deadline (guarded)
     res.writeHead(200, { 'content-type': XLSX_TYPE, 'content-length': body.length, ...disposition('xlsx'), ...nextPageHeaders(url, paged?.next) });
     res.end(body);
     return;
@@ -60,15 +61,38 @@ async function answerReport(req: IncomingMessage, res: ServerResponse, url: URL,
     // fails later throws out of streamReport, and the router then cuts the connection without the
     // closing chunk (sendJson in server.ts), so no client takes the part it got for the report.
     const batches = await openBatches(source, after);
+    if (res.headersSent) {
+      // Answered 503 past the ledger deadline (guarded) while the first rows were on their way:
+      // close the cursor, whose connection would otherwise stay taken.
+      await batches.return?.();
+      return;
+    }
     res.writeHead(200, headers);
-    await streamReport(batches, source.shape, format, res, csv);
+    await streamReport(batches, source.shape, format, res, csv, { stallMs: stall.ms, onStall: () => stall.onStall(res) });
     res.end();
     return;
   }
   const { rows, next } = await fetchPage(source, after, page.limit);
+  if (res.headersSent) return; // answered 503 past the ledger deadline (guarded)
   res.writeHead(200, { ...headers, ...nextPageHeaders(url, next) });
   if (format === 'csv') res.end(csvHeader(source.shape, csv) + renderBatch('csv', source.shape, rows, true, csv));
   else res.end(rows.length === 0 ? '[]\n' : `[${renderBatch('json', source.shape, rows, true)}\n]\n`);
+}
+
+/**
+ * A streamed report holds a pool connection (its cursor) until its last row is written, and the
+ * pool is the one the webhook receiver commits through: a client that stops reading (a laptop put
+ * to sleep, a script that never reads the body, a zero TCP window) must not hold it for ever, or
+ * DB_POOL_MAX of them leave every /api request and every delivery waiting. A download whose socket
+ * took no byte for this long is cut off (test/http/stalled-download.test.ts). 30 s: a client that is
+ * reading, however slowly, takes some bytes every few seconds (the kernel's buffers are large);
+ * one that took none for half a minute is not reading, and asks again when it wakes up.
+ */
+export const REPORT_STALL_MS = 30_000;
+
+interface StallOptions {
+  ms: number;
+  onStall(res: ServerResponse): void;
 }
 
 /** The `Next-Cursor` and `Link` headers of a page that has a next one; none for the last page. */
@@ -77,6 +101,23 @@ function nextPageHeaders(url: URL, next: string | undefined): Record<string, str
   const nextUrl = new URL(url.pathname + url.search, 'http://localhost');
   nextUrl.searchParams.set('cursor', next);
   return { 'next-cursor': next, link: `<${nextUrl.pathname}${nextUrl.search}>; rel="next"` };
+}
+
+/**
+ * Settles true when `work` is done, false when `ms` passed first and the answer has not begun (past
+ * that point the deadline no longer applies: a streamed report takes as long as it takes). A failure
+ * of `work` before the deadline is thrown; after it, it is dropped, the request being answered.
+ */
+function beforeDeadline(work: Promise<void>, res: ServerResponse, ms: number): Promise<boolean> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      if (!res.headersSent) resolve(false);
+    }, ms);
+    work.then(
+      () => (clearTimeout(timer), resolve(true)),
+      (error: unknown) => (clearTimeout(timer), reject(error)),
+    );
+  });
 }
 
 /** The first query parameter holding a NUL (Postgres text cannot), for a 400 naming it instead of a 500. */
@@ -92,14 +133,17 @@ export function operatorRoutes(deps: {
   metrics?: OperatorMetrics;
   /** aborted when the daemon stops: an upload's statement import is stopped then */
   signal?: AbortSignal;
+  /** REPORT_STALL_MS unless set (tests) */
+  reportStallMs?: number;
 }): Route[] {
   const { config, database, log } = deps;
+  const deadlineMs = LEDGER_DEADLINE_MS;
   const tokens = operatorMatcher(config);
   const guard = signInGuard({ trustedProxies: addressMatcher(config.TRUSTED_PROXIES), log, metrics: deps.metrics ?? privateOperatorMetrics() });
   // Each refused request is logged: only a holder of a token gets this far, so no flood to limit.
   const refusedRequest = (fields: Record<string, unknown>) => log.warn(fields, 'operator request refused');
-  /** Authorised, with 400/403 for bad filters. */
-  const guarded = (handler: Guarded): Route['handler'] => async (req, res, url) => {
+  /** Authorised, with 400/403 for bad filters, and 503 for a ledger that does not answer in time. */
+  const guarded: Guard = (handler, options = {}) => async (req, res, url) => {
     const who = authorise(req, res, tokens, guard);
     if (!who) return;
     const nul = nulParameter(url);
@@ -107,10 +151,26 @@ export function operatorRoutes(deps: {
       if (nul !== undefined) throw new UsageError(`parameter ${nul} must not contain a NUL character`);
       // Every operator route serves this daemon's environment alone, whatever else it reads.
       environmentOf(url, config);
-      await handler(req, res, url, who);
+      const work = handler(req, res, url, who);
+      if (options.deadline === false) return await work;
+      if (!(await beforeDeadline(work, res, deadlineMs))) {
+        log.error({ operator: who.name, method: req.method, path: url.pathname, deadlineMs },
+          `operator request answered 503: the ledger did not answer within ${deadlineMs / 1000} s`);
+        // Closed after the answer: the handler still waits on the ledger, and must not answer on a
+        // connection the client goes on using (answerReport checks headersSent before its own).
+        sendJson(res, 503, { error: 'database unavailable; retry' }, true);
+      }
     } catch (error) {
       answerBadRequest(res, error, (status, message) => refusedRequest({ operator: who.name, method: req.method, path: url.pathname, status, err: message }));
     }
+  };
+  const stall: StallOptions = {
+    ms: deps.reportStallMs ?? REPORT_STALL_MS,
+    onStall(res) {
+      const req = res.req;
+      log.warn({ method: req.method, path: req.url?.split('?')[0], stalledMs: this.ms },
+        `report download cut off: the client took no byte for ${this.ms / 1000} s (its ledger connection is released)`);
+    },
   };
   return [
     {
@@ -124,7 +184,7 @@ export function operatorRoutes(deps: {
           since: url.searchParams.get('since') ?? undefined,
           search: url.searchParams.get('q') ?? url.searchParams.get('search') ?? undefined,
         });
-        await answerReport(req, res, url, discrepancySource(database, { ...filters, environment }), `discrepancies-${environment}`);
+        await answerReport(req, res, url, discrepancySource(database, { ...filters, environment }), `discrepancies-${environment}`, stall);
       }),
     },
     {
@@ -132,7 +192,7 @@ export function operatorRoutes(deps: {
       path: '/api/orders',
       handler: guarded(async (req, res, url) => {
         const environment = environmentOf(url, config);
-        await answerReport(req, res, url, ordersSource(database, { environment }), `orders-${environment}`);
+        await answerReport(req, res, url, ordersSource(database, { environment }), `orders-${environment}`, stall);
       }),
     },
     {
@@ -140,7 +200,7 @@ export function operatorRoutes(deps: {
       path: '/api/payouts',
       handler: guarded(async (req, res, url) => {
         const environment = environmentOf(url, config);
-        await answerReport(req, res, url, payoutsSource(database, { environment }), `payouts-${environment}`);
+        await answerReport(req, res, url, payoutsSource(database, { environment }), `payouts-${environment}`, stall);
       }),
     },
     {
@@ -151,7 +211,7 @@ export function operatorRoutes(deps: {
         const environment = environmentOf(url, config);
         const ageing = booleanParam('ageing', url.searchParams.get('ageing'));
         const source = ageing ? ageingSource(database, { environment }) : invoicesSource(database, { environment });
-        await answerReport(req, res, url, source, `${ageing ? 'invoice-ageing' : 'invoices'}-${environment}`);
+        await answerReport(req, res, url, source, `${ageing ? 'invoice-ageing' : 'invoices'}-${environment}`, stall);
       }),
     },
     {
@@ -161,7 +221,7 @@ export function operatorRoutes(deps: {
       handler: guarded(async (req, res, url) => {
         const environment = environmentOf(url, config);
         const status = parseDeliveryStatus(url.searchParams.get('status') ?? undefined);
-        await answerReport(req, res, url, deliveriesSource(database, { environment, status }), `deliveries-${environment}`);
+        await answerReport(req, res, url, deliveriesSource(database, { environment, status }), `deliveries-${environment}`, stall);
       }),
     },
     ...ackRoutes({ config, database, log, guarded }),

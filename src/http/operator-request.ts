@@ -6,6 +6,25 @@ import { tokenMatcher, type TokenMatcher } from '../config/operator-tokens.js';
 import type { SignInGuard } from './sign-in.js';
 import { sendJson } from './server.js';
 
+/**
+ * How long an operator request may wait for the ledger before its answer begins; past it the answer
+ * is 503, as for a ledger that refuses. A primary that stops answering without closing its
+ * connections (host gone, network partition: no RST) fails no query, so without a deadline every
+ * /api request hung with no answer at all (test/http/report-outage.test.ts). 15 s: the slowest
+ * legitimate answer, an XLSX of 100,000 rows, is read and built in a few seconds, and a person or a
+ * proxy in front (nginx waits 60 s) gets the 503 well before giving up on its own.
+ */
+export const LEDGER_DEADLINE_MS = 15_000;
+
+/** Options of one guarded route. */
+export interface GuardOptions {
+  /** false: no ledger deadline (an upload, whose import has its own bounds). */
+  deadline?: boolean;
+}
+
+/** Wraps a handler: authorised, refusals answered and logged, the ledger deadline applied. */
+export type Guard = (handler: Guarded, options?: GuardOptions) => (req: IncomingMessage, res: ServerResponse, url: URL) => Promise<void>;
+
 /** A handler that runs only for an authorised operator, who is named. */
 export type Guarded = (req: IncomingMessage, res: ServerResponse, url: URL, who: Operator) => Promise<void>;
 
@@ -22,8 +41,8 @@ export function operatorMatcher(config: Config): TokenMatcher {
 /**
  * Bearer token (OPERATOR_TOKEN or one of OPERATOR_TOKENS). With none configured the operator
  * endpoints are refused outright (403): reports hold business data. Every refusal is counted and
- * logged (rate-limited), and an address that sent too many wrong tokens is refused (429) for the
- * rest of its window (sign-in.ts). Answers the refusal itself and returns undefined, or returns
+ * logged (rate-limited), and an address that sent too many wrong tokens within a minute is refused
+ * (429) until the first of them is a minute old (sign-in.ts). Answers the refusal itself and returns undefined, or returns
  * who is calling.
  */
 export function authorise(req: IncomingMessage, res: ServerResponse, tokens: TokenMatcher, guard: SignInGuard): Operator | undefined {
@@ -115,8 +134,20 @@ export class ForbiddenEnvironment extends Error {
 }
 
 /**
- * Turns validation errors into 400 / 403 answers, told to `refused` for a log line; anything else
- * goes on to the router's 500.
+ * A request refused with a status of its own (413 a body over its limit, 404, 409, 415): thrown by
+ * a handler so that the refusal is answered and logged as every other one is (answerBadRequest).
+ * `unread`: the body was not read; the rest is dropped and the connection closed after the answer.
+ */
+export class RequestRefused extends Error {
+  override readonly name = 'RequestRefused';
+  constructor(readonly status: number, message: string, readonly unread = false) {
+    super(message);
+  }
+}
+
+/**
+ * Turns validation errors into 400 / 403 answers (and RequestRefused into its own status), told to
+ * `refused` for a log line; anything else goes on to the router's 500.
  */
 export function answerBadRequest(res: ServerResponse, error: unknown, refused?: (status: number, message: string) => void): void {
   if (error instanceof UsageError) {
@@ -128,6 +159,11 @@ export function answerBadRequest(res: ServerResponse, error: unknown, refused?: 
   if (error instanceof ForbiddenEnvironment) {
     refused?.(403, error.message);
     return sendJson(res, 403, { error: error.message });
+  }
+  if (error instanceof RequestRefused) {
+    refused?.(error.status, error.message);
+    if (error.unread) res.req.resume();
+    return sendJson(res, error.status, { error: error.message }, error.unread);
   }
   throw error;
 }

@@ -12,8 +12,8 @@ import { importStatementAsDaemon } from '../statements/daemon-import.js';
 import { describeStatementImport, type ImportResult } from '../statements/import.js';
 import { ImportCrashedError, ImportStoppedError } from '../statements/isolated-import.js';
 import { StatementFormatError } from '../statements/types.js';
-import { BodyTooLargeError, saveBody } from './read-body.js';
-import { environmentOf, type Guarded, type Operator } from './operator-request.js';
+import { BodyNotSavedError, BodyTooLargeError, saveBody } from './read-body.js';
+import { environmentOf, type Guard, type Operator } from './operator-request.js';
 import { sendJson, type Route } from './server.js';
 
 /**
@@ -110,7 +110,7 @@ export function uploadRoutes(deps: {
   config: Config;
   database: Database;
   log: Logger;
-  guarded: (h: Guarded) => Route['handler'];
+  guarded: Guard;
   signal?: AbortSignal | undefined;
 }): Route[] {
   const { config, database, guarded } = deps;
@@ -166,23 +166,36 @@ export function uploadRoutes(deps: {
     },
   };
 
+  // No ledger deadline (guarded's): receiving the file takes up to SERVER_REQUEST_TIMEOUT_MS and
+  // its import up to STATEMENT_IMPORT_TIMEOUT_SECONDS.
   const handle = (kind: UploadKind) => guarded(async (req, res, url, who) => {
     environmentOf(url, config);
+    const name = uploadName(url.searchParams.get('name'));
     const type = String(req.headers['content-type'] ?? '').toLowerCase();
     if (/^\s*(multipart\/form-data|application\/x-www-form-urlencoded)/.test(type)) {
-      return refuseUnread(req, res, 415, `send the ${kind.what} file's own bytes as the body, not a form`);
+      const reason = `send the ${kind.what} file's own bytes as the body, not a form`;
+      refused(who, kind, name, reason);
+      return refuseUnread(req, res, 415, reason);
     }
     if (inFlight >= MAX_UPLOADS_AT_ONCE) {
+      const reason = `${MAX_UPLOADS_AT_ONCE} uploads are in progress: retry in a few seconds`;
+      refused(who, kind, name, reason);
       res.setHeader('retry-after', '5');
-      return refuseUnread(req, res, 503, `${MAX_UPLOADS_AT_ONCE} uploads are in progress: retry in a few seconds`);
+      return refuseUnread(req, res, 503, reason);
     }
     inFlight += 1;
-    const name = uploadName(url.searchParams.get('name'));
     let dir: string | undefined;
     let answer: Answer;
     try {
-      dir = await mkdtemp(path.join(tmpdir(), 'bnpl-recon-upload-'));
+      try {
+        dir = await mkdtemp(path.join(tmpdir(), 'bnpl-recon-upload-'));
+      } catch (error) {
+        throw new BodyNotSavedError(path.join(tmpdir(), 'bnpl-recon-upload-*'), error as Error);
+      }
       answer = await receiveAndImport(req, kind, path.join(dir, name), name, who);
+    } catch (error) {
+      if (!(error instanceof BodyNotSavedError)) throw error;
+      answer = diskFailure(who, kind, name, error);
     } finally {
       inFlight -= 1;
       // Before the answer: an upload answered has left nothing behind.
@@ -191,14 +204,16 @@ export function uploadRoutes(deps: {
     if (answer === 'gone') return void res.destroy();
     if (answer.unread) return refuseUnread(req, res, answer.status, String(answer.body.error));
     sendJson(res, answer.status, answer.body);
-  });
+  }, { deadline: false });
 
   /** The body into `file`, then its import: the answer, or 'gone' when the client left mid-body. */
   async function receiveAndImport(req: IncomingMessage, kind: UploadKind, file: string, name: string, who: Operator): Promise<Answer> {
     try {
       await saveBody(req, kind.maxBytes, file);
     } catch (error) {
+      if (error instanceof BodyNotSavedError) return diskFailure(who, kind, name, error);
       if (!(error instanceof BodyTooLargeError)) {
+        // saveBody's only other failure: the request itself (the client left mid-body).
         log.info({ operator: who.name, file: name, err: (error as Error).message }, `${kind.what} upload not received whole: nothing imported`);
         return 'gone';
       }
@@ -213,6 +228,15 @@ export function uploadRoutes(deps: {
     }
     log.info({ operator: who.name, file: name, ...outcome.summary }, `${kind.what} uploaded`);
     return { status: outcome.status, body: outcome.body };
+  }
+
+  /** The temporary file could not be written (a full or failing disk): the daemon's fault, 503. */
+  function diskFailure(who: Operator, kind: UploadKind, name: string, error: BodyNotSavedError): Answer {
+    const code = error.code ?? 'unknown error';
+    log.error({ operator: who.name, file: name, code, path: error.file, err: (error.cause as Error).message },
+      `${kind.what} upload not imported: its temporary file cannot be written (${code}) in ${tmpdir()}`);
+    const message = `${name}: the daemon cannot write the upload to its temporary folder (${code}${code === 'ENOSPC' ? ': no space left on device' : ''}): nothing was imported; retry later, or drop the file in the inbox`;
+    return { status: 503, body: { error: message }, unread: true };
   }
 
   const refused = (who: Operator, kind: UploadKind, name: string, reason: string) =>

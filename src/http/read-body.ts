@@ -6,6 +6,19 @@ export class BodyTooLargeError extends Error {
 }
 
 /**
+ * The body could not be written to its file (ENOSPC, EIO, EROFS, EDQUOT, …): this machine's fault,
+ * not the client's, who sent it whole or is still sending. `code` is the system's error code.
+ */
+export class BodyNotSavedError extends Error {
+  override readonly name = 'BodyNotSavedError';
+  readonly code: string | undefined;
+  constructor(readonly file: string, cause: Error) {
+    super(`cannot write the upload to its temporary file: ${cause.message}`, { cause });
+    this.code = (cause as NodeJS.ErrnoException).code;
+  }
+}
+
+/**
  * Reads the raw request bytes, refusing (before buffering them) anything over `maxBytes`.
  * Plain 'data'/'end' listeners: the async iterator costs a promise per chunk on the hot path.
  */
@@ -18,8 +31,10 @@ export function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer
 /**
  * Writes the raw request bytes to `file` (created new, readable by this user only), refusing
  * anything over `maxBytes` as readBody does; the request is paused while the disk catches up, so
- * an upload never sits in memory whole. Resolves with the size. On a refusal the partial file is
- * left for the caller, who owns the folder it is in.
+ * an upload never sits in memory whole. Resolves with the size. A file that cannot be written
+ * rejects with BodyNotSavedError once the body has been read (and dropped); a client that leaves
+ * mid-body, with the request's own error. On a refusal the partial file is left for the caller, who
+ * owns the folder it is in.
  */
 export async function saveBody(req: IncomingMessage, maxBytes: number, file: string): Promise<number> {
   refuseDeclared(req, maxBytes);
@@ -35,8 +50,8 @@ export async function saveBody(req: IncomingMessage, maxBytes: number, file: str
       req.pause();
       out.once('drain', () => req.resume());
     });
-    if (failure) throw failure;
-    await new Promise<void>((resolve, reject) => out.end((error?: Error | null) => (error ? reject(error) : resolve())));
+    if (failure) throw new BodyNotSavedError(file, failure);
+    await new Promise<void>((resolve, reject) => out.end((error?: Error | null) => (error ? reject(new BodyNotSavedError(file, error)) : resolve())));
     return size;
   } finally {
     if (!out.closed) out.destroy();

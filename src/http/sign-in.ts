@@ -24,50 +24,55 @@ export function createOperatorMetrics(registry: Registry): OperatorMetrics {
   return { signInFailures };
 }
 
-/** Wrong tokens a source address may present per window before it is refused until the window ends. */
+/** Wrong tokens a source address may present within any SIGN_IN_WINDOW_MS before it is refused. */
 export const SIGN_IN_MAX_FAILURES = 10;
 export const SIGN_IN_WINDOW_MS = 60_000;
 /** Addresses remembered at once: a spray from many addresses cannot grow the table without bound. */
 const MAX_SOURCES = 10_000;
 
 /**
- * Counts wrong tokens per source address in a fixed window from the first one; at
- * SIGN_IN_MAX_FAILURES the address is refused (429) until the window ends, whatever token it
- * sends, so guessing runs at 10 a minute per address instead of thousands a second. A missing
- * token is no guess (the page asks before anyone signed in) and does not count.
+ * Keeps the times of the last SIGN_IN_MAX_FAILURES wrong tokens per source address (a sliding
+ * window: at most 10 numbers an address, 10,000 addresses); an address that sent
+ * SIGN_IN_MAX_FAILURES within SIGN_IN_WINDOW_MS is refused (429), whatever token it sends, until the
+ * oldest of them is a minute old, so guessing runs at 10 a minute per address instead of thousands a
+ * second. A fixed window from the first wrong token let 19 through in a second across its boundary
+ * (test/http/sign-in-throttle.test.ts). A missing token is no guess (the page asks before anyone
+ * signed in) and does not count.
  */
 export class SignInThrottle {
-  private readonly sources = new Map<string, { since: number; failures: number }>();
+  /** Per address, its last wrong tokens' times, oldest first; the Map in order of the latest. */
+  private readonly sources = new Map<string, number[]>();
 
   constructor(private readonly now: () => number = Date.now) {}
 
   /** Seconds until `source` may try again, or undefined when it may now. */
   retryAfterSeconds(source: string): number | undefined {
-    const entry = this.sources.get(source);
-    if (!entry) return undefined;
-    const left = entry.since + SIGN_IN_WINDOW_MS - this.now();
-    if (left <= 0) {
+    const times = this.sources.get(source);
+    if (!times) return undefined;
+    const at = this.now();
+    const latest = times[times.length - 1]!;
+    if (at - latest >= SIGN_IN_WINDOW_MS) {
       this.sources.delete(source);
       return undefined;
     }
-    return entry.failures >= SIGN_IN_MAX_FAILURES ? Math.ceil(left / 1000) : undefined;
+    if (times.length < SIGN_IN_MAX_FAILURES) return undefined;
+    const left = times[0]! + SIGN_IN_WINDOW_MS - at;
+    return left > 0 ? Math.ceil(left / 1000) : undefined;
   }
 
   failed(source: string): void {
     const at = this.now();
-    const entry = this.sources.get(source);
-    if (entry && at - entry.since < SIGN_IN_WINDOW_MS) {
-      entry.failures += 1;
-      return;
-    }
+    const times = this.sources.get(source) ?? [];
     this.sources.delete(source);
     if (this.sources.size >= MAX_SOURCES) this.evict(at);
-    this.sources.set(source, { since: at, failures: 1 });
+    times.push(at);
+    if (times.length > SIGN_IN_MAX_FAILURES) times.shift();
+    this.sources.set(source, times);
   }
 
   private evict(at: number): void {
-    for (const [source, entry] of this.sources) if (at - entry.since >= SIGN_IN_WINDOW_MS) this.sources.delete(source);
-    // Still full: the oldest windows go first (a Map iterates in insertion order).
+    for (const [source, times] of this.sources) if (at - times[times.length - 1]! >= SIGN_IN_WINDOW_MS) this.sources.delete(source);
+    // Still full: those whose latest wrong token is oldest go first (a Map iterates in insertion order).
     for (const source of this.sources.keys()) {
       if (this.sources.size < MAX_SOURCES) break;
       this.sources.delete(source);

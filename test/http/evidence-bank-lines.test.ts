@@ -19,11 +19,16 @@ beforeAll(async () => {
   await payoutEvent(db, { sepa: 'PO2026112200000013', cents: 250_000n, eventTime: '2026-03-02T06:00:00.000000000Z' });
   const head = 'entry_reference,booking_date,value_date,amount,currency,credit_debit,counterparty_name,counterparty_iban,end_to_end_reference,remittance_information,account_iban';
   const line = ['T1', '2026-03-03', '2026-03-03', '2400.00', 'EUR', 'CRDT', 'Provider', PROVIDER_IBAN, '', '"Rechnung RE2026000001 Auszahlung PO2026112200000013"', MERCHANT_IBAN].join(',');
-  await importStatement(db, 'sandbox', Buffer.from(`${head}\r\n${line}\r\n`), 'remittance.csv');
+  // Bookings before and after it, on both accounts payouts were credited to, so the statements
+  // cover the payout's settlement window: only then is a credit short of its payout a finding
+  // (payout-amount-mismatch.ts).
+  const fee = (ref: string, day: string) => [ref, day, day, '-1.00', 'EUR', 'DBIT', 'Bank', '', '', 'Kontofuehrung', MERCHANT_IBAN].join(',');
+  await importStatement(db, 'sandbox', Buffer.from(`${head}\r\n${fee('F1', '2026-03-01')}\r\n${line}\r\n${fee('F2', '2026-03-08')}\r\n`), 'remittance.csv');
   // A cancelled payout whose reference a GBP account was credited with anyway.
   await payoutEvent(db, { sepa: 'PO2026112200000021', cents: 5_000n, status: 'cancelled', eventTime: '2026-03-02T07:00:00.000000000Z' });
   const gbp = ['T2', '2026-03-03', '2026-03-03', '50.00', 'GBP', 'CRDT', 'Provider', PROVIDER_IBAN, 'PO2026112200000021', 'Auszahlung PO2026112200000021', 'GB33BUKB20201555555555'].join(',');
-  await importStatement(db, 'sandbox', Buffer.from(`${head}\r\n${gbp}\r\n`), 'gbp.csv');
+  const gbpFee = (ref: string, day: string) => [ref, day, day, '-1.00', 'GBP', 'DBIT', 'Bank', '', '', 'Account fee', 'GB33BUKB20201555555555'].join(',');
+  await importStatement(db, 'sandbox', Buffer.from(`${head}\r\n${gbpFee('G1', '2026-03-01')}\r\n${gbp}\r\n${gbpFee('G2', '2026-03-08')}\r\n`), 'gbp.csv');
   await pass(db, new Date('2026-03-09T12:00:00Z'), { pattern: '^PO[0-9]{16}$' });
 });
 afterAll(async () => {

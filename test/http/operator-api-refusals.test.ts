@@ -85,3 +85,34 @@ describe('acknowledgement note round trip', () => {
     expect(JSON.stringify(stored), 'stored note (JSON-escaped) differs from the note the 200 claimed').toBe(JSON.stringify(claimed));
   });
 });
+
+describe('refused operator writes leave a log line naming the problem (operator-api.ts: "Each refused request is logged")', () => {
+  const mentions = (needle: string) => logLines.filter((l) => l.level >= 30 && JSON.stringify(l).includes(needle));
+
+  it('logs an acknowledgement refused for a missing note (400 "note is required")', async () => {
+    logLines.length = 0;
+    const answer = await call(`${server.url}/api/discrepancies/${ids[1]}/ack`, { method: 'POST', body: JSON.stringify({ note: '' }) });
+    expect(answer.status).toBe(400);
+    expect(mentions('note is required').map((l) => l.msg), 'no log line for the refused acknowledgement').not.toEqual([]);
+  });
+
+  it('logs an acknowledgement refused for a body that is not JSON (400)', async () => {
+    logLines.length = 0;
+    const answer = await call(`${server.url}/api/discrepancies/${ids[1]}/ack`, { method: 'POST', body: 'note=hello' });
+    expect(answer.status).toBe(400);
+    expect(mentions('JSON').map((l) => l.msg), 'no log line for the refused acknowledgement').not.toEqual([]);
+  });
+
+  it('logs an upload refused with 415 (a form instead of the file)', async () => {
+    logLines.length = 0;
+    const answer = await call(`${server.url}/api/statements?name=s.sta`, { method: 'POST', body: 'a=b', contentType: 'application/x-www-form-urlencoded' });
+    expect(answer.status).toBe(415);
+    expect(mentions('form').map((l) => l.msg), 'no log line for the refused upload').not.toEqual([]);
+  });
+
+  it('answers an acknowledgement body over its 64 KiB limit with a 413 naming the limit, not "body must be JSON"', async () => {
+    const answer = await call(`${server.url}/api/discrepancies/${ids[1]}/ack`, { method: 'POST', body: JSON.stringify({ note: 'x'.repeat(70_000) }) });
+    expect(answer.status).toBe(413);
+    expect(answer.text).toMatch(/larger than 65536 bytes/);
+  });
+});
