@@ -19,6 +19,7 @@ import { startReparseJob } from '../reparse/job.js';
 import { startStatementInbox } from '../statements/inbox.js';
 import { startPayoutReportInbox } from '../payout-import/inbox.js';
 import { createWebhookReceiver } from '../webhooks/create-receiver.js';
+import { watchCommitStalls } from './commit-stall-watch.js';
 
 export interface Daemon {
   ctx: AppContext;
@@ -62,6 +63,7 @@ export async function startDaemon(config: Config, log: Logger, commandShutdown?:
     }
 
     const receiver = await createWebhookReceiver(ctx, provider ? { fetchSecrets: (signal) => provider.fetchWebhookSecrets(signal) } : {});
+    shutdown.register('commit stall watch', watchCommitStalls(() => receiver.commitStall(), database));
     shutdown.throwIfStopping();
     const http = await startHttpServer({
       host: config.HOST,

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { EmbeddedPostgresError, findRunningEmbedded, hasEmbeddedLedger, startEmbeddedPostgres } from './embedded.js';
 import { dedicatedSessions, type DedicatedSessions } from './sessions.js';
 import { parseDatabaseUrl, WRITABLE_SESSION_ATTRS } from './database-url.js';
-import { writableHostClient } from './writable-host.js';
+import { LEDGER_CLIENT_CONTROLS, writableHostClient, type LedgerClientControls } from './writable-host.js';
 import { noDelaySockets } from './socket.js';
 
 export type LedgerDb = PostgresJsDatabase<typeof schema>;
@@ -19,10 +19,16 @@ export interface Database {
   /** Sessions of their own beside the pool, for session locks (sessions.ts); ended by close. */
   sessions: DedicatedSessions;
   /**
-   * Evidence that the server refuses writes (SQLSTATE 25006, a standby): with several hosts in
-   * DATABASE_URL the client moves on to the next (writable-host.ts); otherwise nothing to do.
+   * Evidence that the server refuses writes (SQLSTATE 25006, a standby): the client moves on to the
+   * next host of DATABASE_URL, or reopens its only one (writable-host.ts), at most once a second.
    */
   reportReadOnly(reason: string): void;
+  /**
+   * Evidence that the ledger stopped answering on the pool's connections (a readiness check timed
+   * out, commits stalled past the ack deadline): new connections, at most once every 5 s; queries
+   * still waiting on the old ones fail 5 s later (writable-host.ts says why).
+   */
+  recycle(reason: string): void;
   /** True when this process started the server itself (no DATABASE_URL). */
   embedded: boolean;
   /** Where it is; only set for an embedded server, whose address is chosen at start. */
@@ -40,12 +46,15 @@ export function databaseOver(
   options: { embedded?: boolean; embeddedUrl?: string; afterClose?: () => Promise<void>; closeTimeoutSeconds?: number; reportReadOnly?: (reason: string) => void } = {},
 ): Database {
   const sessions = dedicatedSessions(sql);
+  // A client made by createLedgerClient carries its controls; another (a test's) has none.
+  const controls = (sql as unknown as Record<symbol, LedgerClientControls | undefined>)[LEDGER_CLIENT_CONTROLS];
   let closing: Promise<void> | undefined;
   return {
     sql,
     db: drizzle(sql, { schema }),
     sessions,
-    reportReadOnly: options.reportReadOnly ?? (() => undefined),
+    reportReadOnly: options.reportReadOnly ?? controls?.readOnly ?? (() => undefined),
+    recycle: controls?.recycle ?? (() => undefined),
     embedded: options.embedded ?? false,
     ...(options.embeddedUrl !== undefined ? { embeddedUrl: options.embeddedUrl } : {}),
     close(timeoutSeconds = options.closeTimeoutSeconds ?? 5) {
@@ -88,10 +97,12 @@ export interface SqlClientOptions {
 }
 
 /**
- * The client and its read-only report: with several hosts and target_session_attrs read-write
- * (or primary) a client that finds the writable one (writable-host.ts), else postgres.js as is.
+ * The client and its controls: one that finds the writable host and replaces connections that
+ * stopped answering (writable-host.ts), over one host or several. postgres.js as is only for a URL
+ * the parser does not take apart (it reads those in its own way), or several hosts without
+ * target_session_attrs read-write or primary, where any host will do.
  */
-export function createLedgerClient(url: string, options: SqlClientOptions): { sql: Sql; reportReadOnly: (reason: string) => void } {
+export function createLedgerClient(url: string, options: SqlClientOptions): { sql: Sql; reportReadOnly: (reason: string) => void; recycle: (reason: string) => void } {
   const settings = {
     max: options.poolMax,
     // Short connect timeout: the webhook receiver must answer 503 well inside the provider's 5 s.
@@ -120,11 +131,11 @@ export function createLedgerClient(url: string, options: SqlClientOptions): { sq
   };
   const parsed = parseDatabaseUrl(url);
   const attrs = parsed?.params.get('target_session_attrs');
-  if (parsed && parsed.hosts.length > 1 && (WRITABLE_SESSION_ATTRS as readonly (string | null | undefined)[]).includes(attrs)) {
+  if (parsed && (parsed.hosts.length === 1 || (WRITABLE_SESSION_ATTRS as readonly (string | null | undefined)[]).includes(attrs))) {
     const client = writableHostClient(parsed, settings, options.log);
-    return { sql: client.sql, reportReadOnly: client.readOnly };
+    return { sql: client.sql, reportReadOnly: client.readOnly, recycle: client.recycle };
   }
-  return { sql: postgres(url, settings), reportReadOnly: () => undefined };
+  return { sql: postgres(url, settings), reportReadOnly: () => undefined, recycle: () => undefined };
 }
 
 export function createSqlClient(url: string, options: SqlClientOptions): Sql {

@@ -26,6 +26,12 @@ export interface DedicatedSessions {
   discard(session: Sql): Promise<void>;
   /** Ends the kept sessions, and from then on every session given back. */
   end(): Promise<void>;
+  /**
+   * Calls `listener` when the session's connection closes (the server ended it, or it was
+   * ended), until the returned function is called. A session lock learns so at once that its
+   * lock is gone when the server ends the session, without waiting for its heartbeat.
+   */
+  onClose(session: Sql, listener: () => void): () => void;
 }
 
 export interface DedicatedSessionsOptions {
@@ -43,6 +49,7 @@ export function dedicatedSessions(sql: Sql, options: DedicatedSessionsOptions = 
   const maxKept = options.maxKept ?? 4;
   const kept: { session: Sql; timer: NodeJS.Timeout }[] = [];
   const opened = new WeakMap<Sql, number>();
+  const closeListeners = new WeakMap<Sql, Set<() => void>>();
   let ended = false;
   const endSession = (session: Sql) => session.end({ timeout: 2 }).catch(() => undefined);
   return {
@@ -52,7 +59,11 @@ export function dedicatedSessions(sql: Sql, options: DedicatedSessionsOptions = 
         clearTimeout(entry.timer);
         return { session: entry.session, reused: true };
       }
-      const session = sessionClient(sql);
+      const listeners = new Set<() => void>();
+      const session = sessionClient(sql, () => {
+        for (const listener of [...listeners]) listener();
+      });
+      closeListeners.set(session, listeners);
       opened.set(session, Date.now());
       return { session, reused: false };
     },
@@ -73,6 +84,11 @@ export function dedicatedSessions(sql: Sql, options: DedicatedSessionsOptions = 
       kept.push(entry);
     },
     discard: endSession,
+    onClose(session, listener) {
+      const listeners = closeListeners.get(session);
+      listeners?.add(listener);
+      return () => void listeners?.delete(listener);
+    },
     async end() {
       ended = true;
       const all = kept.splice(0);
@@ -86,7 +102,7 @@ export function dedicatedSessions(sql: Sql, options: DedicatedSessionsOptions = 
  * A one-connection client to the same server and database as `sql`, with the same settings (with
  * several hosts, in the order `sql` tries them now: db/writable-host.ts).
  */
-function sessionClient(sql: Sql): Sql {
+function sessionClient(sql: Sql, onclose: () => void): Sql {
   const o = sql.options;
   const options = {
     host: o.host as unknown as string,
@@ -104,6 +120,7 @@ function sessionClient(sql: Sql): Sql {
     idle_timeout: 0,
     max_lifetime: 0,
     onnotice: () => {},
+    onclose,
     // TimeZone as the pool's (database.ts says why).
     connection: { application_name: String(o.connection.application_name ?? 'bnpl-recon'), TimeZone: 'UTC' },
     // As the pool's (database.ts): TCP_NODELAY, the first host that answers (socket.ts).

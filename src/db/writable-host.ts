@@ -4,10 +4,18 @@ import { formatDatabaseUrl, type DatabaseUrl } from './database-url.js';
 
 /** At most one switch of host per this many ms: during a failover no host may accept writes yet. */
 const MIN_SWITCH_MS = 1000;
+/** At most one replacement of the connections for a stall per this many ms (recycle()). */
+const MIN_RECYCLE_MS = 5000;
+/**
+ * How long queries still running on a replaced client may take before its connections are
+ * destroyed and they fail: a query on a connection that went silent never ends by itself.
+ */
+const RETIRE_TIMEOUT_S = 5;
 
 /**
- * A client over several hosts (DATABASE_URL with target_session_attrs=read-write or primary) that
- * ends up on the one that accepts writes, whichever it is now.
+ * The ledger client: over one host or several (DATABASE_URL with target_session_attrs=read-write
+ * or primary), it ends up on the one that accepts writes, whichever it is now, and it replaces its
+ * connections when they stop answering.
  *
  * postgres.js 3.4.9 is not given target_session_attrs: for read-write it checks only the
  * default_transaction_read_only a server reports, which a hot standby of Postgres 14 and later
@@ -20,14 +28,30 @@ const MIN_SWITCH_MS = 1000;
  * the next host; the old one ends once its queries finish. Until a writable host is found every
  * write fails with 25006 or a connection error, which the callers treat as "unavailable, retry".
  *
+ * With one host the same evidence reopens the client on that address: after a failover behind one
+ * address (a -rw Service, HAProxy, a managed writer endpoint) the old primary may stay up
+ * read-only, and under traffic the pool's connections to it never sit idle long enough to be
+ * closed (test/db/ledger-client.test.ts). And a failover that leaves the connections half-open
+ * (the old primary gone without a reset reaching this host) leaves their queries waiting until TCP
+ * gives up, ~15 min on Linux: no socket option of postgres.js bounds a query's wait, so the caller
+ * that sees the ledger stop answering (a readiness check that timed out, commits stalled past the
+ * ack deadline) calls `recycle()`, and the client is replaced by a new one on the same address;
+ * the old one's queries get RETIRE_TIMEOUT_S to finish, then fail (answered 503 by their callers).
+ *
  * The returned Sql forwards to the current client, so whoever holds it (drizzle, the receiver's
  * writer, the dedicated sessions, which read `options`) follows a switch.
  */
 export interface WritableHostClient {
   sql: Sql;
-  /** Evidence that the current host refuses writes: switch to the next host (at most once a second). */
+  /** Evidence that the current host refuses writes: switch to the next host, or reopen the only one (at most once a second). */
   readOnly(reason: string): void;
+  /** The ledger stopped answering: new connections, on the same hosts (at most once every 5 s). */
+  recycle(reason: string): void;
 }
+
+/** The client's controls, read from its Sql by databaseOver (database.ts) under this key. */
+export const LEDGER_CLIENT_CONTROLS = Symbol('ledger client controls');
+export type LedgerClientControls = Pick<WritableHostClient, 'readOnly' | 'recycle'>;
 
 export function writableHostClient(url: DatabaseUrl, settings: Options<Record<string, PostgresType>>, log?: Logger): WritableHostClient {
   const target: DatabaseUrl = { ...url, params: new URLSearchParams(url.params) };
@@ -35,6 +59,7 @@ export function writableHostClient(url: DatabaseUrl, settings: Options<Record<st
   const hosts = target.hosts;
   let offset = 0;
   let lastSwitch = -Infinity;
+  let lastRecycle = -Infinity;
   let ended = false;
   const retiring = new Set<Promise<void>>();
 
@@ -50,21 +75,36 @@ export function writableHostClient(url: DatabaseUrl, settings: Options<Record<st
   };
   let current = open();
 
-  const switchHost = (reason: string) => {
-    const now = performance.now();
-    if (ended || now - lastSwitch < MIN_SWITCH_MS) return;
-    lastSwitch = now;
+  const replace = () => {
     const old = current;
-    offset = (offset + 1) % hosts.length;
     current = open();
     // What callers set on the client (drizzle's own parsers of dates and json) carries over.
     Object.assign(current.options.parsers, old.options.parsers);
     Object.assign(current.options.serializers, old.options.serializers);
-    log?.warn({ reason, next: hosts[offset] }, 'the database host refuses writes: connecting again, starting at the next host of DATABASE_URL');
-    const ending = old.end({ timeout: 5 }).catch(() => undefined);
+    const ending = old.end({ timeout: RETIRE_TIMEOUT_S }).catch(() => undefined);
     retiring.add(ending);
     void ending.finally(() => retiring.delete(ending));
   };
+
+  const switchHost = (reason: string) => {
+    const now = performance.now();
+    if (ended || now - lastSwitch < MIN_SWITCH_MS) return;
+    lastSwitch = now;
+    offset = (offset + 1) % hosts.length;
+    replace();
+    if (hosts.length > 1) log?.warn({ reason, next: hosts[offset] }, 'the database host refuses writes: connecting again, starting at the next host of DATABASE_URL');
+    else log?.warn({ reason }, 'the database server refuses writes: connecting again, in case DATABASE_URL leads to a writable one now');
+  };
+
+  const recycle = (reason: string) => {
+    const now = performance.now();
+    if (ended || now - lastRecycle < MIN_RECYCLE_MS) return;
+    lastRecycle = now;
+    lastSwitch = now;
+    replace();
+    log?.warn({ reason }, 'the database stopped answering: opening new connections; queries on the old ones fail if they do not end within 5 s');
+  };
+  const controls: LedgerClientControls = { readOnly: switchHost, recycle };
 
   const end = async (options?: { timeout?: number }) => {
     ended = true;
@@ -74,9 +114,10 @@ export function writableHostClient(url: DatabaseUrl, settings: Options<Record<st
     apply: (_target, thisArg, args) => Reflect.apply(current as unknown as (...a: unknown[]) => unknown, thisArg, args),
     get: (_target, property) => {
       if (property === 'end') return end;
+      if (property === LEDGER_CLIENT_CONTROLS) return controls;
       const value = Reflect.get(current, property) as unknown;
       return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(current) : value;
     },
   });
-  return { sql, readOnly: (reason) => hosts.length > 1 && switchHost(reason) };
+  return { sql, readOnly: switchHost, recycle };
 }

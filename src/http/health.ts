@@ -17,6 +17,9 @@ export interface ReadinessChecks {
   log?: Logger;
 }
 
+/** How long the readiness check waits for the ledger. */
+const CHECK_TIMEOUT_MS = 2000;
+
 /**
  * Liveness says the process answers; readiness says it can do its job (ledger reachable and
  * writable, schema current, a signing secret). A ledger that refuses writes (a standby, a
@@ -38,10 +41,19 @@ export function healthRoutes(database: Database, checks: ReadinessChecks): Route
         const stall = checks.commitStall?.();
         if (stall) return send(503, { status: stall });
         if (!checks.hasSigningSecret()) return send(503, { status: 'no webhook signing secret (GET /webhooks/keys failed and WEBHOOK_SECRET is unset)' });
+        let timer: NodeJS.Timeout | undefined;
         try {
           const [schema, readOnly] = await Promise.race([
             Promise.all([ledgerSchemaStatus(database), readOnlyReason(database.sql)]),
-            new Promise<never>((_, reject) => setTimeout(() => reject(new Error('database check timed out')), 2000).unref()),
+            new Promise<never>((_, reject) => {
+              timer = setTimeout(() => {
+                // No answer: the pool's connections may be half-open after a failover, waiting
+                // ~15 min for TCP to give up. New ones reach whatever the address leads to now.
+                database.recycle(`the readiness check got no answer within ${CHECK_TIMEOUT_MS} ms`);
+                reject(new Error('database check timed out'));
+              }, CHECK_TIMEOUT_MS);
+              timer.unref();
+            }),
           ]);
           if (readOnly) {
             database.reportReadOnly(readOnly);
@@ -54,6 +66,8 @@ export function healthRoutes(database: Database, checks: ReadinessChecks): Route
           // The error text can name roles, hosts and databases: logged, never answered.
           unreachable({ err: (error as Error).message });
           send(503, { status: 'database unreachable' });
+        } finally {
+          clearTimeout(timer);
         }
       },
     },

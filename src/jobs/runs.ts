@@ -23,6 +23,12 @@ export async function startRun(sql: Sql, table: RunTable, environment: ProviderE
   return Number(inserted!.id);
 }
 
+/**
+ * Closes a run that is still `running`; false when it was closed already. A holder whose lock
+ * session died keeps running until it notices, and meanwhile the next holder closes its run
+ * (abandonStaleRuns) and starts its own: rewriting the closed run then would record it as ending
+ * after the next leader started, two leaders at once on record (test/jobs/runs.test.ts).
+ */
 export async function finishRun(
   sql: Sql,
   table: RunTable,
@@ -30,9 +36,10 @@ export async function finishRun(
   status: RunEnd,
   error: string | null,
   totals: Record<string, string | number> = {},
-): Promise<void> {
+): Promise<boolean> {
   const set = { ...totals, status, error };
-  await sql`update ${sql(table)} set finished_at = now(), ${sql(set)} where id = ${id}`;
+  const rows = await sql`update ${sql(table)} set finished_at = now(), ${sql(set)} where id = ${id} and status = 'running' returning id`;
+  return rows.length > 0;
 }
 
 export async function abandonStaleRuns(sql: Sql, table: RunTable, environment: ProviderEnvironment): Promise<number> {

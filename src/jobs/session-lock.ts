@@ -42,6 +42,12 @@ const HELD = (key: bigint, pid: number | null) => `
       and ((classid::bigint << 32) | objid::bigint) = ${key.toString()} and objsubid = 1
   ) as held`;
 
+/**
+ * The least time a heartbeat waits for its answer (else twice the interval): room for a loaded
+ * server, well inside the replicas' takeover bound.
+ */
+const HEARTBEAT_DEADLINE_FLOOR_MS = 2000;
+
 /** Returns the lock, or undefined when another session holds it. */
 export async function tryAcquireSessionLock(database: Database, key: bigint, options: SessionLockOptions): Promise<SessionLock | undefined> {
   // The server's writability in the same round trip: a standby or a read-only server grants
@@ -82,21 +88,37 @@ export async function tryAcquireSessionLock(database: Database, key: bigint, opt
     options.log.warn({ err: error, pid }, `${options.name} lock lost: ${reason}`);
     controller.abort(new Error(`${options.name} lock lost: ${reason}`));
   };
+  // The server ended the session (pg_terminate_backend, its shutdown or crash): the lock went with
+  // it, known at once rather than at the next heartbeat.
+  const stopWatching = database.sessions.onClose(connection, () => markLost('its database session ended'));
   let beating = false;
+  // A heartbeat that gets no answer is a loss too. After a failover that leaves the connection
+  // half-open (the old primary gone without a reset reaching this host) a query waits until TCP
+  // gives up, ~15 min on Linux, while another replica holds the lock
+  // (test/jobs/session-lock.test.ts): the session is ended so nothing waits on it any more.
+  const deadlineMs = Math.max(2 * options.heartbeatMs, HEARTBEAT_DEADLINE_FLOOR_MS);
   const timer =
     options.heartbeatMs > 0
       ? setInterval(() => {
           if (beating || controller.signal.aborted) return;
           beating = true;
-          connection
-            .unsafe<{ held: boolean }[]>(HELD(key, null))
+          let deadline: NodeJS.Timeout | undefined;
+          const timedOut = new Promise<'timeout'>((resolve) => {
+            deadline = setTimeout(() => resolve('timeout'), deadlineMs);
+            deadline.unref();
+          });
+          Promise.race([connection.unsafe<{ held: boolean }[]>(HELD(key, null)), timedOut])
             .then(
               (result) => {
-                if (result[0]?.held !== true) markLost('the session no longer holds it');
+                if (result === 'timeout') {
+                  markLost(`its heartbeat got no answer within ${deadlineMs} ms`);
+                  void database.sessions.discard(connection);
+                } else if (result[0]?.held !== true) markLost('the session no longer holds it');
               },
               (error: unknown) => markLost('its database connection failed', error),
             )
             .finally(() => {
+              clearTimeout(deadline);
               beating = false;
             });
         }, options.heartbeatMs)
@@ -110,6 +132,7 @@ export async function tryAcquireSessionLock(database: Database, key: bigint, opt
     release() {
       releasing ??= (async () => {
         clearInterval(timer);
+        stopWatching();
         const wasLost = controller.signal.aborted;
         // Leader status ends before the database lets another session take the lock, so two
         // replicas never both report themselves leader (bnpl_recon_*_lock_held, /readyz).

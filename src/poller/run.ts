@@ -128,9 +128,11 @@ export async function runPoll(ctx: PollContext, client: ProviderClient, signal?:
     durationMs,
     error,
   };
-  await finishRun(database.sql, 'poll_runs', runId, status, error, {
+  const finished = await finishRun(database.sql, 'poll_runs', runId, status, error, {
     pages: summary.pages, orders: summary.orders, requests: summary.requests, throttled: summary.throttled, retries: summary.retries,
   });
+  // The next holder of the poll lock closed this run already: its record stands as that holder wrote it.
+  if (!finished) runLog.warn({ status }, 'poll run already closed by the next holder of the poll lock; its record is left as it is');
   metrics.runs.inc({ status });
   metrics.duration.observe(durationMs / 1000);
   metrics.refetchedPages.inc(summary.refetches);

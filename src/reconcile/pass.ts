@@ -57,8 +57,11 @@ export async function runReconcilePass(
   try {
     const outcome = await runSingleton(
       ctx,
-      { lock: 'reconcile', environment, heartbeatMs: 0, runs: 'reconcile_runs', onLeader: (held) => metrics.lockHeld.set(held ? 1 : 0) },
-      async (_signal, lock) => {
+      // A heartbeat, as the poll's: a pass runs for minutes on a big ledger, and a replica whose
+      // lock session died (a failover) must stop reporting itself leader and stop its pass while
+      // another replica takes the lock, not at its final fence (test/reconcile/lock-lost.test.ts).
+      { lock: 'reconcile', environment, heartbeatMs: RECONCILE_LOCK_HEARTBEAT_MS, runs: 'reconcile_runs', onLeader: (held) => metrics.lockHeld.set(held ? 1 : 0) },
+      async (signal, lock) => {
         // started_at is the pass's clock: the next incremental pass looks at what changed since it.
         // Read once the lock is held, not when the pass was asked for: taking the lock can wait
         // for a connection (seconds while a failover settles), and a clock read before it could
@@ -81,7 +84,7 @@ export async function runReconcilePass(
         });
         summary.runId = runId;
         try {
-          await runRules(ctx, params, runId, summary, options.full ?? false, lock, options.onStep);
+          await runRules(ctx, params, runId, summary, options.full ?? false, lock, signal, options.onStep);
         } catch (error) {
           await finishRun(ctx.database.sql, 'reconcile_runs', runId, 'failed', String((error as Error).message ?? error)).catch(() => undefined);
           throw error;
@@ -107,6 +110,24 @@ export async function runReconcilePass(
   }
 }
 
+/** How often the pass's lock holder checks it still holds the lock (the poll's default). */
+const RECONCILE_LOCK_HEARTBEAT_MS = 5000;
+
+/**
+ * Stops the transaction's statement when `signal` aborts (the lock is lost): the transaction fails
+ * and rolls back at once instead of running its remaining rules beside the next holder. Returns
+ * the function that stops watching.
+ */
+async function cancelOnAbort(ctx: ReconcileContext, tx: TransactionSql, signal: AbortSignal): Promise<() => void> {
+  const [row] = await tx<{ pid: number }[]>`select pg_backend_pid() as pid`;
+  const cancel = () => {
+    ctx.database.sql`select pg_cancel_backend(${row!.pid})`.catch((error: unknown) => ctx.log.debug({ err: error }, 'reconcile: cancelling the pass statement failed'));
+  };
+  signal.throwIfAborted();
+  signal.addEventListener('abort', cancel, { once: true });
+  return () => signal.removeEventListener('abort', cancel);
+}
+
 /** The pass's session settings, for each of its transactions (see runRules). */
 async function tuneForPass(tx: TransactionSql): Promise<void> {
   // The order rules hash or sort order_events whole in a full pass: at 1,000,000 orders the hash
@@ -127,9 +148,12 @@ async function runRules(
   summary: PassSummary,
   forceFull: boolean,
   lock: Pick<SessionLock, 'key' | 'pid'>,
+  signal: AbortSignal,
   onStep?: (stepsDone: number) => void,
 ): Promise<void> {
   const timed = async <T>(step: string, fn: () => Promise<T>): Promise<T> => {
+    // Between steps: a pass whose lock is gone goes no further.
+    signal.throwIfAborted();
     const t0 = performance.now();
     const result = await fn();
     summary.stepMs[step] = Math.round(performance.now() - t0);
@@ -143,11 +167,24 @@ async function runRules(
   // adds to the pass). If either transaction fails the pass fails; what the other committed is
   // still true, and the next pass repeats it without effect.
   const duplicates = transaction(ctx.database.sql, async (tx) => {
-    await tuneForPass(tx);
-    summary.duplicateDeliveries = await timed('duplicate_delivery', () => recordDuplicateDeliveries(tx, base));
-    await assertStillHeld(tx, lock);
+    const unwatch = await cancelOnAbort(ctx, tx, signal);
+    try {
+      await tuneForPass(tx);
+      summary.duplicateDeliveries = await timed('duplicate_delivery', () => recordDuplicateDeliveries(tx, base));
+      await assertStillHeld(tx, lock);
+    } finally {
+      unwatch();
+    }
   });
   const orderAndPayoutRules = transaction(ctx.database.sql, async (tx) => {
+    const unwatch = await cancelOnAbort(ctx, tx, signal);
+    try {
+      await orderAndPayoutRulesIn(tx);
+    } finally {
+      unwatch();
+    }
+  });
+  async function orderAndPayoutRulesIn(tx: TransactionSql): Promise<void> {
     await tuneForPass(tx);
     const scope = await timed('scope', () => buildScope(tx, base, forceFull, currentRelease()));
     const scoped: RuleParams = { ...base, scoped: scope.mode === 'incremental' };
@@ -178,8 +215,10 @@ async function runRules(
     summary.resolved = await timed('resolve', () => resolveCleared(tx, params, rules.map((rule) => rule.kind)));
     // Fencing: a pass whose lock session was killed meanwhile commits nothing beside the next holder.
     await assertStillHeld(tx, lock);
-  });
+  }
   const [first, second] = await Promise.allSettled([orderAndPayoutRules, duplicates]);
+  // A statement cancelled because the lock was lost fails with "canceling statement": the loss is the reason.
+  if (signal.aborted && (first.status === 'rejected' || second.status === 'rejected')) throw signal.reason;
   if (first.status === 'rejected') throw first.reason;
   if (second.status === 'rejected') throw second.reason;
 }

@@ -5,7 +5,8 @@ import { lockKey } from '../../src/jobs/lock-keys.js';
 import { tryAcquireSessionLock } from '../../src/jobs/session-lock.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { useTestDatabase, type TestDatabase } from '../helpers/database.js';
-import { waitFor } from '../helpers/wait.js';
+import { sleep, waitFor } from '../helpers/wait.js';
+import { startProxy } from '../db/half-open-proxy.js';
 
 let shared!: TestDatabase;
 useTestDatabase('jobs_session_lock', (database) => (shared = database));
@@ -160,6 +161,52 @@ describe('session locks on the database’s dedicated sessions', () => {
     } finally {
       await Promise.all([aged.end(), closing.end()]);
       await sql.end({ timeout: 5 });
+    }
+  });
+});
+
+describe('the session-lock heartbeat after a failover leaves its connection half-open', () => {
+  it('gives the lock up when a heartbeat gets no answer, within a few heartbeats of another replica taking it (two replicas never both lead)', async () => {
+    const proxy = await startProxy(new URL(shared.url));
+    const a = databaseOver(createSqlClient(proxy.url, { poolMax: 2, applicationName: 'half-open-a' }));
+    const b = replica('half-open-b');
+    const pollKey = lockKey('poll', 'sandbox');
+    let held: Awaited<ReturnType<typeof tryAcquireSessionLock>>;
+    let taken: Awaited<ReturnType<typeof tryAcquireSessionLock>>;
+    try {
+      held = await tryAcquireSessionLock(a, pollKey, { name: 'poll', log: silentLogger(), heartbeatMs: 200 });
+      expect(held).toBeDefined();
+      // A few heartbeats on a healthy connection.
+      await sleep(600);
+      expect(held!.lost.aborted).toBe(false);
+      // The failover: A's connection goes silent (no reset reaches it), the server side of the
+      // session is gone (the old primary died), and replica B takes the lock.
+      proxy.blackhole();
+      await shared.sql`select pg_terminate_backend(${held!.pid})`;
+      taken = await tryAcquireSessionLock(b, pollKey, { name: 'poll', log: silentLogger(), heartbeatMs: 200 });
+      expect(taken, 'replica B takes the lock the dead session held').toBeDefined();
+      // 15 heartbeats later (3 s) A must have given up leadership: 15 s is the soak's takeover bound.
+      await sleep(3_000);
+      const bothLead = !held!.lost.aborted && !taken!.lost.aborted;
+      expect(bothLead, 'replica A still believes it holds the poll lock while replica B holds it').toBe(false);
+    } finally {
+      await proxy.close();
+      await Promise.all([held?.release(), taken?.release()]);
+      await Promise.all([a.close(1), b.close(1)]);
+    }
+  });
+
+  it('notices at once, without a heartbeat, that the server ended the lock’s session', async () => {
+    const database = replica('lock-ended');
+    try {
+      const lock = await tryAcquireSessionLock(database, KEY, options);
+      expect(lock).toBeDefined();
+      await shared.sql`select pg_terminate_backend(${lock!.pid})`;
+      await until('the holder to notice its session ended', async () => lock!.lost.aborted);
+      expect(String((lock!.lost.reason as Error).message)).toContain('session ended');
+      await lock!.release();
+    } finally {
+      await database.close(1);
     }
   });
 });
