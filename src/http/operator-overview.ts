@@ -69,7 +69,7 @@ async function overview(database: Database, env: Config['PROVIDER_ENV']): Promis
     -- Credits by the payout they pay, as report payouts matches them (ledger/payout-credits.ts
     -- payoutCredits): the page and its downloads must agree.
     credits as materialized (
-      select l.payout_uuid, l.payout_reference, sum(l.amount_cents) as cents
+      select l.payout_uuid, l.payout_reference, sum(l.signed_cents) as cents
       from (${payoutCredits(sql, env)}) l
       group by l.payout_uuid, l.payout_reference
     )

@@ -82,12 +82,16 @@ export function creditLines(sql: Sql | TransactionSql, environment: ProviderEnvi
  * The credit lines (creditLines) with the payout each pays, `payout_uuid`: the payout that holds
  * the reference the line carries (sepa-claims.ts). A later payout claiming the same reference gets
  * none of its lines, so no view shows one credit as paying two payouts; a line that carries no
- * payout's reference is left out.
+ * payout's reference is left out. With them the debits that carry a payout's reference (a bank's
+ * storno of a credit booked twice, the merchant's return of a cancelled payout), `signed_cents`
+ * negative, so the views' sums are what the payout rules net (payout-common.ts creditsByReference);
+ * `direction` tells them apart.
  */
 export function payoutCredits(sql: Sql | TransactionSql, environment: ProviderEnvironment) {
   return sql`
-    select h.payout_uuid, l.*
-    from (${creditLines(sql, environment)}) l
+    select h.payout_uuid, l.*, case when l.direction = 'debit' then -l.amount_cents else l.amount_cents end as signed_cents
+    from (${creditLines(sql, environment, null, true)}) l
     join (select distinct payout_uuid, upper(sepa_instruction_id) as payout_reference from (${sepaHolders(sql, environment)}) c) h
-      on h.payout_reference = l.payout_reference`;
+      on h.payout_reference = l.payout_reference
+    where l.direction = 'credit' or l.carries_payout`;
 }

@@ -65,7 +65,7 @@ export function invoicesSource(database: Database, filters: { environment: Provi
     credits as (
       select c.payout_uuid, c.payout_reference, min(c.booking_date) as booked
       from (${payoutCredits(sql, env)}) c
-      where c.payout_reference in (select upper(sepa_instruction_id) from listed where nth = 1)
+      where c.payout_reference in (select upper(sepa_instruction_id) from listed where nth = 1) and c.direction = 'credit'
       group by c.payout_uuid, c.payout_reference
     )
     select p.invoice_uuid::text as invoice_uuid, p.ref as reference, p.order_uuid::text as order_uuid,

@@ -30,8 +30,9 @@ export const PAYOUT_SHAPE: ReportShape = {
  * One row per payout from its latest payout event. matched_bank_line: every bank credit carrying the
  * payout's SEPA reference (as its reference or in its remittance text, compared upper-case), as '<bank entry
  * reference, or #line id> <booking date>' joined with ';', empty when none, and empty for a payout
- * whose reference another payout announced first (ledger/payout-credits.ts payoutCredits); invoice_references are
- * joined with ';'. credited_cents sums those credits; difference = credited − payout (decimal), empty
+ * whose reference another payout announced first (ledger/payout-credits.ts payoutCredits), with a
+ * debit carrying the reference (a storno, a return) listed as '<reference> <date> debit'; invoice_references are
+ * joined with ';'. credited_cents sums those credits less those debits; difference = credited − payout (decimal), empty
  * when nothing was credited. Currency: the credits' when there are any, else the payout report's
  * (its rows' Currency column or currency signs), else EUR (payout events name no currency). Cents leave Postgres as text (bigint), never a float.
  *
@@ -53,8 +54,9 @@ export function payoutsSource(database: Database, filters: { environment: Provid
     -- wherever the bank put it, a later payout claiming the same reference paid by none).
     with credits as materialized (
       select l.payout_uuid, l.payout_reference,
-             string_agg(coalesce(l.bank_reference, '#' || l.id::text) || ' ' || l.booking_date::text, ';' order by l.booking_date, l.id) as lines,
-             sum(l.amount_cents) as cents, min(l.currency) as currency
+             string_agg(coalesce(l.bank_reference, '#' || l.id::text) || ' ' || l.booking_date::text
+                        || case when l.direction = 'debit' then ' debit' else '' end, ';' order by l.booking_date, l.id) as lines,
+             sum(l.signed_cents) as cents, min(l.currency) as currency
       from (${payoutCredits(sql, filters.environment)}) l
       group by l.payout_uuid, l.payout_reference
     ),

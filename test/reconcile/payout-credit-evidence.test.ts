@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { importStatement } from '../../src/statements/import.js';
+import { payoutsSource } from '../../src/reports/payouts.js';
+import { fetchPage } from '../../src/reports/source.js';
 import { acknowledgeDiscrepancy } from '../../src/reconcile/ack.js';
 import { findings, importCsv, MERCHANT_IBAN, OTHER_IBAN, pass, payoutEvent, PROVIDER_IBAN } from '../statements/fixtures.js';
 
@@ -164,6 +166,9 @@ describe('a debit carrying a payout\'s reference', () => {
     await importCsv(d, [{ ref: 'B3', date: '2026-03-04', cents: -100_000n, sepa: 'PO2026030200000005' }], 'storno.csv'); // the bank's storno of B2
     await pass(d, at(9), { accounts: [MERCHANT_IBAN] });
     expect((await findings(d, 'payout_amount_mismatch')).map((f) => f.status)).toEqual(['resolved']);
+    // report payouts (and the page) net the storno as the rule does, and list it.
+    const [row] = (await fetchPage(payoutsSource(d, { environment: 'sandbox' }), undefined, 10)).rows;
+    expect(row).toMatchObject({ credited_cents: '100000', difference: '0.00', matched_bank_line: 'B1 2026-03-03;B2 2026-03-03;B3 2026-03-04 debit' });
   });
 
   it('nets a cancelled payout\'s credit the merchant sent back: not payout_cancelled_but_credited', async () => {
