@@ -13,7 +13,7 @@ import { samplePayload } from '../fixtures/spec-payloads.js';
 import { useTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { postDelivery, startTestReceiver, type TestReceiver } from '../helpers/receiver.js';
 import { sleep } from '../helpers/wait.js';
-import { startProxy, type Proxy } from './half-open-proxy.js';
+import { startProxy, type Proxy } from '../helpers/tcp-proxy.js';
 
 /**
  * The ledger client (db/writable-host.ts) after a failover, with one address in DATABASE_URL that

@@ -1,5 +1,5 @@
 import { get } from 'node:http';
-import { connect, createServer as createTcpServer, type AddressInfo, type Server, type Socket } from 'node:net';
+import { createServer as createTcpServer, type AddressInfo } from 'node:net';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
@@ -9,6 +9,7 @@ import { LEDGER_DEADLINE_MS } from '../../src/http/operator-request.js';
 import { startHttpServer, type HttpServer } from '../../src/http/server.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { startProxy, type Proxy } from '../helpers/tcp-proxy.js';
 
 /**
  * A report that cannot be read whole must not look whole: 503 when the ledger fails before the
@@ -110,44 +111,17 @@ describe('a report whose ledger fails midway', () => {
   });
 });
 
-/** A TCP proxy that, once frozen, passes nothing on either way and closes nothing: a partitioned primary. */
-class FreezingProxy {
-  private server: Server | undefined;
-  private readonly sockets = new Set<Socket>();
-  frozen = false;
-  constructor(private readonly target: { host: string; port: number }) {}
-  async listen(): Promise<number> {
-    this.server = createTcpServer((client) => {
-      const upstream = connect(this.target.port, this.target.host);
-      this.sockets.add(client);
-      this.sockets.add(upstream);
-      client.on('data', (d) => { if (!this.frozen) upstream.write(d); });
-      upstream.on('data', (d) => { if (!this.frozen) client.write(d); });
-      const end = () => { client.destroy(); upstream.destroy(); };
-      client.on('error', end); upstream.on('error', end); client.on('close', end); upstream.on('close', end);
-    });
-    await new Promise<void>((r) => this.server!.listen(0, '127.0.0.1', r));
-    return (this.server.address() as AddressInfo).port;
-  }
-  async close(): Promise<void> {
-    for (const s of this.sockets) s.destroy();
-    await new Promise<void>((r) => (this.server ? this.server.close(() => r()) : r()));
-  }
-}
-
 describe('operator API while the database stops answering without closing its connections (frozen primary, partition)', () => {
   // http-api.md: 503 "when the ledger cannot be read before the answer begins, or does not answer within 15 s".
-  let proxy: FreezingProxy;
+  let proxy: Proxy;
   let viaProxy: Database;
   let server: HttpServer;
   let test: TestDatabase;
 
   beforeAll(async () => {
     test = await createTestDatabase('report_frozen_ledger');
-    const url = new URL(test.url);
-    proxy = new FreezingProxy({ host: url.hostname, port: Number(url.port || 5432) });
-    url.host = `127.0.0.1:${await proxy.listen()}`;
-    viaProxy = databaseOver(createSqlClient(url.toString(), { poolMax: 2 }), { closeTimeoutSeconds: 0 });
+    proxy = await startProxy(new URL(test.url));
+    viaProxy = databaseOver(createSqlClient(proxy.url, { poolMax: 2 }), { closeTimeoutSeconds: 0 });
     server = await operatorServer(viaProxy);
   });
   afterAll(async () => {
@@ -169,7 +143,7 @@ describe('operator API while the database stops answering without closing its co
     // Healthy first: the pool holds its connections.
     expect((await answerWithin('/api/overview', 10_000)).status).toBe(200);
     expect((await answerWithin('/api/discrepancies?limit=5', 10_000)).status).toBe(200);
-    proxy.frozen = true;
+    proxy.freeze();
     const started = Date.now();
     const [overview, report] = await Promise.all([answerWithin('/api/overview', 20_000), answerWithin('/api/discrepancies?format=csv', 20_000)]);
     const seconds = (Date.now() - started) / 1000;

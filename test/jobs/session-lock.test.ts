@@ -6,7 +6,7 @@ import { tryAcquireSessionLock } from '../../src/jobs/session-lock.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { useTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { sleep, waitFor } from '../helpers/wait.js';
-import { startProxy } from '../db/half-open-proxy.js';
+import { startProxy } from '../helpers/tcp-proxy.js';
 
 let shared!: TestDatabase;
 useTestDatabase('jobs_session_lock', (database) => (shared = database));

@@ -1,9 +1,8 @@
-import { createServer, connect, type Server, type Socket } from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createSqlClient, databaseOver, type Database } from '../../src/db/database.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { testMetrics } from '../helpers/metrics.js';
+import { startProxy, type Proxy } from '../helpers/tcp-proxy.js';
 
 /**
  * high-availability.md: "While there is no writable primary ... bnpl_recon_database_up is 0", and
@@ -15,32 +14,9 @@ import { testMetrics } from '../helpers/metrics.js';
  * scrape timeout (Prometheus' default 10 s): every scrape-time read of the ledger is waited for
  * 2 s at most (metrics/ledger-health.ts LedgerReads.track).
  */
-class FreezingProxy {
-  private server: Server | undefined;
-  private readonly sockets = new Set<Socket>();
-  frozen = false;
-  constructor(private readonly target: { host: string; port: number }) {}
-  async listen(): Promise<number> {
-    this.server = createServer((client) => {
-      const upstream = connect(this.target.port, this.target.host);
-      this.sockets.add(client);
-      this.sockets.add(upstream);
-      client.on('data', (d) => { if (!this.frozen) upstream.write(d); });
-      upstream.on('data', (d) => { if (!this.frozen) client.write(d); });
-      const end = () => { client.destroy(); upstream.destroy(); };
-      client.on('error', end); upstream.on('error', end); client.on('close', end); upstream.on('close', end);
-    });
-    await new Promise<void>((r) => this.server!.listen(0, '127.0.0.1', r));
-    return (this.server.address() as AddressInfo).port;
-  }
-  async close(): Promise<void> {
-    for (const s of this.sockets) s.destroy();
-    await new Promise<void>((r) => (this.server ? this.server.close(() => r()) : r()));
-  }
-}
 
 let db: TestDatabase;
-let proxy: FreezingProxy | undefined;
+let proxy: Proxy | undefined;
 let viaProxy: Database | undefined;
 afterAll(async () => {
   await proxy?.close();
@@ -50,17 +26,14 @@ afterAll(async () => {
 describe('/metrics while the database stops answering', () => {
   it('answers within a scrape timeout with bnpl_recon_database_up 0', { timeout: 60_000 }, async () => {
     db = await createTestDatabase('ops_frozen_scrape');
-    const url = new URL(db.url);
-    proxy = new FreezingProxy({ host: url.hostname, port: Number(url.port || 5432) });
-    const port = await proxy.listen();
-    url.host = `127.0.0.1:${port}`;
-    viaProxy = databaseOver(createSqlClient(url.toString(), { poolMax: 4 }));
+    proxy = await startProxy(new URL(db.url));
+    viaProxy = databaseOver(createSqlClient(proxy.url, { poolMax: 4 }));
     const { registry } = testMetrics(viaProxy);
     // A healthy scrape first: the pool has its connections.
     const healthy = await registry.metrics();
     expect(healthy).toMatch(/^bnpl_recon_database_up 1$/m);
 
-    proxy.frozen = true;
+    proxy.freeze();
     const started = Date.now();
     const outcome = await Promise.race([
       registry.metrics().then((text) => ({ answered: true, databaseUp: /^bnpl_recon_database_up (\S+)$/m.exec(text)?.[1] })),

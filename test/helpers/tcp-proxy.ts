@@ -5,10 +5,13 @@ import { connect, createServer, type Server, type Socket } from 'node:net';
  * half-open one as a failover leaves it (the primary's IP moved, a partition): nothing is
  * forwarded either way any more and no close or reset reaches the client. Connections opened
  * later go to `retarget`'s port when set (a virtual IP or a -rw Service now pointing elsewhere).
+ * `freeze()` does the same to every connection, later ones included: a primary frozen or
+ * partitioned away that nothing replaces.
  */
 export interface Proxy {
   url: string;
   blackhole(): void;
+  freeze(): void;
   retarget(port: number): void;
   close(): Promise<void>;
 }
@@ -17,8 +20,9 @@ export async function startProxy(target: URL): Promise<Proxy> {
   const sockets = new Set<Socket>();
   const live = new Set<{ holed: boolean }>();
   let port = Number(target.port || 5432);
+  let frozen = false;
   const server: Server = createServer((client) => {
-    const state = { holed: false };
+    const state = { holed: frozen };
     live.add(state);
     sockets.add(client);
     const upstream = connect(port, target.hostname);
@@ -47,6 +51,11 @@ export async function startProxy(target: URL): Promise<Proxy> {
   return {
     url: url.toString(),
     blackhole: () => {
+      for (const state of live) state.holed = true;
+      live.clear();
+    },
+    freeze: () => {
+      frozen = true;
       for (const state of live) state.holed = true;
       live.clear();
     },
