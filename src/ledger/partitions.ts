@@ -65,12 +65,7 @@ export async function ensurePartitions(sql: Sql, now: Date, ahead: number, onCre
         await fence(tx);
         await tx.unsafe(`set local lock_timeout = '${DDL_LOCK_TIMEOUT}'`);
         await tx`create table ${tx(name)} (like webhook_deliveries including defaults)`;
-        await tx`
-          with moved as (
-            delete from ${tx(DEFAULT_PARTITION)} where received_at >= ${from}::timestamptz and received_at < ${to}::timestamptz returning *
-          )
-          insert into ${tx(name)} select * from moved`;
-        await tx.unsafe(`alter table webhook_deliveries attach partition "${name}" for values from ('${from}') to ('${to}')`);
+        await attachMonth(tx, name, from, to);
         await fence(tx);
       });
     } catch (error) {
@@ -125,12 +120,7 @@ export async function repairPartitionBounds(sql: Sql, log: Logger, fence: Fence 
           delete from ${tx(name)} where not (received_at >= ${from}::timestamptz and received_at < ${to}::timestamptz) returning *
         )
         insert into webhook_deliveries select * from strays`;
-      await tx`
-        with moved as (
-          delete from ${tx(DEFAULT_PARTITION)} where received_at >= ${from}::timestamptz and received_at < ${to}::timestamptz returning *
-        )
-        insert into ${tx(name)} select * from moved`;
-      await tx.unsafe(`alter table webhook_deliveries attach partition "${name}" for values from ('${from}') to ('${to}')`);
+      await attachMonth(tx, name, from, to);
       await fence(tx);
     });
     log.warn({ partition: name, was: { from: new Date(lower).toISOString(), to: new Date(upper).toISOString() }, now: { from, to } }, 'delivery partition bounds repaired to its UTC month');
@@ -232,6 +222,19 @@ const UNIQUE_VIOLATION = '23505';
 const UNDEFINED_TABLE = '42P01';
 
 /** CREATE TABLE of a name another transaction created: 42P07, or 23505 on pg_type's name index when the two overlapped. */
+/**
+ * Attaches `name` as the partition of [from, to), first moving that month's rows out of the default
+ * partition (attaching fails while the default holds any row of the new bounds).
+ */
+async function attachMonth(tx: TransactionSql, name: string, from: string, to: string): Promise<void> {
+  await tx`
+    with moved as (
+      delete from ${tx(DEFAULT_PARTITION)} where received_at >= ${from}::timestamptz and received_at < ${to}::timestamptz returning *
+    )
+    insert into ${tx(name)} select * from moved`;
+  await tx.unsafe(`alter table webhook_deliveries attach partition "${name}" for values from ('${from}') to ('${to}')`);
+}
+
 function isDuplicateTable(error: unknown): boolean {
   const code = errorCode(error);
   return code === DUPLICATE_TABLE || (code === UNIQUE_VIOLATION && (error as { constraint_name?: string }).constraint_name === 'pg_type_typname_nsp_index');
