@@ -39,6 +39,10 @@ const INVOICE_FAULTS: Partial<FaultRates> = {
   buyerPaidDirectly: 0.05,
 };
 const INVOICE_PAYOUT_DAYS = 1;
+const DAYS = 7;
+// The invoice cut-off (week.ts): the business up to the end of day DAYS - 1 - this, then the
+// merchant's files and one pass INVOICE_PAYOUT_DAYS later.
+const CUTOFF_DAYS_BEFORE_END = 2;
 
 const RUNS: { seed: string; faults: FaultRates; name: string; lateWindows?: boolean; requireTimingDependent?: boolean; apiOutageDays?: number[]; reportFormat?: 'csv' | 'xlsx' }[] = [
   { seed: 'e2e-1', faults: { ...DEFAULT_FAULT_RATES, ...INVOICE_FAULTS }, name: 'default rates, invoice faults' },
@@ -98,10 +102,10 @@ describe('precision and recall against the simulator ground truth', () => {
   for (const run of RUNS) {
     it(`seed ${run.seed} (${run.name}): every order kind at precision 1 and recall 1`, { timeout: 180_000 }, async () => {
       const week = await runWeek({
-        label: `e2e_pr_${run.seed}`, seed: run.seed, faults: run.faults, ordersPerDay: ORDERS_PER_DAY, days: 7, graceSeconds: GRACE_SECONDS,
+        label: `e2e_pr_${run.seed}`, seed: run.seed, faults: run.faults, ordersPerDay: ORDERS_PER_DAY, days: DAYS, graceSeconds: GRACE_SECONDS,
         lateWindows: run.lateWindows ?? false,
         ...(run.apiOutageDays ? { apiOutageDays: run.apiOutageDays } : {}),
-        invoices: { payoutDays: INVOICE_PAYOUT_DAYS, format: run.reportFormat ?? 'csv', cutoffDaysBeforeEnd: 2 },
+        invoices: { payoutDays: INVOICE_PAYOUT_DAYS, format: run.reportFormat ?? 'csv', cutoffDaysBeforeEnd: CUTOFF_DAYS_BEFORE_END },
       });
       const requireTimingDependent = run.requireTimingDependent ?? run.lateWindows ?? false;
       const scores = scoreOrderKinds(week.rows, week.facts, week.truth, { requireTimingDependent });
@@ -151,8 +155,14 @@ describe('precision and recall against the simulator ground truth', () => {
 
       // Issue 24: the invoice-to-cash kinds, after the statement and payout reports are imported.
       const inv = week.invoices!;
-      const invoiceScores = scoreInvoiceKinds(inv.rows, inv.facts, week.truth, { invoicePayoutDays: INVOICE_PAYOUT_DAYS, judgedAt: inv.judgedAt });
-      console.log(`${invoiceTable(run.seed, invoiceScores)}\n${run.seed}: ${inv.statementLines} statement lines, ${inv.payoutReports} payout reports (${run.reportFormat ?? 'csv'}), ${inv.payoutReportRows} rows; judged at simulated ${inv.judgedAt.toISOString()} (pass clock ${inv.passAt.toISOString()})`);
+      // The statement and every payout report are imported together before the one pass that
+      // judges them: a buyer payment the ground truth marks resolved (a completed payout's report
+      // already deducts it) was never outstanding at any pass, so no finding may name it. Left out
+      // of the truth, a report of one is a false positive.
+      const settledBuyerPayments = week.truth.discrepancies.filter((d) => d.kind === 'buyer_paid_merchant_directly' && d.status === 'resolved');
+      const invoiceTruth: GroundTruth = { ...week.truth, discrepancies: week.truth.discrepancies.filter((d) => !settledBuyerPayments.includes(d)) };
+      const invoiceScores = scoreInvoiceKinds(inv.rows, inv.facts, invoiceTruth, { invoicePayoutDays: INVOICE_PAYOUT_DAYS, judgedAt: inv.judgedAt });
+      console.log(`${invoiceTable(run.seed, invoiceScores)}\n${run.seed}: ${inv.statementLines} statement lines, ${inv.payoutReports} payout reports (${run.reportFormat ?? 'csv'}), ${inv.payoutReportRows} rows; ${settledBuyerPayments.length} buyer payments already deducted, not to be flagged; judged at simulated ${inv.judgedAt.toISOString()} (pass clock ${inv.passAt.toISOString()})`);
       for (const kind of INVOICE_KINDS) {
         const s = invoiceScores[kind];
         totals.set(kind, (totals.get(kind) ?? 0) + s.expected);
