@@ -171,7 +171,7 @@ export const command: Command = {
         const reports = await sim.writePayoutReports(statementDir, { format: 'csv' });
         for (const file of reports.filter((f) => path.basename(f).startsWith('sandbox-'))) {
           try {
-            await importPayoutReportFile(daemon.ctx.database, 'sandbox', file, { columns: daemon.ctx.config.PAYOUT_REPORT_COLUMNS });
+            await importPayoutReportFile(daemon.ctx.database, 'sandbox', file, { columns: daemon.ctx.config.PAYOUT_REPORT_COLUMNS, maxFileBytes: daemon.ctx.config.PAYOUT_REPORT_MAX_FILE_BYTES });
           } catch (error) {
             if (!isRefusal(error)) throw error;
           }

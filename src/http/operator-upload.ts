@@ -148,12 +148,12 @@ export function uploadRoutes(deps: {
 
   const payoutReport: UploadKind = {
     what: 'payout report',
-    maxBytes: config.OPERATOR_UPLOAD_MAX_BYTES,
-    limitSetting: 'OPERATOR_UPLOAD_MAX_BYTES',
+    maxBytes: Math.min(config.OPERATOR_UPLOAD_MAX_BYTES, config.PAYOUT_REPORT_MAX_FILE_BYTES),
+    limitSetting: config.OPERATOR_UPLOAD_MAX_BYTES <= config.PAYOUT_REPORT_MAX_FILE_BYTES ? 'OPERATOR_UPLOAD_MAX_BYTES' : 'PAYOUT_REPORT_MAX_FILE_BYTES',
     async importFile(file, name) {
       try {
         // The file is `name` in a folder of its own: the import records path.basename(file), the name.
-        const r = await importPayoutReportFile(database, config.PROVIDER_ENV, file, { columns: config.PAYOUT_REPORT_COLUMNS });
+        const r = await importPayoutReportFile(database, config.PROVIDER_ENV, file, { columns: config.PAYOUT_REPORT_COLUMNS, maxFileBytes: config.PAYOUT_REPORT_MAX_FILE_BYTES });
         return {
           status: r.alreadyImported ? 200 : 201,
           body: payoutReportAnswer(name, r),

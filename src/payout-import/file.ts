@@ -1,25 +1,74 @@
-import { readFile } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { open } from 'node:fs/promises';
 import path from 'node:path';
-import type { ProviderEnvironment } from '../config/schema.js';
+import { DEFAULT_PAYOUT_REPORT_MAX_FILE_BYTES, type ProviderEnvironment } from '../config/schema.js';
 import type { Database } from '../db/database.js';
 import { importPayoutReport, PayoutReportRefusedError, type PayoutReportImportResult } from './import.js';
 import { PayoutReportFormatError, readPayoutReport } from '../payout-reports/read.js';
 
-/** A file read, parsed and imported: what the command and the inbox share. */
+export interface PayoutReportFileOptions {
+  columns?: Record<string, string>;
+  /** PAYOUT_REPORT_MAX_FILE_BYTES (its default when not given): a larger file is refused before it is read */
+  maxFileBytes?: number;
+  /**
+   * The inbox, whose files anyone with write access to it places: a symlink is refused instead of
+   * followed, and so is anything but a regular file (a pipe swapped in after the scan listed the
+   * name is opened non-blocking, so it cannot hang the scan).
+   */
+  noFollow?: boolean;
+}
+
+/** A file read, parsed and imported: what the command, the upload and the inbox share. */
 export async function importPayoutReportFile(
   database: Database,
   environment: ProviderEnvironment,
   file: string,
-  options: { columns?: Record<string, string> } = {},
+  options: PayoutReportFileOptions = {},
 ): Promise<PayoutReportImportResult> {
-  let bytes: Uint8Array;
-  try {
-    bytes = await readFile(file);
-  } catch (error) {
-    throw new PayoutReportFormatError(`unreadable: ${(error as Error).message}`);
-  }
+  const bytes = await readReportFile(file, options.maxFileBytes ?? DEFAULT_PAYOUT_REPORT_MAX_FILE_BYTES, options.noFollow ?? false);
   const report = await readPayoutReport(bytes, options.columns ? { columns: options.columns } : undefined);
   return importPayoutReport(database, environment, report, { fileName: path.basename(file) });
+}
+
+/**
+ * The file's bytes, or a PayoutReportFormatError naming why not. One that the file system refused
+ * keeps the error's code: the inbox takes ENOENT as a file another replica moved away.
+ */
+async function readReportFile(file: string, maxBytes: number, noFollow: boolean): Promise<Buffer> {
+  const name = path.basename(file);
+  const unreadable = (error: unknown) =>
+    Object.assign(new PayoutReportFormatError(`unreadable: ${(error as Error).message}`), { code: (error as NodeJS.ErrnoException).code });
+  let handle;
+  try {
+    handle = await open(file, noFollow ? constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0) : constants.O_RDONLY);
+  } catch (error) {
+    if (noFollow && (error as NodeJS.ErrnoException).code === 'ELOOP') throw new PayoutReportFormatError(`${name}: a symlink, not followed`);
+    throw unreadable(error);
+  }
+  try {
+    const info = await handle.stat();
+    if (noFollow && !info.isFile()) throw new PayoutReportFormatError(`${name}: not a regular file`);
+    const tooLarge = () => new PayoutReportFormatError(`${name}: larger than PAYOUT_REPORT_MAX_FILE_BYTES (${maxBytes} bytes); split the report or raise the setting`);
+    if (info.size > maxBytes) throw tooLarge();
+    // Read to the end, but never past the limit: the file may have grown since the stat, and a
+    // pipe given to the command has no size.
+    const chunks: Buffer[] = [];
+    let total = 0;
+    for (;;) {
+      const chunk = Buffer.allocUnsafe(Math.min(1024 * 1024, maxBytes + 1 - total));
+      const { bytesRead } = await handle.read(chunk, 0, chunk.length, null);
+      if (bytesRead === 0) break;
+      chunks.push(chunk.subarray(0, bytesRead));
+      total += bytesRead;
+      if (total > maxBytes) throw tooLarge();
+    }
+    return Buffer.concat(chunks, total);
+  } catch (error) {
+    if (error instanceof PayoutReportFormatError) throw error;
+    throw unreadable(error);
+  } finally {
+    await handle.close();
+  }
 }
 
 /** The refusals that are the file's fault (bad format, no payout fits): reported, not logged as errors. */

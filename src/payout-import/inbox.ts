@@ -10,11 +10,12 @@ import type { PayoutReportImportResult } from './import.js';
  * The payout report inbox, RECON_DATA_DIR/payout-inbox beside the statements' inbox, run by the
  * same mechanism (statements/inbox.ts startFileInbox): every minute each settled file is imported
  * (payout-reports/file.ts) and moved to payout-inbox/imported/, or to payout-inbox/failed/ with a
- * <name>.error holding the reason (not a payout report, no payout fits it, ...). An unreachable
+ * <name>.error holding the reason (not a payout report, no payout fits it, larger than
+ * PAYOUT_REPORT_MAX_FILE_BYTES, a symlink or not a regular file, ...). An unreachable
  * database leaves the file for the next scan.
  */
 export function startPayoutReportInbox(
-  ctx: { config: Pick<Config, 'RECON_DATA_DIR' | 'PROVIDER_ENV'> & Partial<Pick<Config, 'PAYOUT_REPORT_COLUMNS'>>; log: Logger; database: Database; shutdown: Shutdown },
+  ctx: { config: Pick<Config, 'RECON_DATA_DIR' | 'PROVIDER_ENV'> & Partial<Pick<Config, 'PAYOUT_REPORT_COLUMNS' | 'PAYOUT_REPORT_MAX_FILE_BYTES'>>; log: Logger; database: Database; shutdown: Shutdown },
   options: InboxOptions = {},
 ): StatementInbox<PayoutReportImportResult> {
   const log = ctx.log.child({ component: 'payout-report-inbox' });
@@ -23,7 +24,12 @@ export function startPayoutReportInbox(
     {
       name: 'payout-report-inbox',
       folder: 'payout-inbox',
-      importOne: (file) => importPayoutReportFile(ctx.database, ctx.config.PROVIDER_ENV, file, { columns: ctx.config.PAYOUT_REPORT_COLUMNS ?? {} }),
+      // Opened without following a symlink and refused unless a regular file no larger than
+      // PAYOUT_REPORT_MAX_FILE_BYTES, before it is read: the report is parsed in the daemon's own process.
+      importOne: (file) =>
+        importPayoutReportFile(ctx.database, ctx.config.PROVIDER_ENV, file, {
+          columns: ctx.config.PAYOUT_REPORT_COLUMNS ?? {}, noFollow: true, ...(ctx.config.PAYOUT_REPORT_MAX_FILE_BYTES ? { maxFileBytes: ctx.config.PAYOUT_REPORT_MAX_FILE_BYTES } : {}),
+        }),
       imported: (result, name) => log.info({ file: name, rows: result.rows, rowsNew: result.rowsNew, payouts: result.payouts }, describeImport(name, result)),
     },
     options,

@@ -36,7 +36,8 @@ export interface InboxOptions {
   settleMs?: number;
 }
 
-const IGNORED = /^\.|\.(tmp|part|partial|crdownload|swp)$|\.error$/i;
+// Names written to while a copy is in progress, then renamed: .filepart is WinSCP's.
+const IGNORED = /^\.|\.(tmp|part|partial|filepart|crdownload|swp)$|\.error$/i;
 
 /** What an inbox of files does with each one (startFileInbox): statements here, payout reports in payout-reports/. */
 export interface FileInboxKind<R> {
@@ -66,7 +67,10 @@ export interface FileInboxKind<R> {
  * name, size and time) and not tried again. Files modified in the last few seconds are left
  * alone (a copy in progress), as are dot files and .tmp/.part names (write there, then rename).
  * Scans never overlap; two replicas sharing the directory may both import one file
- * (the import is idempotent) and one of them finds it gone when moving it, which is fine.
+ * (the import is idempotent) and one of them finds it gone when moving it, which is fine. A file
+ * imported but not movable to imported/ counts as imported and is not imported again while it
+ * stays unchanged. A name that is not UTF-8 (a Latin-1 'M\xE4rz' from a Windows share or a zip) is
+ * renamed in place to its name with the odd bytes escaped ('M%E4rz'), then imported.
  *
  * Whoever can write the inbox (often a file-transfer account) must not reach outside it: only
  * regular files are imported, opened without following a symlink (import.ts fileSource); symlinks,
@@ -177,80 +181,145 @@ async function scan<R>(
   skipped: Map<string, string>,
 ): Promise<InboxRunResult<R>> {
   const result: InboxRunResult<R> = { imported: [], failed: [], deferred: [] };
-  const entries = await readdir(dir, { withFileTypes: true });
+  // Names as bytes: a name that is not UTF-8 (Latin-1 "M\xE4rz" from an SMB share or a zip) read as
+  // a string comes back with U+FFFD, a name no file has, and lstat of it says ENOENT.
+  const entries = (await readdir(dir, { withFileTypes: true, encoding: 'buffer' })).map((entry) => {
+    const name = utf8Name(entry.name);
+    return { entry, raw: entry.name, name: name ?? escapedName(entry.name), utf8: name !== undefined };
+  });
   if (kind.beginScan && !(await kind.beginScan(log))) {
-    result.deferred.push(...entries.filter((e) => e.isFile() && !IGNORED.test(e.name)).map((e) => e.name));
+    result.deferred.push(...entries.filter((e) => e.entry.isFile() && !IGNORED.test(e.name)).map((e) => e.name));
     return result;
   }
   const present = new Set(entries.map((e) => e.name));
   for (const name of skipped.keys()) if (!present.has(name)) skipped.delete(name);
-  for (const entry of entries.sort((a, b) => (a.name < b.name ? -1 : 1))) {
-    if (IGNORED.test(entry.name)) continue;
+  for (const { entry, raw, utf8, name } of entries.sort((a, b) => (a.name < b.name ? -1 : 1))) {
+    if (IGNORED.test(name)) continue;
     if (!entry.isFile()) {
-      const what = kindOf(entry);
-      if (what !== undefined && skipped.get(entry.name) !== what) {
-        skipped.set(entry.name, what);
-        log.warn({ file: entry.name, kind: what }, `inbox: skipped ${what}: only regular files are imported`);
+      const what = kindOf(entry, name);
+      if (what !== undefined && skipped.get(name) !== what) {
+        skipped.set(name, what);
+        log.warn({ file: name, kind: what }, `inbox: skipped ${what}: only regular files are imported`);
       }
       continue;
     }
-    skipped.delete(entry.name);
-    const file = path.join(dir, entry.name);
+    skipped.delete(name);
+    const file = path.join(dir, name);
     let seen = '';
+    let stored = false;
     try {
-      const info = await lstat(file);
+      const info = await lstat(utf8 ? file : Buffer.concat([Buffer.from(`${dir}${path.sep}`), raw]));
       // Replaced by something else since the listing: looked at again at the next scan.
       if (!info.isFile()) continue;
-      seen = `${entry.name}\n${info.size}\n${info.mtimeMs}`;
+      seen = `${name}\n${info.size}\n${info.mtimeMs}`;
       if (stuck.has(seen)) continue;
       // mtimeMs has a fraction of a millisecond and Date.now() none: a file written in this very
       // millisecond looked newer than now, and with settleMs 0 was left for the next scan.
       if (Date.now() - Math.floor(info.mtimeMs) < settleMs) {
-        result.deferred.push(entry.name);
+        result.deferred.push(name);
         continue;
       }
-      const imported = await kind.importOne(file, entry.name);
-      await moveAside(file, path.join(dir, 'imported'), log);
+      if (!utf8) {
+        // Renamed in place to its name with the odd bytes escaped (%E4), which the import records
+        // and the logs show; never over a file already there (then left, with an error logged once).
+        const renamed = await renameUnlessTaken(Buffer.concat([Buffer.from(`${dir}${path.sep}`), raw]), file);
+        if (renamed === 'gone') continue;
+        if (renamed === 'taken') {
+          stuck.add(seen);
+          log.error({ file: name }, 'inbox: file name not valid UTF-8 and its escaped name is taken: left in place, not tried again until it changes; rename either file');
+          continue;
+        }
+        log.warn({ file: name }, 'inbox: file name not valid UTF-8: renamed with its odd bytes escaped');
+      }
+      const imported = await kind.importOne(file, name);
+      stored = true;
       result.imported.push(imported);
-      kind.imported?.(imported, entry.name);
+      kind.imported?.(imported, name);
+      await moveAside(file, path.join(dir, 'imported'), log);
     } catch (error) {
+      if (stored) {
+        // Stored in the ledger: counted imported whatever becomes of the file, and not imported
+        // again while it stays (by name, size and time) though the import would add nothing.
+        stuck.add(seen);
+        log.error({ err: error, file: name }, 'imported, not movable to imported/: left in place, not imported again until it changes');
+        continue;
+      }
       if (isGone(error)) continue;
       const deferred = kind.deferReason?.(error);
       if (deferred !== undefined) {
-        result.deferred.push(entry.name);
-        log.warn({ file: entry.name }, deferred);
+        result.deferred.push(name);
+        log.warn({ file: name }, deferred);
         continue;
       }
       if (isTransientDatabaseError(error)) {
-        result.deferred.push(entry.name);
-        log.error({ err: error, file: entry.name }, 'import failed: database unavailable; retried at the next scan');
+        result.deferred.push(name);
+        log.error({ err: error, file: name }, 'import failed: database unavailable; retried at the next scan');
         continue;
       }
       const reason = error instanceof Error ? error.message : String(error);
-      result.failed.push({ file: entry.name, error: reason });
+      result.failed.push({ file: name, error: reason });
       try {
         const target = await moveAside(file, path.join(dir, 'failed'), log);
         // 'wx': created new or not at all, so a name placed there beforehand (a symlink) is never written through.
         if (target) await writeFile(`${target}.error`, `${reason}\n`, { encoding: 'utf8', flag: 'wx' });
-        log.warn({ file: entry.name, reason }, 'not imported: moved to failed/');
+        log.warn({ file: name, reason }, 'not imported: moved to failed/');
       } catch (moveError) {
         if (seen) stuck.add(seen);
-        log.error({ err: moveError, file: entry.name, reason }, 'not imported and not movable to failed/: left in place, not retried until it changes');
+        log.error({ err: moveError, file: name, reason }, 'not imported and not movable to failed/: left in place, not retried until it changes');
       }
     }
   }
   return result;
 }
 
+/** The name as a string when its bytes are UTF-8, else undefined. */
+function utf8Name(raw: Buffer): string | undefined {
+  const name = raw.toString('utf8');
+  return Buffer.from(name, 'utf8').equals(raw) ? name : undefined;
+}
+
+/**
+ * The name with each byte that is not part of a UTF-8 character written %XX (and '%' itself as
+ * %25, so the escaped name spells the bytes): 'Kontoauszug_M\xE4rz.csv' -> 'Kontoauszug_M%E4rz.csv'.
+ */
+export function escapedName(raw: Buffer): string {
+  let out = '';
+  for (let i = 0; i < raw.length; ) {
+    const lead = raw[i]!;
+    const n = lead < 0x80 ? 1 : lead >= 0xc2 && lead <= 0xdf ? 2 : lead >= 0xe0 && lead <= 0xef ? 3 : lead >= 0xf0 && lead <= 0xf4 ? 4 : 0;
+    const char = n > 0 && i + n <= raw.length ? utf8Name(raw.subarray(i, i + n)) : undefined;
+    if (char === undefined) {
+      out += `%${lead.toString(16).toUpperCase().padStart(2, '0')}`;
+      i += 1;
+    } else {
+      out += char === '%' ? '%25' : char;
+      i += n;
+    }
+  }
+  return out;
+}
+
+/** rename(from, to) unless `to` exists. */
+async function renameUnlessTaken(from: Buffer, to: string): Promise<'renamed' | 'taken' | 'gone'> {
+  if (await exists(to)) return 'taken';
+  try {
+    await rename(from, to);
+    return 'renamed';
+  } catch (error) {
+    if (isGone(error)) return 'gone';
+    throw error;
+  }
+}
+
 const SUBFOLDERS = ['imported', 'failed'] as const;
 
 /** What a skipped inbox entry is, for its log line; undefined for the inbox's own subfolders. */
-function kindOf(entry: Dirent): string | undefined {
+function kindOf(entry: Dirent<Buffer>, name: string): string | undefined {
   if (entry.isSymbolicLink()) return 'symlink';
   if (entry.isFIFO()) return 'pipe';
   if (entry.isSocket()) return 'socket';
   if (entry.isBlockDevice() || entry.isCharacterDevice()) return 'device';
-  if (entry.isDirectory()) return (SUBFOLDERS as readonly string[]).includes(entry.name) ? undefined : 'folder';
+  if (entry.isDirectory()) return (SUBFOLDERS as readonly string[]).includes(name) ? undefined : 'folder';
   return 'unknown entry';
 }
 
@@ -277,14 +346,17 @@ async function ensureFolder(folder: string, log: Logger): Promise<void> {
 
 /**
  * Moves the file into `targetDir` (checked to be a real directory first), never overwriting: a
- * name taken there, or whose .error is taken, gets a time suffix.
+ * name taken there, or whose .error is taken, gets a time suffix. The name is shortened (at a
+ * character's end) so it, its suffix and '.error' fit NAME_MAX, 255 bytes on Linux's file systems:
+ * a 240-byte name, legal in the inbox, was refused with ENAMETOOLONG once it had a suffix.
  */
 async function moveAside(file: string, targetDir: string, log: Logger): Promise<string | null> {
   await ensureFolder(targetDir, log);
   const name = path.basename(file);
-  let target = path.join(targetDir, name);
+  let target = path.join(targetDir, fitName(name, ''));
   if ((await exists(target)) || (await exists(`${target}.error`))) {
-    target = path.join(targetDir, `${name}.${new Date().toISOString().replace(/[:.]/g, '-')}`);
+    const suffix = `.${new Date().toISOString().replace(/[:.]/g, '-')}`;
+    target = path.join(targetDir, fitName(name, suffix));
   }
   try {
     await rename(file, target);
@@ -293,6 +365,19 @@ async function moveAside(file: string, targetDir: string, log: Logger): Promise<
     if (isGone(error)) return null;
     throw error;
   }
+}
+
+const NAME_MAX_BYTES = 255;
+
+/** `name` + `suffix`, the name cut (at a character's end) so that with '.error' after it it fits NAME_MAX_BYTES. */
+export function fitName(name: string, suffix: string): string {
+  const room = NAME_MAX_BYTES - Buffer.byteLength(`${suffix}.error`);
+  const bytes = Buffer.from(name, 'utf8');
+  if (bytes.length <= room) return `${name}${suffix}`;
+  let end = room;
+  // Back to the first byte of a character (continuation bytes are 10xxxxxx).
+  while (end > 0 && (bytes[end]! & 0xc0) === 0x80) end -= 1;
+  return `${bytes.subarray(0, end).toString('utf8')}${suffix}`;
 }
 
 async function exists(file: string): Promise<boolean> {

@@ -189,6 +189,22 @@ describe('what an upload may not do', () => {
     expect(await uploads()).toEqual([]);
   });
 
+  it('refuses a payout report over PAYOUT_REPORT_MAX_FILE_BYTES with 413 naming that setting, when it is the smaller limit', async () => {
+    const strict = await startHttpServer({
+      host: '127.0.0.1', port: 0, log: silentLogger(), name: 'test',
+      routes: operatorRoutes({ config: loadConfig({ DATABASE_URL: database.url, OPERATOR_TOKENS: `alice:${ALICE}`, PROVIDER_ENV: 'sandbox', PAYOUT_REPORT_MAX_FILE_BYTES: '1024' }), database, log: silentLogger() }),
+    });
+    try {
+      const before = await counts();
+      const answer = await upload(strict.url, '/api/payout-reports', Buffer.alloc(4096, 0x20), { name: 'report.csv' });
+      expect(answer.status).toBe(413);
+      expect(answer.body.error).toBe('report.csv: larger than PAYOUT_REPORT_MAX_FILE_BYTES (1024 bytes): nothing was imported; drop the file in the inbox instead, or raise the setting');
+      expect(await counts()).toEqual(before);
+    } finally {
+      await strict.close();
+    }
+  });
+
   it('imports nothing from a client that goes away mid-body, and leaves no temporary file', async () => {
     const before = await counts();
     const req = rawRequest(new URL(`${server.url}/api/statements?name=cut.sta`), { method: 'POST', headers: { authorization: `Bearer ${ALICE}`, 'content-length': String(BALANCED.length) } });

@@ -78,6 +78,26 @@ describe('payout-report import', () => {
     ]);
     expect(err.join('')).toContain(`${junk}: not a payout report`);
   });
+
+  it('refuses a file over PAYOUT_REPORT_MAX_FILE_BYTES as set, naming the setting', async () => {
+    const big = path.join(dir, 'big.csv');
+    await writeFile(big, `Order No;Doc No\n${'x;y\n'.repeat(100)}`);
+    const out: string[] = [];
+    const o = vi.spyOn(process.stdout, 'write').mockImplementation((c) => (out.push(String(c)), true));
+    const e = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    const saved = { DATABASE_URL: process.env.DATABASE_URL, LOG_LEVEL: process.env.LOG_LEVEL, PAYOUT_REPORT_MAX_FILE_BYTES: process.env.PAYOUT_REPORT_MAX_FILE_BYTES };
+    process.env.DATABASE_URL = db.url;
+    process.env.LOG_LEVEL = 'silent';
+    process.env.PAYOUT_REPORT_MAX_FILE_BYTES = '100';
+    try {
+      expect(await command.run(['import', big])).toBe(1);
+    } finally {
+      o.mockRestore();
+      e.mockRestore();
+      for (const [k, v] of Object.entries(saved)) if (v === undefined) delete process.env[k]; else process.env[k] = v;
+    }
+    expect(out[0]).toBe(`${big}: failed: big.csv: larger than PAYOUT_REPORT_MAX_FILE_BYTES (100 bytes); split the report or raise the setting\n`);
+  });
 });
 
 describe('payout report inbox', () => {
