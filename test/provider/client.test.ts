@@ -130,7 +130,8 @@ describe('provider client against a loopback provider', () => {
     await Promise.all([1, 2, 3].map((p) => client.getOrdersPage(p, 40)));
     // The window is full: page 4 is answered 429 with Retry-After 1 (second), and waits to retry.
     const fourth = client.getOrdersPage(4, 40);
-    await waitFor('the 429', () => (provider.stats.throttled === 1 ? true : undefined), 2000, 2);
+    // Once the client has read the 429 (the provider counts it when it sends it, a moment before).
+    await waitFor('the 429', () => (client.limiter.throttleSignals === 1 ? true : undefined), 2000, 2);
     // Two more pages asked for meanwhile go out only after the pause, with the retry: three, the
     // provider's budget for the next second, so none of them is refused.
     const later = [5, 6].map((p) => client.getOrdersPage(p, 40));
