@@ -1,3 +1,6 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { command } from '../../src/commands/demo.js';
 import { DEMO_BUSINESS, DEMO_FAULT_RATES } from '../../src/commands/demo-settings.js';
@@ -38,6 +41,39 @@ describe('a minute of the demo', () => {
       expect(injected.has('state_mismatch')).toBe(false);
     } finally {
       await sim.stop();
+    }
+  }, 120_000);
+});
+
+describe('the demo\'s payout reports', () => {
+  // A report left with no rows names no payout: the import refuses it ("the file holds no rows") and
+  // the injected payout_report_mismatch could never be found. A demo (seed 7, started at 11:19 UTC)
+  // called one unexplained: its payout listed a single invoice and no deduction, and that row was
+  // the one left out. The demo starts at the real time, so which payouts are so small varies.
+  it.each([
+    ['7', '2026-12-06T11:19:00Z'],
+    ['7', '2026-12-06T03:00:00Z'],
+    ['1', '2026-12-07T09:10:00Z'],
+    ['3', '2026-12-07T18:20:00Z'],
+  ])('seed %s from %s: every report with a payout_report_mismatch injected keeps a row to tie it to its payout', async (seed, startTime) => {
+    const sim = await startSimulator({ seed, startTime, timeScale: 8640, faults: DEMO_FAULT_RATES, business: DEMO_BUSINESS });
+    const dir = await mkdtemp(path.join(tmpdir(), 'bnpl-demo-reports-'));
+    try {
+      await sim.advance(6 * DAY_MS);
+      const injected = sim.groundTruth({ environment: 'sandbox' }).discrepancies.filter((d) => d.kind === 'payout_report_mismatch');
+      expect(injected.length).toBeGreaterThan(0);
+      const files = await sim.writePayoutReports(dir, { format: 'csv' });
+      const empty: string[] = [];
+      for (const d of injected) {
+        const file = files.find((f) => path.basename(f) === `sandbox-payout-${d.sepa_reference}.csv`);
+        expect(file, `the report of payout ${d.entity_id}`).toBeDefined();
+        const lines = (await readFile(file!, 'utf8')).split('\r\n').filter((l) => l !== '');
+        if (lines.length < 2) empty.push(d.entity_id);
+      }
+      expect(empty).toEqual([]);
+    } finally {
+      await sim.stop();
+      await rm(dir, { recursive: true, force: true });
     }
   }, 120_000);
 });
