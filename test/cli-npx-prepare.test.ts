@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { REPO_ROOT } from './e2e/cli.js';
+import { isRoot, nobodyCanRun } from './helpers/as-nobody.js';
 
 /**
  * `npx bnpl-recon` in the checkout installs the checkout itself into the user's npx cache (npm 11's
@@ -13,25 +14,8 @@ import { REPO_ROOT } from './e2e/cli.js';
  * when this user cannot write it. Checked on a project of its own (no typescript to resolve: a
  * build attempted would fail).
  */
-const nobody = (() => {
-  try {
-    return Number(execFileSync('id', ['-u', 'nobody'], { encoding: 'utf8' }).trim());
-  } catch {
-    return undefined;
-  }
-})();
-const isRoot = process.getuid?.() === 0;
-// As root the script runs as nobody with this test's node, which nobody may not be able to run:
-// the Node 24 of CI's `npx -p node@24` lives in root's npm cache.
-const nobodyRunsNode = (() => {
-  if (!isRoot || nobody === undefined) return false;
-  try {
-    execFileSync('su', ['nobody', '-s', '/bin/sh', '-c', `test -x ${JSON.stringify(process.execPath)}`], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-})();
+// As root the script runs as nobody (see test/helpers/as-nobody.ts for where that cannot be).
+const nobodyRunsNode = nobodyCanRun();
 
 let dir: string | undefined;
 afterEach(() => {

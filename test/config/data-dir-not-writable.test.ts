@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { REPO_ROOT, cleanEnv } from '../e2e/cli.js';
+import { isRoot, nobodyCanRun } from '../helpers/as-nobody.js';
 
 /**
  * With DATABASE_URL unset the ledger is an embedded Postgres under RECON_DATA_DIR. A directory this
@@ -11,29 +12,11 @@ import { REPO_ROOT, cleanEnv } from '../e2e/cli.js';
  * EACCES"); it is the setting to change: exit 2 naming RECON_DATA_DIR. Root may write anywhere, so as
  * root the command runs as nobody.
  */
-const nobody = (() => {
-  try {
-    return Number(execFileSync('id', ['-u', 'nobody'], { encoding: 'utf8' }).trim());
-  } catch {
-    return undefined;
-  }
-})();
-const isRoot = process.getuid?.() === 0;
-// As root the command runs as nobody, who must be able to read this checkout: not so in a clone
-// under a private directory (mktemp -d is 0700), as CI makes one. Then there is no user here
-// for whom the directory is not writable, and the test cannot run.
-const nobodyReadsCheckout = (() => {
-  if (!isRoot || nobody === undefined) return !isRoot;
-  try {
-    execFileSync('su', ['nobody', '-s', '/bin/sh', '-c', `test -r ${JSON.stringify(path.join(REPO_ROOT, 'node_modules/tsx/dist/loader.mjs'))}`], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-})();
+// As root the command runs as nobody (see test/helpers/as-nobody.ts for where that cannot be).
+const runnable = isRoot ? nobodyCanRun([path.join(REPO_ROOT, 'node_modules/tsx/dist/loader.mjs'), path.join(REPO_ROOT, 'src/cli.ts')]) : true;
 
 describe('RECON_DATA_DIR this user cannot create', () => {
-  it.skipIf(!nobodyReadsCheckout)('migrate exits 2 naming RECON_DATA_DIR', { timeout: 60_000 }, () => {
+  it.skipIf(!runnable)('migrate exits 2 naming RECON_DATA_DIR', { timeout: 60_000 }, () => {
     const parent = mkdtempSync(path.join(tmpdir(), 'data-dir-not-writable-'));
     chmodSync(parent, 0o555);
     const dataDir = path.join(parent, 'data');
