@@ -43,6 +43,12 @@ export interface ExpectedDiscrepancy {
    * reconciler reports it only INVOICE_PAYOUT_DAYS after this
    */
   payable_since?: string;
+  /**
+   * payout_amount_mismatch whose credit is short: when the payout happened (ISO). A reconciler calls
+   * a credit short only once the statements cover PAYOUT_SETTLEMENT_DAYS from then (the rest of the
+   * money could still be booked), so a short payout near the end of a run may not be judged yet.
+   */
+  payout_time?: string;
 }
 
 export interface RejectedDelivery {

@@ -194,6 +194,7 @@ export function expectedFindings(records: readonly FaultRecord[]): {
           observed: r.line.amountCents.toString(),
           details: `bank credit ${r.line.id} carries ${r.line.amountCents} cents, the payout ${r.payout.amountCents}`,
           fault: r.fault,
+          ...(r.line.amountCents < r.payout.amountCents ? { payout_time: new Date(r.payout.at).toISOString() } : {}),
         });
         break;
       case 'payout_no_credit':

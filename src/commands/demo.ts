@@ -127,7 +127,7 @@ export const command: Command = {
 
       const auth = `-H 'Authorization: Bearer ${operatorToken}'`;
       let settled = false;
-      const summary = async () => demoSummary(daemon.ctx.database, sim, await badSignatureCount(daemon.ctx.metrics.webhooks.deliveries), graceSeconds, dataDir, settled);
+      const summary = async () => demoSummary(daemon.ctx.database, sim, await badSignatureCount(daemon.ctx.metrics.webhooks.deliveries), graceSeconds, daemon.ctx.config.PAYOUT_SETTLEMENT_DAYS, dataDir, settled);
       out.write(`
   bnpl-recon demo is running: a simulated merchant business (seed ${sim.seed}) with faults injected.
   Simulated time runs ${timeScale}x real time (1 real second = ${formatSimulated(timeScale)}); times below are labelled real or simulated.

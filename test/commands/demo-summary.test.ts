@@ -100,6 +100,26 @@ describe("the settled demo's differences", () => {
     expect(nameDifferences(t, [found('I-1', 'P-1'), found('I-2', 'P-2')], tallies)).toContain('    invoice I-2 (P-2) found, not injected: unexplained by the ground truth (a defect: please report it with the seed)');
   });
 
+  it('name a short payout credit whose settlement window the statements do not cover yet, and only that', () => {
+    const short = (payout: string, at: string): ExpectedDiscrepancy => ({
+      ...payoutFinding('payout_amount_mismatch', payout), subject: '', fault: 'payout_amount_mismatch', expected: '10000', observed: '9000', payout_time: at,
+    });
+    const excess: ExpectedDiscrepancy = { ...payoutFinding('payout_amount_mismatch', 'P-3'), subject: '', fault: 'payout_amount_mismatch', expected: '10000', observed: '11000' };
+    const t = truth([short('P-1', '2026-01-05T10:00:00.000Z'), short('P-2', '2026-01-01T10:00:00.000Z'), excess]);
+    const tallies = compareTallies(tallyInjected(t), new Map());
+    // The statements end on 2026-01-06: P-1's window (to 2026-01-08 10:00) is not covered, P-2's (to 2026-01-04) is.
+    const lines = nameDifferences(t, [], tallies, { days: 3, statementsEnd: new Date('2026-01-06T23:59:59Z') });
+    expect(lines).toEqual([
+      '  difference: payout_amount_mismatch found 0, injected 3:',
+      '    payout P-2 injected (payout_amount_mismatch), not found: unexplained by the ground truth (a defect: please report it with the seed)',
+      '    payout P-3 injected (payout_amount_mismatch), not found: unexplained by the ground truth (a defect: please report it with the seed)',
+      '    payout P-1 injected (payout_amount_mismatch), not found: its credit is short, judged once the statements cover PAYOUT_SETTLEMENT_DAYS (3) after the payout; the last imported one ends 2026-01-06T23:59:59.000Z',
+    ]);
+    // With no statement imported, no short credit can be judged; without the cover, none is explained.
+    expect(nameDifferences(t, [], tallies, { days: 3, statementsEnd: undefined }).filter((l) => l.includes('unexplained'))).toHaveLength(1);
+    expect(nameDifferences(t, [], tallies).filter((l) => l.includes('unexplained'))).toHaveLength(3);
+  });
+
   it('name the kinds a demo cannot show by the setting that needs days', () => {
     const invoice: ExpectedDiscrepancy = { ...missed('i1', 'invoice_not_paid_out'), kind: 'invoice_not_paid_out', entity_type: 'invoice' };
     expect(differences(truth([invoice]), [])).toEqual(['  difference: invoice_not_paid_out 1 not found: it needs INVOICE_PAYOUT_DAYS of real time, longer than a demo']);
@@ -128,7 +148,7 @@ describe("the demo's summary against the simulator's record of its deliveries", 
   it('counts deliveries answered 2xx that are not in webhook_deliveries, and calls them a difference', async () => {
     // Three invoice events answered 200 (one of them twice), none stored: three acknowledged deliveries lost.
     const sim = fakeSim(truth([]), [attempt('k1', 200), attempt('k2', 200), attempt('k3', 200), attempt('k3', 200)]);
-    const text = await demoSummary(db, sim, 0, 10, undefined, true);
+    const text = await demoSummary(db, sim, 0, 10, 3, undefined, true);
     expect(text).toContain('acknowledged (2xx) but not stored 3,');
     expect(text).toMatch(/difference: 3 deliveries answered 2xx are not in webhook_deliveries \(event keys k1, k2, k3\)/);
     expect(text).not.toContain('every delivery answered 2xx is stored');
@@ -137,7 +157,7 @@ describe("the demo's summary against the simulator's record of its deliveries", 
   it('finds nothing lost when every delivery answered 2xx is stored', async () => {
     await db.sql`insert into webhook_deliveries (delivery_uuid, environment, headers, raw_body, signature_valid, parse_status, event_key)
       values (gen_random_uuid(), 'sandbox', '{}'::jsonb, '\\x7b7d'::bytea, true, 'parsed', 'stored-key')`;
-    const text = await demoSummary(db, fakeSim(truth([]), [attempt('stored-key', 200)]), 0, 10, undefined, true);
+    const text = await demoSummary(db, fakeSim(truth([]), [attempt('stored-key', 200)]), 0, 10, 3, undefined, true);
     expect(text).toContain('acknowledged (2xx) but not stored 0,');
     expect(text).toContain('every delivery answered 2xx is stored and every finding matches one injected');
   });
@@ -145,15 +165,15 @@ describe("the demo's summary against the simulator's record of its deliveries", 
   it('calls a 401 to a correctly signed delivery a difference, not "as expected"', async () => {
     // One injected wrong-key copy refused (right) and one genuine, correctly signed delivery refused (wrong).
     const rejected = [{ environment: 'sandbox' as const, signed_with: 'production' as const, topic: 'order/confirmed', entity_type: 'order', entity_id: 'o1', event_key: 'k1', details: '' }];
-    const text = await demoSummary(db, fakeSim({ ...truth([]), rejected_deliveries: rejected }, [attempt('k1', 401, 'wrong_secret'), attempt('k2', 401, 'original')]), 2, 10, undefined, true);
+    const text = await demoSummary(db, fakeSim({ ...truth([]), rejected_deliveries: rejected }, [attempt('k1', 401, 'wrong_secret'), attempt('k2', 401, 'original')]), 2, 10, 3, undefined, true);
     expect(text).toContain('1 correctly signed deliveries answered 401: a difference');
     expect(text).not.toContain('as expected');
   });
 
   it('calls a wrong-key copy answered 2xx a difference, and every 401 on a wrong-key copy none', async () => {
-    const forged = await demoSummary(db, fakeSim(truth([]), [attempt('k1', 200, 'wrong_secret')]), 0, 10, undefined, false);
+    const forged = await demoSummary(db, fakeSim(truth([]), [attempt('k1', 200, 'wrong_secret')]), 0, 10, 3, undefined, false);
     expect(forged).toContain('1 copies signed with the wrong key answered 2xx: a difference');
-    const right = await demoSummary(db, fakeSim(truth([]), [attempt('k1', 401, 'wrong_secret'), attempt('k1', 401, 'wrong_secret')]), 2, 10, undefined, false);
+    const right = await demoSummary(db, fakeSim(truth([]), [attempt('k1', 401, 'wrong_secret'), attempt('k1', 401, 'wrong_secret')]), 2, 10, 3, undefined, false);
     expect(right).toContain('every refusal one of them, none of them accepted');
     expect(right).not.toContain('difference');
   });
