@@ -3,6 +3,7 @@ import { ISO_FORMAT } from '../found.js';
 import { stage } from '../stage.js';
 import { reparsedSince } from '../scope.js';
 import type { RuleParams } from '../types.js';
+import { differingMembers } from './retry-body.js';
 
 /**
  * duplicate_delivery: a delivery of an event beyond the one that was applied, i.e. every
@@ -25,6 +26,13 @@ import type { RuleParams } from '../types.js';
  * began but committed after it: the receiver commits within its 5 s answer deadline. After a reparse
  * that changed deliveries (scope.ts reparsedSince) every retry is looked at: a delivery a reparse
  * turned into a retry keeps its old received_at.
+ *
+ * A delivery with the event's key whose body says something else (retry-body.ts: other values,
+ * not just other bytes) is not a retry: it claims the event with other facts, and the applied
+ * delivery's stand. It is recorded `open`, naming the members that differ, for a person to check
+ * with the provider; like a retry it is never applied and never resolves by itself. Its bytes are
+ * compared with the applied delivery's where that is still stored (retention may have retired its
+ * month: then it counts as a retry, as before any comparison).
  */
 export const DUPLICATE_DELIVERY_MARGIN_SECONDS = 3600;
 
@@ -43,7 +51,8 @@ export async function recordDuplicateDeliveries(tx: TransactionSql, p: RuleParam
   // planner can use it, and the applied-delivery check costs nothing on ~1 % of rows and keeps an
   // event's applied delivery out even if a row's flag were ever wrong.
   await stage(tx, 'duplicate_found', tx`
-    select w.id, w.environment, w.event_key, w.topic, w.entity_type, w.entity_id, w.received_at, e.delivery_id as first_delivery_id,
+    select w.id, w.received_at as delivery_received_at, e.received_at as first_received_at,
+           w.environment, w.event_key, w.topic, w.entity_type, w.entity_id, w.received_at, e.delivery_id as first_delivery_id,
            coalesce(
              (select oe.external_reference_id from order_events oe where oe.environment = w.environment and oe.event_key = w.event_key),
              (select ie.external_reference_id from invoice_events ie where ie.environment = w.environment and ie.event_key = w.event_key)
@@ -55,27 +64,54 @@ export async function recordDuplicateDeliveries(tx: TransactionSql, p: RuleParam
       and w.event_key is not null and not w.applied
       and w.received_at >= ${windowStart}::timestamptz
       and w.id <> e.delivery_id`);
+  // The bodies of those whose bytes differ from their applied delivery's, compared here: a retry
+  // repeats its bytes, so these are few. Looked up by primary key (the partition's), after staging.
+  const unlike = await tx<{ id: string; applied_body: Buffer; body: Buffer }[]>`
+    select f.id::text as id, a.raw_body as applied_body, w.raw_body as body
+    from pg_temp.duplicate_found f
+    join webhook_deliveries w on w.id = f.id and w.received_at = f.delivery_received_at
+    join webhook_deliveries a on a.id = f.first_delivery_id and a.received_at = f.first_received_at
+    where a.raw_body <> w.raw_body`;
+  const differing = unlike.flatMap((row) => {
+    const members = differingMembers(row.applied_body, row.body);
+    return members.length === 0 ? [] : [{ id: row.id, members: members.join(', ') }];
+  });
   const result = await tx`
-    with dup as (
+    with differing as (
+      select x.id, x.members from json_to_recordset(${JSON.stringify(differing)}::json) as x(id bigint, members text)
+    ),
+    dup as (
       insert into discrepancies as d (environment, kind, status, entity_type, entity_id, subject, external_reference_id,
                                       expected, observed, details, evidence, evidence_hash,
                                       first_detected_at, last_checked_at, resolved_at)
-      select w.environment, 'duplicate_delivery', 'resolved', 'webhook_delivery', w.id::text, '',
+      select w.environment, 'duplicate_delivery',
+             case when x.id is null then 'resolved' else 'open' end::discrepancy_status,
+             'webhook_delivery', w.id::text, '',
              w.external_reference_id,
              w.first_delivery_id::text, w.id::text,
-             format('Delivery %s repeats event %s (%s %s %s) first applied from delivery %s; stored, not applied again.',
-                    w.id, left(w.event_key, 12), w.topic, w.entity_type, w.entity_id, w.first_delivery_id),
+             case when x.id is null
+               then format('Delivery %s repeats event %s (%s %s %s) first applied from delivery %s; stored, not applied again.',
+                           w.id, left(w.event_key, 12), w.topic, w.entity_type, w.entity_id, w.first_delivery_id)
+               else format('Delivery %s carries event %s (%s %s %s) of delivery %s, which was applied, but its body differs in %s: '
+                           'stored, not applied; the applied delivery''s values stand. Check with the provider which is right.',
+                           w.id, left(w.event_key, 12), w.topic, w.entity_type, w.entity_id, w.first_delivery_id, x.members)
+             end,
              jsonb_build_object('event_key', w.event_key, 'topic', w.topic, 'entity_type', w.entity_type,
                                 'entity_id', w.entity_id, 'first_delivery_id', w.first_delivery_id,
-                                'received_at', to_char(w.received_at at time zone 'UTC', ${ISO_FORMAT})),
+                                'received_at', to_char(w.received_at at time zone 'UTC', ${ISO_FORMAT}))
+               || case when x.id is null then '{}'::jsonb else jsonb_build_object('differing_members', x.members) end,
              md5(w.event_key || '|' || w.id::text),
-             ${now}::timestamptz, ${now}::timestamptz, ${now}::timestamptz
+             ${now}::timestamptz, ${now}::timestamptz, case when x.id is null then ${now}::timestamptz end
       from pg_temp.duplicate_found w
+      left join differing x on x.id = w.id
       on conflict (environment, kind, entity_type, entity_id, subject) do nothing
-      returning d.id, d.evidence
+      returning d.id, d.status, d.evidence
     )
     insert into discrepancy_history (discrepancy_id, at, from_status, to_status, actor, reason, evidence)
-    select id, ${now}::timestamptz, null, 'resolved', 'reconciler', 'duplicate delivery of an applied event: recorded already resolved', evidence
+    select id, ${now}::timestamptz, null, status, 'reconciler',
+           case when status = 'resolved' then 'duplicate delivery of an applied event: recorded already resolved'
+                else 'a delivery of an applied event with another body: recorded open' end,
+           evidence
     from dup`;
   return result.count;
 }
