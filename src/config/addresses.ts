@@ -62,6 +62,40 @@ export function addressMatcher(entries: readonly string[]): AddressMatcher {
 }
 
 /**
+ * One X-Forwarded-For entry as an address: some proxies append the peer's port ("203.0.113.7:51234",
+ * "[2001:db8::7]:443"; RFC 7239's Forwarded brackets IPv6 too) or an IPv6 zone ("fe80::1%eth0").
+ * Kept with its port, an entry matched no allow list or trusted proxy, and every new source port
+ * was a sender of its own to the sign-in throttle. Anything else is returned trimmed, as it came.
+ */
+export function forwardedHop(entry: string): string {
+  let hop = entry.trim();
+  const bracketed = /^\[([^\]]+)\](?::\d+)?$/.exec(hop);
+  if (bracketed) hop = bracketed[1] as string;
+  else if (/^\d{1,3}(?:\.\d{1,3}){3}:\d+$/.test(hop)) hop = hop.slice(0, hop.lastIndexOf(':'));
+  const zone = hop.indexOf('%');
+  if (zone > 0 && isIP(hop.slice(0, zone)) === 6) hop = hop.slice(0, zone);
+  return normaliseAddress(hop);
+}
+
+/**
+ * The key a sender is counted under where counting limits it (the sign-in throttle): an IPv4
+ * address itself, an IPv6 address by its /64. One customer line or host is given a /64 or more, and
+ * every address in it is theirs to use: keyed by the whole address, a guesser rotating through its
+ * /64 was never throttled. Not an IP address: the text itself.
+ */
+export function senderKey(address: string): string {
+  const normalised = normaliseAddress(address);
+  if (isIP(normalised) !== 6) return normalised;
+  const [head = '', tail] = normalised.toLowerCase().split('::');
+  const groups = (part: string | undefined) => (part === undefined || part === '' ? [] : part.split(':'));
+  const first = groups(head);
+  // A dotted IPv4 tail counts as two groups; only the first four groups matter here.
+  const last = groups(tail).flatMap((g) => (g.includes('.') ? ['0', '0'] : [g]));
+  const all = tail === undefined ? first.flatMap((g) => (g.includes('.') ? ['0', '0'] : [g])) : [...first, ...Array(Math.max(0, 8 - first.length - last.length)).fill('0'), ...last];
+  return `${all.slice(0, 4).map((g) => Number.parseInt(g, 16).toString(16)).join(':')}::/64`;
+}
+
+/**
  * The address a request came from (a webhook delivery, an operator signing in). X-Forwarded-For is believed only when the peer is a trusted
  * proxy, and then read from the right, skipping further trusted proxies: the left-most entries are
  * whatever the client chose to send.
@@ -70,7 +104,7 @@ export function clientAddress(peer: string | undefined, forwardedFor: string | u
   if (peer === undefined) return undefined;
   let address = normaliseAddress(peer);
   if (!trustedProxies.has(address) || !forwardedFor) return address;
-  const hops = forwardedFor.split(',').map(normaliseAddress).filter((hop) => hop.length > 0);
+  const hops = forwardedFor.split(',').map(forwardedHop).filter((hop) => hop.length > 0);
   for (let i = hops.length - 1; i >= 0; i -= 1) {
     const hop = hops[i] as string;
     address = hop;

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { Counter, Registry } from 'prom-client';
-import { clientAddress, type AddressMatcher } from '../config/addresses.js';
+import { clientAddress, senderKey, type AddressMatcher } from '../config/addresses.js';
 import type { Logger } from '../log/logger.js';
 import { rateLimitedLog } from '../log/rate-limited.js';
 import { METRIC_PREFIX } from '../metrics/registry.js';
@@ -82,7 +82,10 @@ export class SignInThrottle {
 
 /** What the operator API's sign-in check needs besides the tokens. */
 export interface SignInGuard {
-  /** The caller's address, through TRUSTED_PROXIES like the receiver's. */
+  /**
+   * The caller, through TRUSTED_PROXIES like the receiver's, as the throttle counts it: an IPv4
+   * address, an IPv6 address's /64 (config/addresses.ts senderKey says why).
+   */
   sourceOf(req: IncomingMessage): string;
   throttle: SignInThrottle;
   /** Counts the refusal and writes its (rate-limited) log line. */
@@ -94,7 +97,7 @@ export function signInGuard(options: { trustedProxies: AddressMatcher; log: Logg
   // One limiter per reason: the page's requests before sign-in (missing_token) never hide guessing.
   const lines = Object.fromEntries(SIGN_IN_FAILURES.map((reason) => [reason, rateLimitedLog(options.log, 'warn', 'operator sign-in refused')])) as Record<SignInFailure, ReturnType<typeof rateLimitedLog>>;
   return {
-    sourceOf: (req) => clientAddress(req.socket.remoteAddress, req.headers['x-forwarded-for'] as string | undefined, options.trustedProxies) ?? 'unknown',
+    sourceOf: (req) => senderKey(clientAddress(req.socket.remoteAddress, req.headers['x-forwarded-for'] as string | undefined, options.trustedProxies) ?? 'unknown'),
     throttle: new SignInThrottle(),
     refused(reason, source) {
       metrics.signInFailures.inc({ reason });

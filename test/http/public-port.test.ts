@@ -128,6 +128,19 @@ describe('the public port', () => {
     expect(logged).toEqual([expect.objectContaining({ reason: 'wrong_token', source: attacker }), expect.objectContaining({ reason: 'throttled', source: attacker })]);
     expect(JSON.stringify(logged)).not.toContain('wrong-0');
   });
+
+  // After the test above, whose counts it would change.
+  it('throttles an IPv6 sender by its /64, and a sender whose proxy appended its port by its address', async () => {
+    // Ten wrong tokens, each from another address of one /64: the eleventh address of it is refused.
+    for (let i = 1; i <= SIGN_IN_MAX_FAILURES; i++) expect((await call('/api/session', { token: `wrong-${i}`, from: `2001:db8:1:2::${i.toString(16)}` })).status).toBe(401);
+    expect((await call('/api/session', { token: TOKEN, from: '2001:db8:1:2:ffff:ffff:ffff:ffff' })).status).toBe(429);
+    expect((await call('/api/session', { token: TOKEN, from: '[2001:db8:1:2::abc]:443' })).status).toBe(429);
+    expect((await call('/api/session', { token: TOKEN, from: '2001:db8:1:3::1' })).status).toBe(200);
+    // A new source port each time is the same sender.
+    for (let i = 0; i < SIGN_IN_MAX_FAILURES; i++) expect((await call('/api/session', { token: `wrong-${i}`, from: `198.51.100.20:${40000 + i}` })).status).toBe(401);
+    expect((await call('/api/session', { token: TOKEN, from: '198.51.100.20' })).status).toBe(429);
+    expect((await call('/api/session', { token: TOKEN, from: '198.51.100.21:40000' })).status).toBe(200);
+  });
 });
 
 describe('readiness on the public port', () => {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { addressMatcher, clientAddress, forwardedHop, senderKey } from '../../src/config/addresses.js';
 import { SIGN_IN_MAX_FAILURES, SignInThrottle } from '../../src/http/sign-in.js';
 
 /**
@@ -38,5 +39,30 @@ describe('sign-in throttle', () => {
       throttle.failed('198.51.100.1');
       now += 6_700; // 9 within a minute
     }
+  });
+});
+
+describe('who the throttle counts', () => {
+  it('an IPv4 address itself, an IPv6 address by its /64, in any of its spellings', () => {
+    expect(senderKey('203.0.113.7')).toBe('203.0.113.7');
+    expect(senderKey('::ffff:203.0.113.7')).toBe('203.0.113.7');
+    expect(senderKey('2001:db8:1:2::1')).toBe('2001:db8:1:2::/64');
+    expect(senderKey('2001:0DB8:0001:0002:ffff:0:0:1')).toBe('2001:db8:1:2::/64');
+    expect(senderKey('2001:db8::1')).toBe('2001:db8:0:0::/64');
+    expect(senderKey('::1')).toBe('0:0:0:0::/64');
+    expect(senderKey('64:ff9b::192.0.2.1')).toBe('64:ff9b:0:0::/64');
+    expect(senderKey('unknown')).toBe('unknown');
+  });
+
+  it('an X-Forwarded-For entry without the port or brackets a proxy added', () => {
+    expect(forwardedHop(' 203.0.113.7:51234 ')).toBe('203.0.113.7');
+    expect(forwardedHop('[2001:db8::7]:443')).toBe('2001:db8::7');
+    expect(forwardedHop('[2001:db8::7]')).toBe('2001:db8::7');
+    expect(forwardedHop('fe80::1%eth0')).toBe('fe80::1');
+    expect(forwardedHop('2001:db8::7')).toBe('2001:db8::7');
+    expect(forwardedHop('::ffff:203.0.113.7')).toBe('203.0.113.7');
+    expect(forwardedHop('not-an-address')).toBe('not-an-address');
+    const proxies = addressMatcher(['10.0.0.0/8']);
+    expect(clientAddress('10.0.0.1', '198.51.100.9:40000, 10.1.1.1:8080', proxies)).toBe('198.51.100.9');
   });
 });
