@@ -89,7 +89,9 @@ export async function seedLedger(sql: Sql, orders: number, graceSeconds: number,
     insert into webhook_deliveries (id, delivery_uuid, environment, received_at, headers, raw_body, signature_valid, topic,
                                     parse_status, event_key, entity_type, entity_id, event_time, event_time_sortable, applied)
     select ${max!.n}::bigint + row_number() over (), md5('r' || n)::uuid, 'sandbox', ts + interval '2 minutes', '{}',
-           convert_to('{}', 'UTF8'), true, topic, 'parsed', event_key, entity_type, entity_id, sortable, sortable, false
+           -- A retry repeats its event's bytes (duplicate_delivery compares them with the applied delivery's).
+           convert_to('{"topic":"' || topic || '","uuid":"' || entity_id || '","event_time":"' || sortable || '"}', 'UTF8'),
+           true, topic, 'parsed', event_key, entity_type, entity_id, sortable, sortable, false
     from bench_ev where n % 100 = 0`;
   await sql`select setval('webhook_deliveries_id_seq', (select max(id) from webhook_deliveries))`;
   // The receiver's claim of each applied event (its arbiter across partitions).
