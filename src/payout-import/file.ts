@@ -1,10 +1,9 @@
-import { constants } from 'node:fs';
-import { open } from 'node:fs/promises';
 import path from 'node:path';
 import { DEFAULT_PAYOUT_REPORT_MAX_FILE_BYTES, type ProviderEnvironment } from '../config/schema.js';
 import type { Database } from '../db/database.js';
 import { importPayoutReport, PayoutReportRefusedError, type PayoutReportImportResult } from './import.js';
 import { PayoutReportFormatError, readPayoutReport } from '../payout-reports/read.js';
+import { NotARegularFileError, openFileToImport } from '../statements/inbox-file.js';
 
 export interface PayoutReportFileOptions {
   columns?: Record<string, string>;
@@ -38,16 +37,14 @@ async function readReportFile(file: string, maxBytes: number, noFollow: boolean)
   const name = path.basename(file);
   const unreadable = (error: unknown) =>
     Object.assign(new PayoutReportFormatError(`unreadable: ${(error as Error).message}`), { code: (error as NodeJS.ErrnoException).code });
-  let handle;
+  let handle, info;
   try {
-    handle = await open(file, noFollow ? constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0) : constants.O_RDONLY);
+    ({ handle, stat: info } = await openFileToImport(file, noFollow));
   } catch (error) {
-    if (noFollow && (error as NodeJS.ErrnoException).code === 'ELOOP') throw new PayoutReportFormatError(`${name}: a symlink, not followed`);
+    if (error instanceof NotARegularFileError) throw new PayoutReportFormatError(error.message);
     throw unreadable(error);
   }
   try {
-    const info = await handle.stat();
-    if (noFollow && !info.isFile()) throw new PayoutReportFormatError(`${name}: not a regular file`);
     const tooLarge = () => new PayoutReportFormatError(`${name}: larger than PAYOUT_REPORT_MAX_FILE_BYTES (${maxBytes} bytes); split the report or raise the setting`);
     if (info.size > maxBytes) throw tooLarge();
     // Read to the end, but never past the limit: the file may have grown since the stat, and a

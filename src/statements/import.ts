@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
-import { constants, createReadStream } from 'node:fs';
-import { open } from 'node:fs/promises';
+import { createReadStream } from 'node:fs';
 import { setImmediate as turn } from 'node:timers/promises';
 import path from 'node:path';
 import type { TransactionSql } from 'postgres';
@@ -10,6 +9,7 @@ import { summarize } from './collect.js';
 import { encodingOf, streamDecoder, utf8Validator } from './decode.js';
 import { ReadThread, type ThreadRead } from './read-thread-client.js';
 import { createTextFeed } from './text-feed.js';
+import { NotARegularFileError, openFileToImport } from './inbox-file.js';
 import { HEAD_CHARS, statementReader } from './detect.js';
 import { KEY_FORMAT, wholeDays } from './line-key.js';
 import { storeStatement, type CopyPace, type SectionCounts } from './overlap.js';
@@ -263,18 +263,17 @@ export const fileSource =
     options.noFollow ? readRegularFile(file) : createReadStream(file, { highWaterMark: READ_CHUNK });
 
 async function* readRegularFile(file: string): AsyncGenerator<Uint8Array> {
-  let handle;
+  let opened;
   try {
-    handle = await open(file, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0));
+    opened = await openFileToImport(file, true);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ELOOP') throw new StatementFormatError(`${path.basename(file)}: a symlink, not followed`);
+    if (error instanceof NotARegularFileError) throw new StatementFormatError(error.message);
     throw error;
   }
   try {
-    if (!(await handle.stat()).isFile()) throw new StatementFormatError(`${path.basename(file)}: not a regular file`);
-    yield* handle.createReadStream({ highWaterMark: READ_CHUNK, autoClose: false });
+    yield* opened.handle.createReadStream({ highWaterMark: READ_CHUNK, autoClose: false });
   } finally {
-    await handle.close();
+    await opened.handle.close();
   }
 }
 
