@@ -50,28 +50,27 @@ export async function recordDuplicateDeliveries(tx: TransactionSql, p: RuleParam
   // lookups in parallel (stage.ts); the predicate repeats the partial index's condition so the
   // planner can use it, and the applied-delivery check costs nothing on ~1 % of rows and keeps an
   // event's applied delivery out even if a row's flag were ever wrong.
+  // The applied delivery's bytes are looked up by primary key (its partition's) beside the retry's
+  // own, which the scan has read anyway; only bodies that differ are kept, for retry-body.ts.
   await stage(tx, 'duplicate_found', tx`
-    select w.id, w.received_at as delivery_received_at, e.received_at as first_received_at,
-           w.environment, w.event_key, w.topic, w.entity_type, w.entity_id, w.received_at, e.delivery_id as first_delivery_id,
+    select w.id, w.environment, w.event_key, w.topic, w.entity_type, w.entity_id, w.received_at, e.delivery_id as first_delivery_id,
            coalesce(
              (select oe.external_reference_id from order_events oe where oe.environment = w.environment and oe.event_key = w.event_key),
              (select ie.external_reference_id from invoice_events ie where ie.environment = w.environment and ie.event_key = w.event_key)
-           ) as external_reference_id
+           ) as external_reference_id,
+           case when a.raw_body <> w.raw_body then w.raw_body end as body,
+           case when a.raw_body <> w.raw_body then a.raw_body end as applied_body
     from webhook_deliveries w
     join webhook_applied_events e
       on e.environment = w.environment and e.event_day = webhook_event_day(w.event_time_sortable) and e.event_key = w.event_key
+    left join webhook_deliveries a on a.id = e.delivery_id and a.received_at = e.received_at
     where w.environment = ${p.environment}
       and w.event_key is not null and not w.applied
       and w.received_at >= ${windowStart}::timestamptz
       and w.id <> e.delivery_id`);
-  // The bodies of those whose bytes differ from their applied delivery's, compared here: a retry
-  // repeats its bytes, so these are few. Looked up by primary key (the partition's), after staging.
+  // A retry repeats its bytes, so these are few.
   const unlike = await tx<{ id: string; applied_body: Buffer; body: Buffer }[]>`
-    select f.id::text as id, a.raw_body as applied_body, w.raw_body as body
-    from pg_temp.duplicate_found f
-    join webhook_deliveries w on w.id = f.id and w.received_at = f.delivery_received_at
-    join webhook_deliveries a on a.id = f.first_delivery_id and a.received_at = f.first_received_at
-    where a.raw_body <> w.raw_body`;
+    select id::text as id, applied_body, body from pg_temp.duplicate_found where body is not null`;
   const differing = unlike.flatMap((row) => {
     const members = differingMembers(row.applied_body, row.body);
     return members.length === 0 ? [] : [{ id: row.id, members: members.join(', ') }];
