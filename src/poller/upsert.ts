@@ -37,7 +37,8 @@ export interface PageToWrite {
  * `order_uuid in (select ...)`, the planner, with statistics from before the first big poll filled
  * the table, scanned every row of the environment (32 ms per page of 100 against 20,000 rows; the
  * lateral form: 7 ms, of which 0.4 ms the lookups; EXPLAIN ANALYZE, Postgres 15). The `where` on the
- * update keeps an older read (a page fetched earlier but written later) from overwriting a newer one.
+ * update keeps an older read (a page fetched earlier but written later, or by an earlier run) from
+ * overwriting a newer one.
  *
  * New orders (none in `locked`) go in with plain inserts, not ON CONFLICT: on a first poll nearly
  * every order is new, and the speculative insertion (conflict pre-check, insert, confirm record) for
@@ -140,7 +141,12 @@ async function mergeBatch(
         last_seen_run_id = excluded.last_seen_run_id,
         state_since = case when s.state is distinct from excluded.state then excluded.state_since else s.state_since end,
         state_since_run_id = case when s.state is distinct from excluded.state then excluded.state_since_run_id else s.state_since_run_id end
-      where s.last_seen_at <= excluded.last_seen_at
+      -- A later run's reading is newer whatever its stamp: runs take turns under the poll lock, so
+      -- run ids grow with time, while the stamps are each polling process's wall clock, and a
+      -- replica whose clock ran ahead (or one stepped back) left stamps that dropped every later
+      -- run's listing (test/poller/clock-skew-listing.test.ts). Within a run the stamps decide.
+      where s.last_seen_run_id < excluded.last_seen_run_id
+         or (s.last_seen_run_id = excluded.last_seen_run_id and s.last_seen_at <= excluded.last_seen_at)
       returning s.order_uuid, s.state, s.last_seen_at as observed_at
     ),
     -- Orders not there when the statement began: a plain insert. A concurrent statement inserting
