@@ -1,7 +1,7 @@
 import type { Config } from '../config/schema.js';
 import type { Database } from '../db/database.js';
 import { discrepancySource } from '../reports/discrepancies.js';
-import { REPORT_TIME_FORMAT } from '../reports/source.js';
+import { decimalAmount, REPORT_TIME_FORMAT } from '../reports/source.js';
 import type { Guarded } from './operator-request.js';
 import { sendJson, type Route } from './server.js';
 import { SQL_ISO_MICROSECONDS } from '../db/time-format.js';
@@ -55,7 +55,7 @@ async function evidenceOf(database: Database, config: Config, id: number): Promi
     : null;
   const lineId = typeof ev.statement_line_id === 'number' || /^[0-9]{1,18}$/.test(String(ev.statement_line_id ?? '')) ? Number(ev.statement_line_id) : 0;
   const bankLines = await sql`
-    select id, booking_date::text, amount_cents::text, round(amount_cents::numeric / 100, 2)::text as amount, currency,
+    select id, booking_date::text, amount_cents::text, ${decimalAmount(sql, sql`amount_cents`)} as amount, currency,
            direction::text, account_iban, counterparty_iban, counterparty_name, bank_reference, sepa_reference, remittance
     from statement_lines
     where environment = ${env}

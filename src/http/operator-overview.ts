@@ -1,7 +1,8 @@
 import type { Config } from '../config/schema.js';
 import type { Database } from '../db/database.js';
 import { payoutCredits } from '../ledger/payout-credits.js';
-import { REPORT_TIME_FORMAT } from '../reports/source.js';
+import { stakeCents } from '../reports/discrepancies.js';
+import { decimalAmount, REPORT_TIME_FORMAT } from '../reports/source.js';
 import type { Guarded } from './operator-request.js';
 import { sendJson, type Route } from './server.js';
 
@@ -29,20 +30,13 @@ async function overview(database: Database, env: Config['PROVIDER_ENV']): Promis
     from discrepancies where environment = ${env} and status = 'open'
     group by kind order by kind`;
   const stake = await sql`
-    with d as (
-      select kind, evidence,
-             case when expected ~ '^-?[0-9]{1,18}$' then expected::bigint end as e,
-             case when observed ~ '^-?[0-9]{1,18}$' then observed::bigint end as o
-      from discrepancies where environment = ${env} and status = 'open'
-    ),
-    s as (
-      select kind, case kind when 'payout_amount_mismatch' then abs(e - o) when 'payout_not_on_statement' then e
-                             when 'payout_cancelled_but_credited' then o when 'statement_credit_without_payout' then o end as cents,
+    with s as (
+      select kind, ${stakeCents(sql)} as cents,
              coalesce(d.evidence->>'currency', (select l.currency from statement_lines l
                        where d.evidence->>'statement_line_id' ~ '^[0-9]{1,18}$' and l.id = (d.evidence->>'statement_line_id')::bigint), 'EUR') as currency
-      from d
+      from discrepancies d where environment = ${env} and status = 'open'
     )
-    select kind::text as kind, currency, sum(cents)::text as amount_cents, round(sum(cents)::numeric / 100, 2)::text as amount, count(*)::int as findings
+    select kind::text as kind, currency, sum(cents)::text as amount_cents, ${decimalAmount(sql, sql`sum(cents)`)} as amount, count(*)::int as findings
     from s where cents is not null group by kind, currency order by kind, currency`;
   const series = await sql`
     with ev as (

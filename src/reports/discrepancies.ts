@@ -1,11 +1,12 @@
 import type { Writable } from 'node:stream';
+import type { PendingQuery, Row, Sql } from 'postgres';
 import { UsageError } from '../config/usage-error.js';
 import { environmentSchema, type ProviderEnvironment } from '../config/schema.js';
 import type { Database } from '../db/database.js';
 import { RULE_KINDS } from '../reconcile/rules/registry.js';
 import { DISCREPANCY_KINDS, type DiscrepancyKind } from '../schema/tables.js';
 import { REPORT_FORMATS, type CsvOptions, type ReportFormat, type ReportShape } from './format.js';
-import { REPORT_TIME_FORMAT, streamSource, type ReportSource } from './source.js';
+import { decimalAmount, REPORT_TIME_FORMAT, streamSource, type ReportSource } from './source.js';
 import type { StreamResult } from './writer.js';
 
 /**
@@ -18,11 +19,43 @@ export const DISCREPANCY_COLUMNS = [
   'amount_cents', 'amount', 'currency', 'acknowledged_by', 'acknowledged_at', 'ack_note',
 ] as const;
 
+/**
+ * Which of expected and observed hold a number (cents, a count, a delivery id) for each kind, as
+ * its rule writes them (reconcile/rules/*.ts, statements/import.ts; docs/how-it-decides.md). The
+ * others hold words (`cancelled`, `not paid out`), order states, `fee=30` lists, or what the
+ * provider sent: payout_unknown_invoice's observed is the invoice reference the payout listed,
+ * which may be all digits (`000123`) and must stay text. Every kind is listed, so a new one has to
+ * say.
+ */
+const NUMBER_VALUED: Readonly<Record<DiscrepancyKind, readonly ('expected' | 'observed')[]>> = {
+  missed_webhook: [],
+  state_mismatch: [],
+  orphan_webhook: [],
+  duplicate_event: ['expected', 'observed'],
+  duplicate_delivery: ['expected', 'observed'],
+  payout_not_on_statement: ['expected'],
+  statement_credit_without_payout: ['observed'],
+  payout_amount_mismatch: ['expected', 'observed'],
+  payout_cancelled_but_credited: ['observed'],
+  payout_unknown_invoice: [],
+  statement_unbalanced: ['expected', 'observed'],
+  invoice_not_paid_out: ['expected'],
+  invoice_paid_out_twice: ['expected', 'observed'],
+  payout_pays_canceled_invoice: [],
+  buyer_paid_merchant_directly: ['observed'],
+  payout_deduction_mismatch: [],
+  payout_report_mismatch: ['expected', 'observed'],
+};
+
+const numberValued = (column: 'expected' | 'observed') => (row: Readonly<Record<string, unknown>>): boolean =>
+  NUMBER_VALUED[row.kind as DiscrepancyKind]?.includes(column) ?? false;
+
 export const DISCREPANCY_SHAPE: ReportShape = {
   columns: DISCREPANCY_COLUMNS,
-  // expected and observed hold cents for the money kinds (`-99500`) and words for the others: a
-  // number passes as one, anything else is neutralised as text (format.ts spreadsheetText).
-  numeric: new Set(['id', 'amount_cents', 'amount', 'expected', 'observed']),
+  numeric: new Set(['id', 'amount_cents', 'amount']),
+  // A number passes as one; anything else is neutralised as text (format.ts spreadsheetText), and
+  // XLSX writes it as a text cell.
+  numericWhere: { expected: numberValued('expected'), observed: numberValued('observed') },
   timestamps: new Set(['first_detected_at', 'last_checked_at', 'resolved_at', 'acknowledged_at']),
 };
 
@@ -88,7 +121,10 @@ export function parseDiscrepancyQuery(input: DiscrepancyQueryInput): { filters: 
 /**
  * `YYYY-MM-DD`, or that with a time (`THH:MM[:SS[.fff]]`) and an optional zone (`Z`, `+02:00`):
  * UTC unless a zone is given. A day the month does not have (2026-02-30) is refused, not rolled
- * over as Date would, and so is year 0, which Postgres does not store.
+ * over as Date would, and so is year 0, which Postgres does not store. So is an instant that its
+ * zone moves out of years 0001-9999 (0001-01-01T00:00+01:00 is year 0 in UTC, 9999-12-31T23:00-02:00
+ * year 10000): toISOString writes those as `0000-…` and `+010000-…`, which Postgres refuses, and the
+ * query failed (HTTP 500) instead of the filter (400).
  */
 export function parseSince(text: string): Date | undefined {
   const match = /^(\d{4})-(\d{2})-(\d{2})(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/.exec(text);
@@ -99,12 +135,28 @@ export function parseSince(text: string): Date | undefined {
   if (Number(year) < 1 || calendar.getUTCMonth() !== Number(month) - 1 || calendar.getUTCDate() !== Number(day)) return undefined;
   const hasTime = text.length > 10;
   const at = new Date(hasTime ? (zone === undefined ? `${text}Z` : text) : `${text}T00:00:00Z`);
-  return Number.isNaN(at.getTime()) ? undefined : at;
+  return Number.isNaN(at.getTime()) || at.getUTCFullYear() < 1 || at.getUTCFullYear() > 9999 ? undefined : at;
 }
 
 /** A LIKE pattern that matches `text` literally anywhere. */
 export function containsPattern(text: string): string {
   return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
+/**
+ * A finding's money at stake in cents, over discrepancies' kind, expected and observed (see
+ * discrepancySource): the report's amount_cents and the overview's sums (http/operator-overview.ts)
+ * read it from here. Numeric: expected and observed are bigint cents written as text, up to 19
+ * digits, and the difference of two of them can pass the bigint range.
+ */
+export function stakeCents(sql: Sql): PendingQuery<Row[]> {
+  const cents = (column: 'expected' | 'observed') => sql`case when ${sql(column)} ~ '^-?[0-9]{1,19}$' then ${sql(column)}::numeric end`;
+  return sql`case kind
+      when 'payout_amount_mismatch' then abs(${cents('expected')} - ${cents('observed')})
+      when 'payout_not_on_statement' then ${cents('expected')}
+      when 'payout_cancelled_but_credited' then ${cents('observed')}
+      when 'statement_credit_without_payout' then ${cents('observed')}
+    end`;
 }
 
 /**
@@ -130,7 +182,6 @@ export function discrepancySource(database: Database, filters: DiscrepancyFilter
              or sepa_reference ilike ${containsPattern(filters.search)})`
       : sql`true`,
   ];
-  const cents = (column: 'expected' | 'observed') => sql`case when ${sql(column)} ~ '^-?[0-9]{1,18}$' then ${sql(column)}::bigint end`;
   return {
     sql,
     shape: DISCREPANCY_SHAPE,
@@ -140,13 +191,7 @@ export function discrepancySource(database: Database, filters: DiscrepancyFilter
     },
     query: (after, limit) => sql`
       with d as (
-        select *,
-               case kind
-                 when 'payout_amount_mismatch' then abs(${cents('expected')} - ${cents('observed')})
-                 when 'payout_not_on_statement' then ${cents('expected')}
-                 when 'payout_cancelled_but_credited' then ${cents('observed')}
-                 when 'statement_credit_without_payout' then ${cents('observed')}
-               end as stake
+        select *, ${stakeCents(sql)} as stake
         from discrepancies
         where ${conditions[0]!} and ${conditions[1]!} and ${conditions[2]!} and ${conditions[3]!} and ${conditions[4]!}
           and id > ${after === undefined ? 0 : Number(after)}
@@ -169,18 +214,28 @@ export function discrepancySource(database: Database, filters: DiscrepancyFilter
                           then greatest(d.last_checked_at, p.started_at) else d.last_checked_at end at time zone 'UTC',
                      ${REPORT_TIME_FORMAT}) as last_checked_at,
              to_char(resolved_at at time zone 'UTC', ${REPORT_TIME_FORMAT}) as resolved_at,
-             stake::text as amount_cents, round(stake::numeric / 100, 2)::text as amount,
+             stake::text as amount_cents, ${decimalAmount(sql, sql`stake`)} as amount,
              case when stake is not null then coalesce(
                d.evidence->>'currency',
                (select l.currency from statement_lines l
                 where d.evidence->>'statement_line_id' ~ '^[0-9]{1,18}$' and l.id = (d.evidence->>'statement_line_id')::bigint),
                'EUR') end as currency,
-             -- An open finding's acknowledgement, if any, was voided by new evidence (lifecycle.ts):
-             -- the history keeps it, the row does not show it as if it stood.
-             case when d.status <> 'open' then acknowledged_by end as acknowledged_by,
-             case when d.status <> 'open' then to_char(acknowledged_at at time zone 'UTC', ${REPORT_TIME_FORMAT}) end as acknowledged_at,
-             case when d.status <> 'open' then ack_note end as ack_note
+             case when a.stands then acknowledged_by end as acknowledged_by,
+             case when a.stands then to_char(acknowledged_at at time zone 'UTC', ${REPORT_TIME_FORMAT}) end as acknowledged_at,
+             case when a.stands then ack_note end as ack_note
       from d join latest_pass p on p.env = d.environment
+      -- The acknowledgement is shown only while it stands. New evidence reopens an acknowledged
+      -- finding and keeps its acknowledged_* columns (lifecycle.ts: the same evidence coming back
+      -- after a resolve restores it): an open finding's acknowledgement was voided, and so was a
+      -- resolved one's unless the finding was acknowledged when it was resolved (its last change
+      -- into resolved came from acknowledged). The history keeps a voided one.
+      cross join lateral (
+        select d.status = 'acknowledged'
+               or (d.status = 'resolved' and d.acknowledged_at is not null
+                   and (select h.from_status from discrepancy_history h
+                        where h.discrepancy_id = d.id and h.to_status = 'resolved'
+                        order by h.at desc, h.id desc limit 1) = 'acknowledged') as stands
+      ) a
       order by d.id`,
   };
 }

@@ -11,13 +11,26 @@ export type Cell = string | number | null | undefined;
 
 /**
  * What a report's columns hold, beyond text: `numeric` columns carry numbers our own SQL wrote (cents
- * as integer text, amounts as decimal text), `timestamps` ISO 8601 UTC instants. Everything else is
- * text that may come from outside (webhooks, bank statements) and is neutralised for spreadsheets.
+ * as integer text, amounts as decimal text), `timestamps` ISO 8601 UTC instants, `dates` days
+ * (`2026-03-03`). Everything else is text that may come from outside (webhooks, bank statements) and
+ * is neutralised for spreadsheets.
  */
 export interface ReportShape {
   columns: readonly string[];
   numeric?: ReadonlySet<string>;
+  /**
+   * Columns that hold a number in some rows only, and text in the others: numeric in a row when its
+   * test says so. Discrepancies' expected and observed are cents or counts for some kinds and a
+   * word, a state or a merchant's invoice reference (`000123`) for others: that text must stay text.
+   */
+  numericWhere?: Readonly<Record<string, (row: Readonly<Record<string, Cell>>) => boolean>>;
   timestamps?: ReadonlySet<string>;
+  dates?: ReadonlySet<string>;
+}
+
+/** Whether the column holds a number in this row (ReportShape `numeric`, `numericWhere`). */
+export function isNumeric(shape: ReportShape, column: string, row: Readonly<Record<string, Cell>>): boolean {
+  return (shape.numeric?.has(column) ?? false) || (shape.numericWhere?.[column]?.(row) ?? false);
 }
 
 export const CSV_DELIMITERS = [',', ';', '\t'] as const;
@@ -88,11 +101,15 @@ export function renderBatch(
   first: boolean,
   csv: CsvOptions = DEFAULT_CSV,
 ): string {
-  const { columns, numeric } = 'columns' in shape ? shape : { columns: shape, numeric: undefined };
+  const full: ReportShape = 'columns' in shape ? shape : { columns: shape };
+  const { columns } = full;
   if (format === 'csv') {
-    const numericAt = columns.map((c) => numeric?.has(c) ?? false);
+    const numericAt = columns.map((c) => full.numeric?.has(c) ?? false);
     let out = '';
-    for (const row of rows) out += csvRecord(columns.map((c) => row[c]), csv.delimiter, numericAt);
+    for (const row of rows) {
+      const numeric = full.numericWhere === undefined ? numericAt : columns.map((c) => isNumeric(full, c, row));
+      out += csvRecord(columns.map((c) => row[c]), csv.delimiter, numeric);
+    }
     return out;
   }
   let out = '';

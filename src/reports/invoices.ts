@@ -4,7 +4,7 @@ import type { Database } from '../db/database.js';
 import { invoiceFacts } from '../ledger/invoices.js';
 import { payoutCredits } from '../ledger/payout-credits.js';
 import type { CsvOptions, ReportFormat, ReportShape } from './format.js';
-import { REPORT_TIME_FORMAT, streamSource, type ReportSource } from './source.js';
+import { decimalAmount, REPORT_TIME_FORMAT, streamSource, type ReportSource } from './source.js';
 import type { StreamResult } from './writer.js';
 import { topic } from '../provider/vocabulary.js';
 
@@ -23,6 +23,7 @@ export const INVOICE_SHAPE: ReportShape = {
   columns: INVOICE_COLUMNS,
   numeric: new Set(['amount_cents', 'amount', 'payouts', 'deductions_cents', 'deductions', 'net_cents', 'net', 'days_to_cash', 'open_findings']),
   timestamps: new Set(['invoice_date', 'payout_date']),
+  dates: new Set(['bank_credit_date']),
 };
 
 /**
@@ -70,13 +71,13 @@ export function invoicesSource(database: Database, filters: { environment: Provi
     )
     select p.invoice_uuid::text as invoice_uuid, p.ref as reference, p.order_uuid::text as order_uuid,
            to_char(p.created_at at time zone 'UTC', ${REPORT_TIME_FORMAT}) as invoice_date,
-           a.cents::text as amount_cents, round(a.cents::numeric / 100, 2)::text as amount,
+           a.cents::text as amount_cents, ${decimalAmount(sql, sql`a.cents`)} as amount,
            case when a.cents is not null then coalesce(w.currency, 'EUR') end as currency,
            split_part(f.topic, '/', 2) as factoring_state, (p.canceled_at is not null)::text as canceled,
            l.payout_uuid::text as payout_uuid, l.sepa_instruction_id as payout_sepa_reference,
            to_char(l.anchor at time zone 'UTC', ${REPORT_TIME_FORMAT}) as payout_date, coalesce(l.payouts, 0)::text as payouts,
-           w.total_deductions_cents::text as deductions_cents, round(w.total_deductions_cents::numeric / 100, 2)::text as deductions,
-           w.transfer_amount_cents::text as net_cents, round(w.transfer_amount_cents::numeric / 100, 2)::text as net,
+           w.total_deductions_cents::text as deductions_cents, ${decimalAmount(sql, sql`w.total_deductions_cents`)} as deductions,
+           w.transfer_amount_cents::text as net_cents, ${decimalAmount(sql, sql`w.transfer_amount_cents`)} as net,
            c.booked::text as bank_credit_date, (c.booked - (p.created_at at time zone 'UTC')::date)::text as days_to_cash,
            (select count(*) from discrepancies d
             where d.environment = ${env} and d.entity_type = 'invoice' and d.entity_id = p.invoice_uuid::text and d.status = 'open')::text as open_findings
@@ -151,7 +152,7 @@ export function ageingSource(database: Database, filters: { environment: Provide
       where i.canceled_at is null and f.topic is distinct from ${topic('factoring/declined')} and i.ref not in (select ref from paid)
     )
     select b.bucket, count(w.invoice_uuid)::text as invoices, coalesce(sum(w.cents), 0)::text as amount_cents,
-           round(coalesce(sum(w.cents), 0)::numeric / 100, 2)::text as amount, 'EUR' as currency
+           ${decimalAmount(sql, sql`coalesce(sum(w.cents), 0)`)} as amount, 'EUR' as currency
     from b left join waiting w on w.age >= b.lo and (b.hi is null or w.age <= b.hi)
     where ${after === undefined ? sql`true` : sql`b.n > (select n from b where bucket = ${after})`}
     group by b.bucket, b.n

@@ -3,7 +3,7 @@ import type { ProviderEnvironment } from '../config/schema.js';
 import { payoutCredits } from '../ledger/payout-credits.js';
 import type { Database } from '../db/database.js';
 import type { CsvOptions, ReportFormat, ReportShape } from './format.js';
-import { REPORT_TIME_FORMAT, streamSource, type ReportSource } from './source.js';
+import { decimalAmount, REPORT_TIME_FORMAT, streamSource, type ReportSource } from './source.js';
 import type { StreamResult } from './writer.js';
 
 /** The payout's composition from its payout report, each as cents and decimal (payoutsSource says how). */
@@ -82,15 +82,16 @@ export function payoutsSource(database: Database, filters: { environment: Provid
       group by w.payout_uuid
     )
     select e.payout_uuid::text as payout_uuid, e.sepa_instruction_id as sepa_reference, e.amount_cents::text as amount_cents,
-           round(e.amount_cents::numeric / 100, 2)::text as amount,
+           ${decimalAmount(sql, sql`e.amount_cents`)} as amount,
            case when e.amount_cents is not null then coalesce(c.currency, r.currency, 'EUR') end as currency,
            e.status, c.lines as matched_bank_line,
            array_to_string(e.external_reference_ids, ';') as invoice_references,
-           c.cents::text as credited_cents, round(c.cents::numeric / 100, 2)::text as credited_amount,
-           round((c.cents - e.amount_cents)::numeric / 100, 2)::text as difference,
-           to_char(e.received_at at time zone 'UTC', ${REPORT_TIME_FORMAT}) as received_at,
-           ${sql.unsafe(COMPOSITION.map((c) => `case when r.payout_uuid is not null then coalesce(r.${c}, 0)::text end as report_${c}_cents, ` +
-                                                `case when r.payout_uuid is not null then round(coalesce(r.${c}, 0)::numeric / 100, 2)::text end as report_${c}`).join(', '))}
+           c.cents::text as credited_cents, ${decimalAmount(sql, sql`c.cents`)} as credited_amount,
+           ${decimalAmount(sql, sql`c.cents - e.amount_cents`)} as difference,
+           to_char(e.received_at at time zone 'UTC', ${REPORT_TIME_FORMAT}) as received_at
+           ${COMPOSITION.map((c) => sql`,
+             case when r.payout_uuid is not null then coalesce(${sql(`r.${c}`)}, 0)::text end as ${sql(`report_${c}_cents`)},
+             case when r.payout_uuid is not null then ${decimalAmount(sql, sql`coalesce(${sql(`r.${c}`)}, 0)`)} end as ${sql(`report_${c}`)}`)}
     from page e
     left join credits c on c.payout_uuid = e.payout_uuid and c.payout_reference = upper(e.sepa_instruction_id)
     left join composed r on r.payout_uuid = e.payout_uuid

@@ -1,5 +1,5 @@
 import type { Writable } from 'node:stream';
-import type { PendingQuery, Sql } from 'postgres';
+import type { PendingQuery, Row, Sql } from 'postgres';
 import { UsageError } from '../config/usage-error.js';
 import type { Cell, CsvOptions, ReportFormat, ReportShape } from './format.js';
 import { streamReport, type StreamResult } from './writer.js';
@@ -24,6 +24,17 @@ export interface ReportSource {
 
 /** ISO 8601 UTC to the second: what spreadsheets parse, without the microseconds Postgres keeps. */
 export const REPORT_TIME_FORMAT = SQL_ISO_SECONDS;
+
+/**
+ * Integer cents as the decimal amount's text (`12050` is `120.50`, `-5` is `-0.05`, null stays
+ * null), exact however many digits: a numeric times 0.01 keeps every digit at the scale of 0.01,
+ * where `cents::numeric / 100` keeps only the 16 significant digits Postgres gives a quotient
+ * (9223372036854775807 cents came out as 92233720368547758.00). Every report and page amount is
+ * written with it, so none disagrees with its cents.
+ */
+export function decimalAmount(sql: Sql, cents: PendingQuery<Row[]>): PendingQuery<Row[]> {
+  return sql`((${cents})::numeric * 0.01)::text`;
+}
 
 // A cursor is the last key of a page, base64url-wrapped so clients treat it as opaque.
 export function encodeCursor(key: string): string {

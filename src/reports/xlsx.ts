@@ -1,5 +1,5 @@
 import writeXlsxFile, { type Cell as XlsxCell, type SheetData } from 'write-excel-file/node';
-import { neutralise, spreadsheetText, type ReportShape } from './format.js';
+import { isNumeric, neutralise, spreadsheetText, type ReportShape } from './format.js';
 import type { ReportRow } from './source.js';
 
 /**
@@ -11,8 +11,10 @@ export const XLSX_MAX_ROWS = 100_000;
 const MONEY_FORMAT = '#,##0.00';
 const CENTS_FORMAT = '#,##0';
 const TIME_FORMAT = 'yyyy-mm-dd hh:mm:ss';
-/** Characters a timestamp shows in TIME_FORMAT. */
+const DATE_FORMAT = 'yyyy-mm-dd';
+/** Characters a timestamp shows in TIME_FORMAT, a date in DATE_FORMAT. */
 const TIME_WIDTH = 19;
+const DATE_WIDTH = 10;
 const MIN_WIDTH = 8;
 /** Wide enough for any reference or UUID we write; longer free text (details, notes) wraps the view, not the file. */
 const MAX_WIDTH = 80;
@@ -51,11 +53,14 @@ function moneyFormat(currency: unknown): string {
   return typeof currency === 'string' && /^[A-Z]{3}$/.test(currency) ? `${MONEY_FORMAT} "${currency}"` : MONEY_FORMAT;
 }
 
-function cell(column: string, value: unknown, shape: ReportShape, money: ReadonlySet<string>, currency: unknown): XlsxCell {
+function cell(column: string, row: ReportRow, shape: ReportShape, money: ReadonlySet<string>): XlsxCell {
+  const value = row[column];
   if (value === null || value === undefined || value === '') return null;
   const text = String(value);
+  const numeric = isNumeric(shape, column, row);
+  const currency = row['currency'];
   // An integer beyond 2^53 would change as a spreadsheet number: it stays text, exact.
-  if (shape.numeric?.has(column) && /^-?\d+(\.\d+)?$/.test(text) && (text.includes('.') || Number.isSafeInteger(Number(text)))) {
+  if (numeric && /^-?\d+(\.\d+)?$/.test(text) && (text.includes('.') || Number.isSafeInteger(Number(text)))) {
     // Cents and counts are integers below 2^53 (exact); a decimal amount of two digits is what a
     // spreadsheet holds anyway: it is shown rounded to the cent by the format.
     if (money.has(column)) return { value: Number(text), type: Number, format: moneyFormat(currency) };
@@ -65,9 +70,15 @@ function cell(column: string, value: unknown, shape: ReportShape, money: Readonl
     const at = new Date(text);
     if (!Number.isNaN(at.getTime())) return { value: at, type: Date, format: TIME_FORMAT };
   }
+  // A day is that day's midnight UTC: write-excel-file counts a Date's serial from its UTC time, so
+  // the cell holds the whole day number, with no time of day to shift it in another zone.
+  if (shape.dates?.has(column) && /^\d{4}-\d{2}-\d{2}$/.test(text)) {
+    const day = new Date(`${text}T00:00:00Z`);
+    if (!Number.isNaN(day.getTime())) return { value: day, type: Date, format: DATE_FORMAT };
+  }
   // Written as a string cell (never a formula), and neutralised too: a workbook re-saved as CSV
   // must not turn a hostile reference into a formula then.
-  return { value: shape.numeric?.has(column) ? spreadsheetText(text, true) : neutralise(text), type: String };
+  return { value: numeric ? spreadsheetText(text, true) : neutralise(text), type: String };
 }
 
 /** Characters a cell shows: its text, money with thousands separators, decimals and the currency code. */
@@ -75,7 +86,7 @@ function shownLength(cell: XlsxCell): number {
   if (cell === null || cell === undefined) return 0;
   if (typeof cell !== 'object' || !('value' in cell)) return String(cell).length;
   const c = cell as { value: unknown; type?: unknown; format?: string };
-  if (c.type === Date) return TIME_WIDTH;
+  if (c.type === Date) return c.format === DATE_FORMAT ? DATE_WIDTH : TIME_WIDTH;
   const text = String(c.value);
   if (c.type !== Number) return Math.max(...text.split('\n').map((l) => l.length));
   const digits = text.replace(/^-/, '').split('.')[0]!.length;
@@ -92,7 +103,7 @@ export async function renderXlsx(shape: ReportShape, rows: readonly ReportRow[],
   const data: SheetData = [headers.map((h) => ({ value: h, type: String, fontWeight: 'bold' as const }))];
   const widths = headers.map((h) => h.length);
   for (const row of rows) {
-    const cells = shape.columns.map((c) => cell(c, row[c], shape, money, row['currency']));
+    const cells = shape.columns.map((c) => cell(c, row, shape, money));
     cells.forEach((c, i) => { widths[i] = Math.max(widths[i]!, shownLength(c)); });
     data.push(cells);
   }
