@@ -59,7 +59,8 @@ export function invoicesSource(database: Database, filters: { environment: Provi
       select trim(r.ref) as ref, l.payout_uuid, l.sepa_instruction_id, l.anchor,
              row_number() over (partition by trim(r.ref) order by l.anchor, l.payout_uuid) as nth,
              count(*) over (partition by trim(r.ref)) as payouts
-      from latest l cross join lateral unnest(l.external_reference_ids) as r(ref)
+      -- A payout's list may name an invoice twice ("INV-1, INV-1"): one payout, counted once.
+      from latest l cross join lateral (select distinct trim(x) as ref from unnest(l.external_reference_ids) as x) r
       where l.status = 'complete' and trim(r.ref) in (select ref from page)
     ),
     -- Each credit is the payout's that holds its reference (ledger/payout-credits.ts payoutCredits).
