@@ -4,7 +4,7 @@ import { bankDate } from './dates.js';
 import { amountOf, at, dateOf, instantOf, list, node, partyName, text, type Node } from './camt-xml.js';
 import { collect } from './collect.js';
 import { normalizeIban, present, sepaReferenceOf } from './reference.js';
-import { addTotal, balanceCheck, type Balance } from './totals.js';
+import { addTotal, balanceCheck, combineChecks, type Balance } from './totals.js';
 import {
   excerpt,
   quoted,
@@ -50,6 +50,15 @@ export function camt053Reader(emit: SectionSink, options: ReaderOptions = {}): S
   // What the entries take from their statement (account, currency, date), read once for its
   // entries and read again after any other element of the statement or the header closes.
   let entryContext: EntryContext | null = null;
+  // The pages read so far of a statement the bank split into pages (StmtPgntn), held until its last.
+  let held: Held | null = null;
+  const emitHeld = () => {
+    if (!held) return;
+    const h = held;
+    held = null;
+    emit(pagesSection(h), h.open.lines);
+    sections += 1;
+  };
   const xml = xmlTreeReader({
     open(name, path) {
       if (path.length === 1 && path[0] === 'Document') {
@@ -77,7 +86,23 @@ export function camt053Reader(emit: SectionSink, options: ReaderOptions = {}): S
       if (name === 'Stmt' && path.at(-1) === 'BkToCstmrStmt' && open) {
         const done = open;
         open = null;
-        emit(finishStatement(node(value), done, sections, options), done.lines);
+        const stmt = node(value);
+        const section = finishStatement(stmt, done, sections, options);
+        const page = pageOf(stmt, section);
+        // The next page of the statement held: one statement with it (as MT940's :62M:/:60M: pages).
+        if (held && page && page.key === held.key && page.number === held.number + 1) {
+          addPage(held, page, section, done);
+          if (page.last) emitHeld();
+          return true;
+        }
+        emitHeld();
+        for (const line of done.lines) line.section = sections;
+        if (page) {
+          held = { ...page, from: page.number, identities: [section.identity], section, open: done };
+          if (page.last) emitHeld();
+          return true;
+        }
+        emit(section, done.lines);
         sections += 1;
         return true;
       }
@@ -91,11 +116,83 @@ export function camt053Reader(emit: SectionSink, options: ReaderOptions = {}): S
     },
     end() {
       xml.end();
+      emitHeld();
       if (!sawStatementRoot) throw new StatementFormatError('XML without Document/BkToCstmrStmt: not a camt.053 statement');
       if (sections === 0) throw new StatementFormatError('camt.053 without a <Stmt>: the file holds no statement');
     },
   };
 }
+/** A statement's page (StmtPgntn): what its pages share, its number and whether it is the last. */
+interface Page {
+  key: string;
+  number: number;
+  last: boolean;
+}
+
+/** The pages of one statement read so far: the first's number, the last's, and the statement they make. */
+interface Held extends Page {
+  from: number;
+  identities: string[];
+  section: StatementSection;
+  open: Open;
+}
+
+/**
+ * A page of a paginated statement: StmtPgntn's PgNb and LastPgInd; its pages share the account,
+ * the statement's sequence number (ElctrncSeqNb, else LglSeqNb) and FrToDt. The bank writes each
+ * page as a <Stmt> of its own, each with the statement's FrToDt and each balancing on its own.
+ */
+function pageOf(stmt: Node, section: StatementSection): Page | null {
+  const number = text(at(stmt, 'StmtPgntn', 'PgNb'));
+  if (number === null || !/^\d{1,5}$/.test(number)) return null;
+  const last = text(at(stmt, 'StmtPgntn', 'LastPgInd'))?.toLowerCase();
+  const sequence = text(stmt['ElctrncSeqNb']) ?? text(stmt['LglSeqNb']) ?? '';
+  const period = ['FrDtTm', 'FrDt', 'ToDtTm', 'ToDt'].map((n) => text(at(stmt, 'FrToDt', n)) ?? '').join('|');
+  return { key: [section.accountIban ?? '', sequence, period].join('|'), number: Number(number), last: last === 'true' || last === '1' };
+}
+
+/** Adds the next page to the statement held: its lines numbered on after the page before's entries. */
+function addPage(held: Held, page: Page, section: StatementSection, done: Open): void {
+  for (const line of done.lines) {
+    line.entryIndex += held.open.entries;
+    line.section = held.open.lines[0]?.section ?? line.section;
+    held.open.lines.push(line);
+  }
+  held.open.entries += done.entries;
+  for (const [currency, t] of done.booked) {
+    addTotal(held.open.booked, currency, 'credit', t.credit);
+    addTotal(held.open.booked, currency, 'debit', t.debit);
+  }
+  held.number = page.number;
+  held.last = page.last;
+  held.identities.push(section.identity);
+  const h = held.section;
+  held.section = {
+    ...h,
+    periodFrom: [h.periodFrom, section.periodFrom].filter((v) => v !== null).sort()[0] ?? null,
+    periodTo: [h.periodTo, section.periodTo].filter((v) => v !== null).sort().at(-1) ?? null,
+    balances: combineChecks(h.balances, section.balances!),
+  };
+}
+
+/**
+ * The statement the pages held make: one statement, so its pages' equal bookings (two 4.50 card
+ * payments without AcctSvcrRef, one on each page) are two entries of it and never paired with each
+ * other by the day (overlap.ts rule 3), which each page claiming the day wholly did. Its identity is
+ * its pages'. Only pages 1 to the last hold every booking of the period: pages without the first or
+ * the last (the others in another file, or missing) claim no day wholly.
+ */
+function pagesSection(held: Held): StatementSection {
+  const section: StatementSection = { ...held.section, identity: held.identities.join('||'), booked: held.open.booked };
+  if (held.from === 1 && held.last) return section;
+  const shift = (day: string, by: number) => new Date(Date.parse(`${day}T00:00:00Z`) + by * 86_400_000).toISOString().slice(0, 10);
+  const from = section.periodFrom?.slice(0, 10);
+  const to = section.periodTo ? new Date(Date.parse(section.periodTo) - 1).toISOString().slice(0, 10) : undefined;
+  // No day wholly: a first whole day after the last (as a FrToDt with times inside one day gives).
+  if (from !== undefined && to !== undefined) return { ...section, firstWholeDay: shift(to, 1), lastWholeDay: shift(from, -1) };
+  return section;
+}
+
 /** The whole document at once: the reader over one string. */
 export function parseCamt053(xml: string, options: ReaderOptions = {}): ParsedStatement {
   return collect((emit) => camt053Reader(emit, options), xml);

@@ -154,8 +154,14 @@ function currencyIn(value: string | null): string | null {
  * headerless profile. A file no profile fits is refused naming the columns found and what the
  * nearest profile misses.
  */
-/** What a booking row carries and a balance or total row does not. */
-const BOOKING_DETAIL: readonly CsvField[] = ['counterpartyName', 'counterpartyIban', 'payer', 'payee', 'status', 'bankReference', 'endToEndId', 'instructionId'];
+/**
+ * What a booking row carries and a balance or total row does not: VR-NetWorld's balance rows hold
+ * their date, amount and direction, and the skip word in the booking-text or the Kundenreferenz
+ * column, nothing else ('01.03.2026;;;;;;;;Anfangssaldo;;EUR;500,00;H'). A booking carries a value
+ * date and a booking text besides ('05.03.2026;05.03.2026;;TOTAL;...;Kartenzahlung girocard ...'):
+ * a card payment at a TOTAL station has the skip word as its counterparty and is still a booking.
+ */
+const BOOKING_DETAIL: readonly CsvField[] = ['counterpartyName', 'counterpartyIban', 'payer', 'payee', 'status', 'bankReference', 'endToEndId', 'instructionId', 'valueDate', 'remittance'];
 
 export function csvLayout(head: string, whole: boolean, options: CsvOptions = {}): CsvLayout {
   const user = options.profiles ?? [];
@@ -279,12 +285,19 @@ export function csvReader(emit: SectionSink, head: string, whole: boolean, optio
   // Whether the row before was stored as a booking (or continued one): only its text continues
   // on a row with neither date nor amount; a pending line's continuation is dropped with it.
   let lastRowBooked = false;
+  // Whether the row before was a pending line left out (or its continuation): a row of text alone
+  // after it goes with it, even at the top of the file (newest-first exports start with pending lines).
+  let lastRowPending = false;
+  // The cells a row may hold: the header's, or the headerless profile's count.
+  const width = layout.header?.length ?? profile.cells ?? Number.MAX_SAFE_INTEGER;
   let batch: StatementLine[] = [];
   let count = 0;
   let first: string | null = null;
   let last: string | null = null;
   let accountIban: string | null = null;
   const digest = createHash('sha256');
+  // The lines' counterparties and remittances, for the identity of a CSV that names no account.
+  const texts = createHash('sha256');
   const booked: StatementSection['booked'] = new Map();
 
   const cellOf = (row: readonly string[], field: CsvField): string | null => {
@@ -298,6 +311,8 @@ export function csvReader(emit: SectionSink, head: string, whole: boolean, optio
     if (batch.length - keep < (final ? 0 : BATCH)) return;
     const out = batch.slice(0, batch.length - keep);
     batch = batch.slice(batch.length - keep);
+    // Taken as the lines leave: no continuation row adds to their remittance after that.
+    for (const l of out) texts.update(`${JSON.stringify([l.counterpartyName, l.remittance])}\n`);
     if (!final) emit(PROVISIONAL, out, true);
     else emit(section(), out);
   };
@@ -309,7 +324,15 @@ export function csvReader(emit: SectionSink, head: string, whole: boolean, optio
     const periodTo = last ? nextDay(last) : null;
     // Nor does it name the statement: its identity is the account, the period and the bookings themselves.
     const identity = ['csv', accountIban ?? '', periodFrom ?? '', periodTo ?? '', digest.digest('hex')].join('|');
-    return { identity, accountIban, periodFrom, periodTo, firstWholeDay: null, lastWholeDay: null, booked };
+    const section: StatementSection = { identity, accountIban, periodFrom, periodTo, firstWholeDay: null, lastWholeDay: null, booked };
+    if (accountIban !== null) return section;
+    // A CSV naming no account (N26, Revolut, Wise, PayPal and Monzo export none) is recognised by its
+    // bookings alone: two accounts' exports with an equal amount on an equal day had one identity,
+    // and the second's booking was taken as known and never stored. Its counterparties and
+    // remittances are part of its identity too. Statements stored before under the identity without
+    // them stay recognised: rule 1 of overlap.ts finds their entries by that former identity where
+    // the stored lines' texts are the file's (another account's booking is not).
+    return { ...section, identity: `${identity}|${texts.digest('hex')}`, formerIdentity: identity };
   };
 
   const amountOf = (row: readonly string[], where: string): { cents: bigint; direction: 'credit' | 'debit'; currency: string | null } => {
@@ -320,6 +343,12 @@ export function csvReader(emit: SectionSink, head: string, whole: boolean, optio
       const abs = a.cents < 0n ? -a.cents : a.cents;
       const said = cellOf(row, 'direction')?.toUpperCase();
       if (said) {
+        // A negative amount marked credit says the direction twice, and the two disagree: which the
+        // bank meant is a guess ('-12,50;C' stored as a credit of 12.50 may be a debit). A negative
+        // amount marked debit says it twice alike, and is read.
+        if (credit.has(said) && a.cents < 0n) {
+          throw new StatementFormatError(`${where}: the amount ${quoted(amountText)} is negative but the direction column says credit (${quoted(cellOf(row, 'direction')!)})`);
+        }
         if (credit.has(said)) return { cents: abs, direction: 'credit', currency: a.currency };
         if (debit.has(said)) return { cents: abs, direction: 'debit', currency: a.currency };
         throw new StatementFormatError(`${where}: direction not understood: ${quoted(said)}`);
@@ -352,7 +381,9 @@ export function csvReader(emit: SectionSink, head: string, whole: boolean, optio
     if (record <= layout.skipRecords) return;
     if (cells.every((c) => c.trim() === '')) return;
     const continuesBooking = lastRowBooked;
+    const continuesPending = lastRowPending;
     lastRowBooked = false;
+    lastRowPending = false;
     const where = `CSV row ${record}`;
     if (headerKey !== undefined && cells.map((c) => c.trim()).join('\u0000') === headerKey) {
       inPendingBlock = false;
@@ -372,25 +403,34 @@ export function csvReader(emit: SectionSink, head: string, whole: boolean, optio
     // A balance or total row: a skip word as a whole cell, or at the start of the first. A dated row
     // is one only in a layout that dates them (`datedBalanceRows`: VR-Bank writes
     // '01.03.2026;...;Anfangssaldo;;EUR;500,00;H'), and there only without what a booking carries
-    // (a counterparty, a reference, a status: cells other than the skip word itself). Anywhere else
+    // (a counterparty, a reference, a status, a value date, a booking text: cells other than the skip
+    // word itself, BOOKING_DETAIL). Anywhere else
     // a dated row is a booking whatever its text says (a card payment at a TOTAL station).
     const isSkipWord = (c: string) => skip.includes(c.trim().toLowerCase());
     if (skip.some((s) => firstCell.startsWith(s)) || cells.some(isSkipWord)) {
       const bookingDateText = cellOf(cells, 'bookingDate');
       const dated = bookingDateText !== null && isCsvDate(bookingDateText, profile.dateFormats);
       if (!dated) return;
-      if (profile.datedBalanceRows && !BOOKING_DETAIL.some((field) => { const v = cellOf(cells, field); return v !== null && !isSkipWord(v); })) return;
+      // The cell holding the skip word is no detail (VR-NetWorld writes Anfangssaldo in Kundenreferenz); any other non-empty one is.
+      const detail = (i: number) => { const v = present(cells[i]); return v !== null && !isSkipWord(v); };
+      if (profile.datedBalanceRows && !BOOKING_DETAIL.some((field) => (columns[field] ?? []).some(detail))) return;
     }
     const rowType = cellOf(cells, 'rowType');
     if (columns.rowType && !profile.bookingRowTypes.includes(rowType ?? '')) return;
     const status = cellOf(cells, 'status')?.toLowerCase();
-    if (status && pending.status.includes(status)) return;
     const dateText = cellOf(cells, 'bookingDate');
-    if (dateText && pending.bookingDate.includes(dateText.toLowerCase())) return;
     const hasAmount = ['amount', 'debit', 'credit'].some((f) => cellOf(cells, f as CsvField) !== null);
+    // A pending line (a status, a booking date such as 'offen', an amount without a booking date): not booked yet.
+    if ((status && pending.status.includes(status)) || (dateText && pending.bookingDate.includes(dateText.toLowerCase())) || (!dateText && hasAmount)) {
+      lastRowPending = true;
+      return;
+    }
     if (!dateText) {
-      // An amount without a booking date is not booked yet; neither date nor amount: the previous line's text continues.
-      if (hasAmount) return;
+      // Neither date nor amount: the previous line's text continues, unless that line was left out.
+      if (continuesPending) {
+        lastRowPending = true;
+        return;
+      }
       const held = batch.at(-1);
       if (!held) throw new StatementFormatError(`${where}: a row with neither booking date nor amount before any booking`);
       if (!continuesBooking) return;
@@ -404,6 +444,17 @@ export function csvReader(emit: SectionSink, head: string, whole: boolean, optio
       // Text below the bookings (a disclaimer, a note) is no booking; a dated row without an amount may be one, and is refused.
       if (!isCsvDate(dateText, profile.dateFormats)) return;
       throw new StatementFormatError(`${where}: missing amount`);
+    }
+    // A booking row longer than its header had a delimiter inside a value: an unquoted decimal comma
+    // ('2026-03-01,EUR,12,50' under 'booking_date,currency,amount') puts 12 under the amount and 50
+    // beyond the header, and every cell after it moves one column on ('-12,50' in an N26 export: -12
+    // under 'Amount (EUR)'). Refused, naming the row, rather than read as another amount. Empty cells
+    // beyond the header (a delimiter at the end of each row) are allowed, except with a comma as the
+    // delimiter: there the cell moved out of the header's width may be an empty one.
+    if (cells.length > width && (layout.delimiter === ',' || cells.slice(width).some((c) => c.trim() !== ''))) {
+      throw new StatementFormatError(
+        `${where}: ${cells.length} cells, the header has ${width}: a value holds the delimiter ${quoted(layout.delimiter)} unquoted (an amount '12,50'?), and which cell is which cannot be told`,
+      );
     }
     const bookingDate = readDate(dateText, `${where}: booking date`);
     const valueText = cellOf(cells, 'valueDate');

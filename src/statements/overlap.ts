@@ -86,6 +86,7 @@ export async function storeStatement(
   }
   const { sent, source } = stageEntries(tx, staging, section, days, lines(), firstN);
   sent.push(...matchEntries(tx, environment, statementId, section.identity));
+  if (section.formerIdentity !== undefined) sent.push(...matchFormer(tx, environment, statementId, { ...section, identity: section.formerIdentity }, source));
   const corrected = send(correctedEntry(tx, environment));
   const counts = send(writeEntries(tx, environment, statementId));
   if (section.periodFrom && section.periodTo) sent.push(send(writePeriod(tx, environment, statementId, sectionIndex, section, days)));
@@ -149,6 +150,7 @@ async function storeIfNothingStored(
   pace: CopyPace | undefined,
 ): Promise<{ lines: number; sums: Sums } | null> {
   const prefix = statementKeyPrefix(section);
+  const former = section.formerIdentity === undefined ? null : statementKeyPrefix({ ...section, identity: section.formerIdentity });
   const theirDays = tx`select account_iban, booking_date from unnest(${fresh.days.accounts}::text[], ${fresh.days.dates}::text[]::date[]) as d(account_iban, booking_date)`;
   const [test] = await tx<{ ok: boolean }[]>`
     with e as (select entry_index from unnest(${fresh.entryIndexes.map(String)}::text[]::int[]) as w(entry_index))
@@ -156,6 +158,16 @@ async function storeIfNothingStored(
              select 1 from statement_entries s
              where s.environment = ${environment} and s.entry_key between ${`${prefix}:00000000`} and ${`${prefix}:ffffffff`})
        and not ${storedOnTheirDays(tx, environment, theirDays)}
+       -- Entries stored under its former identity (types.ts formerIdentity): rule 1 decides whether they are its own.
+       and not ${former === null ? tx`false` : tx`exists (
+             select 1 from statement_entries s
+             where s.environment = ${environment} and s.entry_key between ${`${former}:00000000`} and ${`${former}:ffffffff`})`}
+       and not ${section.formerIdentity === undefined ? tx`false` : tx`(${olderKeyFiles(tx, environment, statementId)}
+                and exists (
+                  select 1 from e w
+                  cross join lateral (
+                    select 1 from statement_entries s where s.environment = ${environment} and s.entry_key = ${legacyKey(tx, 'entry', section.formerIdentity)} offset 0
+                  ) s))`}
        -- Each a probe per entry ('offset 0' as in matchEntries), and only while such files exist.
        and not (${olderKeyFiles(tx, environment, statementId)}
                 and exists (
@@ -253,6 +265,41 @@ function matchEntries(tx: TransactionSql, environment: ProviderEnvironment, stat
     send(dayMatch(tx, environment, 'same reference', candidates)),
     send(dayMatch(tx, environment, 'stored without reference', candidates)),
     send(dayMatch(tx, environment, 'no reference', candidates)),
+  ];
+}
+
+/**
+ * Rule 1 by the statement's former identity (types.ts formerIdentity: a CSV naming no account,
+ * before its lines' texts joined its identity): the entry stored at the same index under it, in
+ * today's key form or the older one, is this statement's only where every one of its lines has a
+ * stored line at the same place with the same counterparty and remittance. An entry of another
+ * account's export that merely shares the day and amount had that identity as well (the defect the
+ * texts now tell apart), and stays new. Lines stored before migration 0013 (no entries) are not
+ * probed: a re-export of such a file is stored again, a shortcoming no worse than storing nothing.
+ */
+function matchFormer(tx: TransactionSql, environment: ProviderEnvironment, statementId: number, formerSection: StatementSection, source: PendingQuery<Row[]>): PendingQuery<Row[]>[] {
+  const former = formerSection.identity;
+  const prefix = statementKeyPrefix(formerSection);
+  const probe = (entryKey: PendingQuery<Row[]>, lineKey: PendingQuery<Row[]>, only: PendingQuery<Row[]>) => send(tx`
+    update import_entries e set known_key = m.entry_key, target = m.lines_entry_key, match = 'position'
+    from import_entries w
+    cross join lateral (
+      select s.entry_key, s.lines_entry_key from statement_entries s where s.environment = ${environment} and s.entry_key = ${entryKey} offset 0
+    ) m
+    where e.target is null and w.entry_key = e.entry_key and ${only}
+      and not exists (
+        select 1 from ${source}
+        where l.entry_key = w.entry_key and not exists (
+          select 1 from statement_lines sl
+          where sl.environment = ${environment} and sl.position_key = ${lineKey}
+            and sl.counterparty_name is not distinct from l.counterparty_name and sl.remittance is not distinct from l.remittance))`);
+  return [
+    probe(tx`${prefix}::text || ':' || lpad(to_hex(w.entry_index), 8, '0')`, tx`m.entry_key || ':' || lpad(to_hex(l.tx_index), 8, '0')`, tx`true`),
+    probe(
+      legacyKey(tx, 'entry', former),
+      tx`encode(sha256(convert_to(concat_ws(E'\n', 'position', ${former}::text, l.entry_index::text, l.tx_index::text), 'UTF8')), 'hex')`,
+      olderKeyFiles(tx, environment, statementId),
+    ),
   ];
 }
 

@@ -54,6 +54,12 @@ export interface StatementSection {
    */
   firstWholeDay: string | null;
   lastWholeDay: string | null;
+  /**
+   * The identity the statement had before its present form, when that changed: rule 1 of overlap.ts
+   * finds the entries stored under it too, as the same statement's, where their lines' texts are the
+   * file's (a CSV naming no account, whose counterparties and remittances joined its identity; csv.ts).
+   */
+  formerIdentity?: string;
   /** the booked entries as the file states them, before any split into transactions */
   booked: Totals;
   /**
