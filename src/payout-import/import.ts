@@ -36,7 +36,7 @@ export class PayoutReportRefusedError extends Error {
  * cancelled ones). A reference that names no payout or several, or rows that fit no payout or
  * several, refuse the file, naming the reference or the candidate payouts. So does a document
  * (doc type and doc no) twice for one payout in the file: it could not be stored twice, and
- * dropping one would lose it.
+ * dropping one would lose it; and rows of one payout in two currencies (refuseMixedCurrencies).
  *
  * Idempotent: a file with the same sha256 is a no-op; rows whose (payout, doc type, doc no) a
  * previous file brought are not stored again. Imports of one environment take turns (a transaction
@@ -62,6 +62,7 @@ export async function importPayoutReport(
     await stage(tx, report.rows);
     await tie(tx, environment);
     await refuseDuplicatesByPayout(tx);
+    await refuseMixedCurrencies(tx, environment);
     const [stored] = await tx<{ id: number }[]>`
       insert into payout_reports (environment, sha256, file_name, format, row_count, imported_at)
       values (${environment}, ${report.sha256}, ${file}, ${report.format}, ${report.rows.length}, clock_timestamp())
@@ -115,6 +116,39 @@ async function refuseDuplicatesByPayout(tx: TransactionSql): Promise<void> {
   }
 }
 
+/**
+ * Rows of one payout in two currencies: refused, naming the payout, the currencies and a line of
+ * each. A payout is paid in one currency ("Amounts are in the payout's currency (EUR or GBP)":
+ * provider-merchant-docs.md), so such a file is not that payout's report, and stored its rows'
+ * Transfer Amounts were added across currencies (EUR 100.00 + GBP 100.00 "matched" a payout of
+ * 200.00). Rows of unstated currency fit any; the payout's rows a previous file stored count too.
+ */
+async function refuseMixedCurrencies(tx: TransactionSql, environment: ProviderEnvironment): Promise<void> {
+  const [mixed] = await tx<{ payout_uuid: string; seen: string }[]>`
+    with currencies as (
+      select t.payout_uuid, upper(s.currency) as currency, 'line ' || min(s.line) as seen
+      from staged_payout_rows s
+      join payout_report_tie t on t.payout_reference is not distinct from s.payout_reference
+      where s.currency is not null
+      group by t.payout_uuid, upper(s.currency)
+      union all
+      select w.payout_uuid, upper(w.currency), 'a report imported before'
+      from payout_report_rows w
+      where w.environment = ${environment} and w.currency is not null
+        and w.payout_uuid in (select payout_uuid from payout_report_tie)
+      group by w.payout_uuid, upper(w.currency)
+    )
+    select payout_uuid::text, string_agg(currency || ' (' || seen || ')', ', ' order by currency, seen) as seen
+    from currencies
+    group by payout_uuid
+    having count(distinct currency) > 1
+    order by payout_uuid
+    limit 1`;
+  if (mixed) {
+    throw new PayoutReportRefusedError(`rows of payout ${mixed.payout_uuid} name more than one currency: ${mixed.seen}; a payout is paid in one currency`);
+  }
+}
+
 /** The file's rows in a temporary table, in one statement (arrays unnested side by side). */
 async function stage(tx: TransactionSql, rows: readonly PayoutReportRow[]): Promise<void> {
   await tx`
@@ -165,6 +199,9 @@ async function tie(tx: TransactionSql, environment: ProviderEnvironment): Promis
            coalesce(sum(transfer_amount_cents), 0)::text as total
     from staged_payout_rows where payout_reference is null`;
   if (!unreferenced || unreferenced.n === 0) return;
+  // The rows' sum compared as numeric: each Transfer Amount fits a bigint (rows.ts MAX_CENTS), their
+  // sum need not, and cast to bigint it failed the import with "out of range for type bigint" (the
+  // upload answered 500) where no payout can fit such a file: it is refused below as fitting none.
   const candidates = await tx<{ payout_uuid: string; sepa: string | null; status: string; exact: boolean }[]>`
     with latest as (
       select distinct on (payout_uuid) payout_uuid, status, sepa_instruction_id, amount_cents,
@@ -174,7 +211,7 @@ async function tie(tx: TransactionSql, environment: ProviderEnvironment): Promis
       order by payout_uuid, event_time_sortable desc nulls last, received_at desc, event_key desc
     )
     select payout_uuid::text, sepa_instruction_id as sepa, status,
-           listed = ${unreferenced.docs}::text[] and amount_cents = ${unreferenced.total}::bigint as exact
+           listed = ${unreferenced.docs}::text[] and amount_cents::numeric = ${unreferenced.total}::numeric as exact
     from latest
     where listed && ${unreferenced.docs}::text[]
     order by payout_uuid`;

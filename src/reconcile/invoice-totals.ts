@@ -10,7 +10,10 @@ import { topic } from '../provider/vocabulary.js';
  *    not canceled, that no completed payout lists, and the sum of their factored amounts;
  *  - discount, fixed_fee, vat (invoice rows), credit_notes, buyer_payments, disputes (the amounts
  *    those rows took off the payout, their own fee and VAT included), in cents: the parts add up to
- *    what the reports kept back, as the payouts report's composition does.
+ *    what the reports kept back, as the payouts report's composition does. Only the rows of payouts
+ *    whose latest event is payout/complete, as the deduction and buyer payment rules read them: a
+ *    cancelled payout kept nothing back, and its documents are settled again by the payout that
+ *    re-issues them (counting both doubled the totals).
  * Why here and not at scrape time: read from the ledger on each scrape it cost 0.9 s at 100,000
  * invoices (about 9 s at 1,000,000) on every scrape of every replica; the pass has the sets staged.
  * Amounts are decimal strings (cents beyond 2^53 stay exact).
@@ -37,7 +40,9 @@ export async function recordInvoiceTotals(tx: TransactionSql, p: RuleParams, run
                coalesce(-sum(transfer_amount_cents) filter (where doc_type = 'credit_note'), 0) as credit_notes,
                coalesce(-sum(transfer_amount_cents) filter (where doc_type = 'buyer_payment'), 0) as buyer_payments,
                coalesce(-sum(transfer_amount_cents) filter (where doc_type = 'dispute'), 0) as disputes
-        from payout_report_rows where environment = ${p.environment}
+        from payout_report_rows w
+        join pass_payouts l on l.payout_uuid = w.payout_uuid and l.status = 'complete'
+        where w.environment = ${p.environment}
       ) kept
     ) t
     where r.id = ${runId}`;

@@ -14,18 +14,22 @@ import { payoutSettings } from './payout-common.js';
  * PAYOUT_REFERENCE_PATTERN: payout-credits.ts) and names a known invoice reference R (an invoice
  * event's external_reference_id) as its reference or as a word of its remittance text (compared
  * upper-case; words split at anything but letters, digits and - _ / ., a trailing . or - dropped,
- * so "INV-000123." names INV-000123 and "INV-0001234" does not); and no report row of a payout
- * whose latest event is payout/complete deducts R as a buyer payment (doc type buyer payment, Doc
- * No R): a cancelled payout deducted nothing.
+ * so "INV-000123." names INV-000123 and "INV-0001234" does not); and the report rows of payouts
+ * whose latest event is payout/complete (a cancelled payout deducted nothing) that deduct R as a
+ * buyer payment (doc type buyer payment, Doc No R) do not cover it: their Transaction Amounts sum
+ * to D (0 without any), and D is 0 or less than the sum of this credit and the earlier ones (by
+ * booking date, then line) naming R alone. A credit naming several invoices adds nothing to that
+ * sum (its share of each is unknown) and is covered once D is above 0.
  *
  * Near misses: a payout credit whose text lists invoices; a debit naming an invoice (a refund); a
  * credit naming no known invoice, or a reference only inside a longer word; a buyer payment a
- * payout report already deducted.
+ * payout report already deducted (the earlier of two direct payments of an invoice when only it
+ * was deducted).
  *
  * Entity the statement line as statement_credit_without_payout names it (the bank's entry
  * reference, '#<line id>' without one, '<reference>#<line id>' when two flagged lines share one);
- * subject R; observed = the credited cents. Resolves when a completed payout's report deducts R as
- * a buyer payment, or by acknowledgement.
+ * subject R; observed = the credited cents. Resolves when completed payouts' reports deduct R as a
+ * buyer payment by enough to cover it (D at least the credits up to it), or by acknowledgement.
  */
 export const buyerPaidMerchantDirectly: Rule = {
   kind: 'buyer_paid_merchant_directly',
@@ -56,29 +60,51 @@ export const buyerPaidMerchantDirectly: Rule = {
         where environment = ${p.environment} and external_reference_id is not null
           and upper(external_reference_id) in (select word from words)
       ),
-      -- Deducted by a payout that was paid: a cancelled payout's report deducted nothing.
+      -- What payouts that were paid deducted for each reference, as the rows' Transaction Amount (the
+      -- document's gross amount: the buyer's payment; stored negative). A cancelled payout's report
+      -- deducted nothing.
       deducted as materialized (
-        select distinct upper(w.doc_no) as ref from payout_report_rows w
+        select upper(w.doc_no) as ref, -sum(w.transaction_amount_cents) as cents from payout_report_rows w
         join pass_payouts l on l.payout_uuid = w.payout_uuid and l.status = 'complete'
         where w.environment = ${p.environment} and w.doc_type = 'buyer_payment'
+        group by upper(w.doc_no)
       ),
       named as (
         select distinct c.id, c.line_key, c.bank_reference, c.booking_date, c.amount_cents, c.counterparty_name, c.counterparty_iban, r.ref
         from candidates c join invoice_refs r on r.ref = c.word
-        where not exists (select 1 from deducted b where b.ref = r.ref)
       ),
-      flagged as (select n.*, count(*) over (partition by n.bank_reference) as same_ref from named n)
+      -- A deduction of the reference covers its credits in order of booking: a buyer who paid an
+      -- invoice's first half directly, had it deducted, then paid the second half directly too is
+      -- owed a deduction again (any deduction of the reference counted as deducting every credit
+      -- naming it, so the second payment was never flagged). A line naming several invoices claims
+      -- an unknown share of each: it counts as covered by any deduction of the reference and adds
+      -- nothing to the claimed sum (never a finding on a guessed split).
+      naming as (select n.*, count(*) over (partition by n.id) = 1 as names_one from named n),
+      claimed as (
+        select n.*, coalesce(b.cents, 0) as deducted_cents,
+               sum(case when n.names_one then n.amount_cents else 0 end)
+                 over (partition by n.ref order by n.booking_date, n.id rows unbounded preceding) as claimed_cents
+        from naming n
+        left join deducted b on b.ref = n.ref
+      ),
+      uncovered as (select * from claimed where deducted_cents = 0 or claimed_cents > deducted_cents),
+      flagged as (select n.*, count(*) over (partition by n.bank_reference) as same_ref from uncovered n)
       ${insertIntoFound(tx)}
       select ${p.environment}::provider_environment, 'buyer_paid_merchant_directly', 'statement_line',
              case when f.bank_reference is null then '#' || f.id::text
                   when f.same_ref > count(*) over (partition by f.id) then f.bank_reference || '#' || f.id::text
                   else f.bank_reference end,
              f.ref, f.ref, null, null, f.amount_cents::text,
-             format('Bank credit %s booked %s: %s cents from %s (%s) names invoice %s: the buyer paid the merchant directly; tell the provider, which deducts it from a later payout.',
+             format('Bank credit %s booked %s: %s cents from %s (%s) names invoice %s: the buyer paid the merchant directly; tell the provider, which deducts it from a later payout.%s',
                     coalesce(f.bank_reference, '#' || f.id::text), f.booking_date::text, f.amount_cents,
-                    coalesce(f.counterparty_name, '?'), coalesce(f.counterparty_iban, '?'), f.ref),
+                    coalesce(f.counterparty_name, '?'), coalesce(f.counterparty_iban, '?'), f.ref,
+                    case when f.deducted_cents > 0
+                         then format(' Completed payouts deducted %s cents as buyer payments of %s; the direct credits naming it alone come to %s cents up to this one.',
+                                     f.deducted_cents, f.ref, f.claimed_cents)
+                         else '' end),
              jsonb_build_object('statement_line_id', f.id, 'bank_reference', f.bank_reference, 'booking_date', f.booking_date::text,
-                                'amount_cents', f.amount_cents::text, 'invoice_reference', f.ref),
+                                'amount_cents', f.amount_cents::text, 'invoice_reference', f.ref,
+                                'deducted_cents', f.deducted_cents::text, 'credited_cents', f.claimed_cents::text),
              md5(f.line_key || '|' || f.ref)
       from flagged f`;
     return result.count;

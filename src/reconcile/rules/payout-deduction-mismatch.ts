@@ -23,19 +23,24 @@ import { topic } from '../../provider/vocabulary.js';
  *      first): method and terms, then method, then the default. No entry fits, the method is
  *      unknown while the contract has method entries, or the terms are unknown while it has entries
  *      per terms for the method: not judged;
- *    - fee: the order's first invoice row in a completed payout (by payout time, then line; the
- *      order is the invoice event's order, else the order another row of the same Order No names,
- *      else the Order No) must carry the contract's fixed fee, every later invoice row of the order
- *      and every other row 0 (charged twice, or not on the first invoice). Not judged on an invoice
- *      row with no order known, nor on the first row when an earlier completed payout lists another
- *      invoice of the order whose report row is not stored (the fee may have been charged there);
+ *    - fee: the order's first invoice row in a completed payout (by its invoice's creation when
+ *      every row of the order has an invoice event, else by payout time, then line; the order is
+ *      the invoice event's order, else the order another row of the same Order No names, else the
+ *      Order No) must carry the contract's fixed fee, every later invoice row of the order and
+ *      every other row 0 (charged twice, or not on the first invoice); in the first row's payout
+ *      the fee on exactly one of the order's rows there, 0 on the others, is accepted whichever
+ *      row carries it. Not judged on an invoice row with no order known, nor on the first row when
+ *      another invoice of the order may carry the fee: one an earlier completed payout lists whose
+ *      report row is not stored (the fee may have been charged there), or one created no later
+ *      than the first row's invoice with no report row of a completed payout stored;
  *    - vat: on an invoice row, |VAT on Discount - (Discount + Transaction Fee) x VAT %| >= 1 cent.
  *  Credit notes, buyer payments and disputes are not judged on their Discount or VAT: the provider's
  *  documentation gives them a fee rate of their own ("Discount %: the total fee rate applied to the
  *  document"), which the contract does not state.
  *
  * Near misses: a discount or VAT off by less than a cent (rounded the other way); the fixed fee on
- * the first invoice of an order and none on its second, also across payouts; a cancelled payout's
+ * the first invoice of an order and none on its second, also across payouts, when the report lists
+ * the second above the first, and when the first is paid out after the second; a cancelled payout's
  * rows; a credit note that refunds its share of the fee; an invoice whose payment method or terms
  * no MDR entry decides.
  *
@@ -71,7 +76,7 @@ export const payoutDeductionMismatch: Rule = {
       -- one, approved first), each as one join: looked up row by row they took 45 s for 1,000,000
       -- rows (bench/README.md, reconcile).
       invoice_of as (
-        select distinct on (ref) ref as doc_no, invoice_uuid, order_uuid
+        select distinct on (ref) ref as doc_no, invoice_uuid, order_uuid, created_at
         from pass_invoices
         order by ref, (order_uuid is null), created_at, invoice_uuid
       ),
@@ -82,7 +87,7 @@ export const payoutDeductionMismatch: Rule = {
         order by f.invoice_external_reference_id, (f.topic = ${topic('factoring/approved')}) desc, f.received_at desc, f.event_key desc
       ),
       with_invoice as (
-        select r.*, i.invoice_uuid, i.order_uuid as invoice_order_uuid, fa.payment_method, fa.payment_terms_days
+        select r.*, i.invoice_uuid, i.order_uuid as invoice_order_uuid, i.created_at as invoice_created_at, fa.payment_method, fa.payment_terms_days
         from report r
         left join invoice_of i on r.doc_type = 'invoice' and i.doc_no = r.doc_no
         left join method_of fa on r.doc_type = 'invoice' and fa.doc_no = r.doc_no
@@ -103,19 +108,46 @@ export const payoutDeductionMismatch: Rule = {
         from with_invoice w
         left join order_of_no o on o.order_no = w.order_no
       ),
-      -- The first invoice row of each order (by payout time, payout, line), sorted on the few
-      -- columns that decide it: sorting the whole rows spilled 230 MB to disk at 1,000,000 rows.
-      first_of_order as (
-        select distinct on (order_key) order_key, payout_uuid, doc_no
+      -- The fee is "charged once per order, on its first invoice" (provider-merchant-docs.md): the
+      -- invoice created first, not the row a report lists first nor the one paid out first (an
+      -- export sorted by Doc No, or a first invoice held in review and paid after the second, made
+      -- two false findings when ranked by payout and line). By the invoice's creation
+      -- (pass_invoices) when every row of the order has one, the payout time, payout and line
+      -- breaking ties; by those alone when one has none (no invoice event: its order came from its
+      -- Order No).
+      order_known as (
+        select order_key, bool_and(invoice_created_at is not null) as known
         from rows
         where order_key is not null
-        order by order_key, anchor, payout_uuid, line, doc_no
+        group by order_key
+      ),
+      -- The first invoice row of each order, sorted on the few columns that decide it: sorting the
+      -- whole rows spilled 230 MB to disk at 1,000,000 rows.
+      first_of_order as (
+        select distinct on (r.order_key) r.order_key, r.payout_uuid, r.doc_no
+        from rows r
+        join order_known k on k.order_key = r.order_key
+        where r.order_key is not null
+        order by r.order_key, case when k.known then r.invoice_created_at end, r.anchor, r.payout_uuid, r.line, r.doc_no
       ),
       ranked as (
-        select r.*, case when r.order_key is null then null
-                         when f.payout_uuid = r.payout_uuid and f.doc_no = r.doc_no then 1 else 2 end as nth
+        select r.*, f.payout_uuid as first_payout_uuid,
+               case when r.order_key is null then null
+                    when f.payout_uuid = r.payout_uuid and f.doc_no = r.doc_no then 1 else 2 end as nth
         from rows r
         left join first_of_order f on f.order_key = r.order_key
+      ),
+      -- Within the payout of the order's first row, the fee on exactly one of the order's rows
+      -- there and 0 on the others is accepted whichever row carries it: that payout charged it
+      -- once, and which of its rows is the first invoice is what creation times (ties, or none)
+      -- may not decide.
+      fee_once as (
+        select order_key, payout_uuid
+        from ranked
+        where order_key is not null and payout_uuid = first_payout_uuid
+        group by order_key, payout_uuid
+        having count(*) filter (where transaction_fee_cents <> 0) = 1
+           and sum(transaction_fee_cents) = ${terms.fixedFeeCents.toString()}::numeric
       ),
       -- The MDR entry for each payment method and terms the rows have (a few), not for each row.
       -- Terms unknown while the contract has entries per terms for the method: no rate (a guess).
@@ -142,19 +174,26 @@ export const payoutDeductionMismatch: Rule = {
         left join rates m on r.doc_type = 'invoice' and r.judged
           and m.payment_method is not distinct from r.payment_method and m.payment_terms_days is not distinct from r.payment_terms_days
       ),
-      -- A first row whose fee is not the contract's, when a completed payout before it lists another
-      -- invoice of the order whose report row is not stored: the fee may have been charged there, so
-      -- it is not judged. Looked up for those few rows only (every first row: a hash of all invoices).
+      -- A first row whose fee is not the contract's is not judged when another invoice of the order
+      -- may carry it: one a completed payout before the row's lists whose report row is not stored
+      -- (the fee may have been charged there), or one created no later than the row's invoice
+      -- with no report row of a completed payout stored (it is the order's first invoice, paid out
+      -- without a report imported or not paid out yet: the fee is charged there). Looked up for
+      -- those few rows only (every first row: a hash of all invoices).
       fee_suspects as materialized (
-        select order_uuid, payout_uuid, doc_no, anchor from expected
+        select order_uuid, payout_uuid, doc_no, anchor, invoice_created_at from expected
         where nth = 1 and order_uuid is not null and transaction_fee_cents <> fee_expected
       ),
       fee_unknown as (
         select distinct s.payout_uuid, s.doc_no
         from fee_suspects s
         join pass_invoices i on i.order_uuid = s.order_uuid and i.ref <> s.doc_no
-        join pass_listings l on l.ref = i.ref and l.status = 'complete'
-        where (l.anchor, l.payout_uuid) < (s.anchor, s.payout_uuid)
+        where exists (select 1 from pass_listings l
+                      where l.ref = i.ref and l.status = 'complete' and (l.anchor, l.payout_uuid) < (s.anchor, s.payout_uuid))
+           or (i.created_at <= s.invoice_created_at
+               and not exists (select 1 from payout_report_rows w
+                               join pass_payouts l on l.payout_uuid = w.payout_uuid and l.status = 'complete'
+                               where w.environment = ${p.environment} and w.doc_no = i.ref and w.doc_type = 'invoice'))
       ),
       -- Each check's verdict per row first; what was expected and reported is spelled out for the
       -- failing rows only (a handful), not for every row. Sums in numeric: a report may hold amounts
@@ -166,7 +205,8 @@ export const payoutDeductionMismatch: Rule = {
                e.doc_type = 'invoice' and e.mdr_rate_micros is not null and e.mdr_rate_micros <> e.rate_micros as mdr_failed,
                e.doc_type = 'invoice' and abs(e.discount_cents::numeric * 1000000 - e.transaction_amount_cents::numeric * e.rate_micros) >= 1000000 as discount_failed,
                e.transaction_fee_cents <> e.fee_expected
-                 and not exists (select 1 from fee_unknown u where u.payout_uuid = e.payout_uuid and u.doc_no = e.doc_no) as fee_failed,
+                 and not exists (select 1 from fee_unknown u where u.payout_uuid = e.payout_uuid and u.doc_no = e.doc_no)
+                 and not exists (select 1 from fee_once o where o.order_key = e.order_key and o.payout_uuid = e.payout_uuid) as fee_failed,
                e.doc_type = 'invoice' and e.judged
                  and abs(e.vat_on_discount_cents::numeric * 1000000 - (e.discount_cents::numeric + e.transaction_fee_cents) * ${terms.vatRateMicros}) >= 1000000 as vat_failed,
                e.total_deductions_cents::numeric <> e.discount_cents::numeric + e.transaction_fee_cents + e.vat_on_discount_cents as total_failed,
