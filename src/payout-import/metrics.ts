@@ -20,7 +20,7 @@ const DEDUCTION_PARTS = ['discount', 'fixed_fee', 'vat', 'credit_notes', 'buyer_
  * unlabelled gauges read 0, prom-client's initial value, and the labelled ones are absent):
  * - bnpl_recon_invoices_in_transit / _cents: invoices factored (latest factoring event approved),
  *   not canceled, that no completed payout lists yet, and the sum of their factored amounts;
- * - bnpl_recon_payout_deductions_cents{part}: what the imported payout reports kept back, by part
+ * - bnpl_recon_payout_deductions_cents{part}: what completed payouts' imported reports kept back, by part
  *   (discount, fixed_fee, vat on invoice rows; credit_notes, buyer_payments, disputes as amounts
  *   taken off). Deductions the contract does not allow are the open payout_deduction_mismatch
  *   findings (bnpl_recon_discrepancies_open{kind="payout_deduction_mismatch"}).
@@ -58,7 +58,7 @@ export function createInvoiceMetrics(registry: Registry, reads: LedgerReads, dat
   });
   const deductionsCents = new Gauge({
     name: `${METRIC_PREFIX}payout_deductions_cents`,
-    help: "What the imported payout reports kept back, in cents, by part",
+    help: "What completed payouts' imported reports kept back, in cents, by part",
     labelNames: ['part'] as const,
     registers: [registry],
     collect: collectOnce,
