@@ -2,7 +2,7 @@ import { hash } from 'node:crypto';
 import type { ZodType } from 'zod';
 import { parseEventTime, type EventTime } from './event-time.js';
 import { NumberLiteral } from './money.js';
-import { numberLiterals, onlyMemberLiteral, pathKey } from './number-literals.js';
+import { numberLiterals, onlyMemberLiteral, pathKey } from '../provider/number-literals.js';
 import * as payloads from './payloads.js';
 import { hasUnicodeEscape, storableText } from './storable.js';
 import * as rows from './typed-rows.js';

@@ -7,7 +7,7 @@ const INT4_MIN = -2147483648;
 const INTEGER_TEXT = /^-?(0|[1-9]\d*)$/;
 
 /**
- * A JSON number as written in the raw body (number-literals.ts). classifyDelivery puts one in place
+ * A JSON number as written in the raw body (provider/number-literals.ts). classifyDelivery puts one in place
  * of every number in a `*_cents` member before validation, so the amount is judged by its digits,
  * not by the double JSON.parse made of it.
  */

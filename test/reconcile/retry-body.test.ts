@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { differingMembers } from '../../src/reconcile/rules/retry-body.js';
+import { canonicalNumber, differingMembers } from '../../src/reconcile/rules/retry-body.js';
 
 const b = (text: string) => Buffer.from(text);
 
@@ -27,5 +27,18 @@ describe('differingMembers: is a delivery with an applied event key a retry of i
   it('a body that is not a JSON object differs as a whole', () => {
     expect(differingMembers(b('{"a":1}'), b('[1]'))).toEqual(['(body)']);
     expect(differingMembers(b('{"a":1}'), b('{"a":'))).toEqual(['(body)']);
+  });
+});
+
+describe('numbers compared by their digits', () => {
+  it('tells amounts apart beyond 2^53, and one number in several spellings apart from none', () => {
+    const b = (text: string) => Buffer.from(text);
+    expect(differingMembers(b('{"gross_amount_cents":9007199254740993}'), b('{"gross_amount_cents":9007199254740992}'))).toEqual(['gross_amount_cents']);
+    expect(differingMembers(b('{"a":{"cents":12345678901234567890}}'), b('{"a":{"cents":12345678901234567891}}'))).toEqual(['a']);
+    expect(differingMembers(b('{"a":100,"b":1.5,"c":-0}'), b('{"a":1e2,"b":15E-1,"c":0}'))).toEqual([]);
+  });
+
+  it('writes a literal as plain decimal digits', () => {
+    expect(['-1.50e2', '0.10', '-0', '0e5', '1E-3', '123.4500e1', '5', '1e-401'].map(canonicalNumber)).toEqual(['-150', '0.1', '0', '0', '0.001', '1234.5', '5', '1e-401']);
   });
 });

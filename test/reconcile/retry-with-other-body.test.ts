@@ -47,4 +47,24 @@ describe('a delivery of an applied event with another body', () => {
     expect(later.duplicateDeliveries).toBe(0);
     expect((await db.sql<{ status: string }[]>`select status::text from discrepancies where kind = 'duplicate_delivery' order by entity_id::bigint`).map((r) => r.status)).toEqual(['resolved', 'open']);
   }));
+
+  // provider-api.md: "gross_amount_cents in invoice/complete is sent as a number"; the receiver keeps
+  // its digits beyond 2^53 (webhooks/money.ts), where JSON.parse reads ...993 and ...992 as one double.
+  it('names an amount that differs beyond 2^53, which the ledger keeps by its digits', withDb(async (db) => {
+    const receiver = await startTestReceiver(db);
+    const body = JSON.stringify(samplePayload('invoice/complete', 1));
+    const applied = body.replace('"gross_amount_cents":119000', '"gross_amount_cents":9007199254740993');
+    const other = body.replace('"gross_amount_cents":119000', '"gross_amount_cents":9007199254740992');
+    expect(applied).not.toBe(body);
+    try {
+      expect((await postDelivery(receiver.url, applied)).status).toBe(200);
+      expect((await postDelivery(receiver.url, other)).status).toBe(200);
+    } finally {
+      await receiver.close();
+    }
+    expect(await db.sql`select gross_amount_cents::text as gross from invoice_events`).toEqual([{ gross: '9007199254740993' }]);
+    await pass(db, new Date());
+    expect(await db.sql`select status::text, evidence->>'differing_members' as members from discrepancies where kind = 'duplicate_delivery'`)
+      .toEqual([{ status: 'open', members: 'gross_amount_cents' }]);
+  }));
 });

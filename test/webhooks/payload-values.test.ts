@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { classifyDelivery, type Classification } from '../../src/webhooks/classify.js';
-import { numberLiterals, pathKey } from '../../src/webhooks/number-literals.js';
+import { numberLiterals, pathKey } from '../../src/provider/number-literals.js';
 import { isStorableText, jsonbProblem, MAX_JSONB_DEPTH, storableText } from '../../src/webhooks/storable.js';
 import { samplePayload } from '../fixtures/spec-payloads.js';
 
