@@ -10,10 +10,35 @@ export interface AddressMatcher {
   has(address: string): boolean;
 }
 
-/** "::ffff:1.2.3.4" and "1.2.3.4" are the same sender. */
+/**
+ * "::ffff:1.2.3.4" and "1.2.3.4" are the same sender, and so are "::FFFF:1.2.3.4",
+ * "::ffff:102:304" and "0:0:0:0:0:ffff:1.2.3.4": an IPv4-mapped IPv6 address becomes its IPv4
+ * address, whatever its spelling. Anything else is returned trimmed.
+ */
 export function normaliseAddress(address: string): string {
   const trimmed = address.trim();
-  return trimmed.startsWith('::ffff:') && isIP(trimmed.slice(7)) === 4 ? trimmed.slice(7) : trimmed;
+  if (isIP(trimmed) !== 6) return trimmed;
+  const groups = ipv6Groups(trimmed);
+  if (groups.slice(0, 5).every((g) => g === 0) && groups[5] === 0xffff) {
+    return [groups[6]! >> 8, groups[6]! & 0xff, groups[7]! >> 8, groups[7]! & 0xff].join('.');
+  }
+  return trimmed;
+}
+
+/** The eight 16-bit groups of a valid IPv6 address ("::" expanded, a dotted IPv4 tail read, a zone dropped). */
+function ipv6Groups(address: string): number[] {
+  const bare = address.split('%')[0]!.toLowerCase();
+  const part = (text: string | undefined): number[] =>
+    text === undefined || text === '' ? [] : text.split(':').flatMap((g) => {
+      if (!g.includes('.')) return [Number.parseInt(g, 16)];
+      const [a, b, c, d] = g.split('.').map(Number) as [number, number, number, number];
+      return [(a << 8) | b, (c << 8) | d];
+    });
+  const [head, tail] = bare.split('::');
+  const first = part(head);
+  if (tail === undefined) return first;
+  const last = part(tail);
+  return [...first, ...Array<number>(8 - first.length - last.length).fill(0), ...last];
 }
 
 type Entry = { address: string; family: 4 | 6; prefix?: number };
@@ -71,7 +96,10 @@ export function forwardedHop(entry: string): string {
   let hop = entry.trim();
   const bracketed = /^\[([^\]]+)\](?::\d+)?$/.exec(hop);
   if (bracketed) hop = bracketed[1] as string;
-  else if (/^\d{1,3}(?:\.\d{1,3}){3}:\d+$/.test(hop)) hop = hop.slice(0, hop.lastIndexOf(':'));
+  // "203.0.113.7:51234", and "::ffff:203.0.113.7:51234" as a dual-stack proxy writes an IPv4 peer:
+  // not an address with the port, one without it. (An IPv6 address with a port needs brackets:
+  // "2001:db8::7:443" is itself an address.)
+  else if (isIP(hop) === 0 && /:\d{1,5}$/.test(hop) && isIP(hop.slice(0, hop.lastIndexOf(':'))) !== 0) hop = hop.slice(0, hop.lastIndexOf(':'));
   const zone = hop.indexOf('%');
   if (zone > 0 && isIP(hop.slice(0, zone)) === 6) hop = hop.slice(0, zone);
   return normaliseAddress(hop);
@@ -86,13 +114,7 @@ export function forwardedHop(entry: string): string {
 export function senderKey(address: string): string {
   const normalised = normaliseAddress(address);
   if (isIP(normalised) !== 6) return normalised;
-  const [head = '', tail] = normalised.toLowerCase().split('::');
-  const groups = (part: string | undefined) => (part === undefined || part === '' ? [] : part.split(':'));
-  const first = groups(head);
-  // A dotted IPv4 tail counts as two groups; only the first four groups matter here.
-  const last = groups(tail).flatMap((g) => (g.includes('.') ? ['0', '0'] : [g]));
-  const all = tail === undefined ? first.flatMap((g) => (g.includes('.') ? ['0', '0'] : [g])) : [...first, ...Array(Math.max(0, 8 - first.length - last.length)).fill('0'), ...last];
-  return `${all.slice(0, 4).map((g) => Number.parseInt(g, 16).toString(16)).join(':')}::/64`;
+  return `${ipv6Groups(normalised).slice(0, 4).map((g) => g.toString(16)).join(':')}::/64`;
 }
 
 /**

@@ -66,3 +66,39 @@ describe('who the throttle counts', () => {
     expect(clientAddress('10.0.0.1', '198.51.100.9:40000, 10.1.1.1:8080', proxies)).toBe('198.51.100.9');
   });
 });
+
+// CHANGELOG / docs/settings.md: "An `X-Forwarded-For` entry with a port or brackets ... is read as its address,
+// for the throttle and for `WEBHOOK_ALLOWED_IPS` alike." A dual-stack proxy writes an IPv4 client as
+// "::ffff:203.0.113.7" and, with its port, "::ffff:203.0.113.7:51234" (no brackets needed: a dotted quad
+// followed by ":port" is no IPv6 address).
+describe('X-Forwarded-For: an IPv4-mapped IPv6 entry with a port', () => {
+  it('is read as its IPv4 address', () => {
+    expect(forwardedHop('::ffff:203.0.113.7:51234')).toBe('203.0.113.7');
+  });
+
+  it('passes WEBHOOK_ALLOWED_IPS through a trusted proxy, and a trusted proxy written so is skipped', () => {
+    const proxies = addressMatcher(['10.0.0.0/8']);
+    const allowed = addressMatcher(['203.0.113.7']);
+    expect(allowed.has(clientAddress('10.0.0.1', '::ffff:203.0.113.7:51234', proxies)!)).toBe(true);
+    expect(clientAddress('10.0.0.1', '203.0.113.7:40000, ::ffff:10.1.1.1:8080', proxies)).toBe('203.0.113.7');
+  });
+});
+
+// sign-in-throttle.test.ts: "an IPv4 address itself, an IPv6 address by its /64, in any of its spellings".
+// Every IPv4-mapped address not spelt "::ffff:a.b.c.d" in lower case falls into the one key "0:0:0:0::/64":
+// one guesser's 10 wrong tokens then refuse every other IPv4 operator behind that proxy.
+describe('sign-in throttle key of IPv4-mapped IPv6 addresses', () => {
+  it('is the IPv4 address whatever the spelling', () => {
+    expect(senderKey('::FFFF:203.0.113.7')).toBe('203.0.113.7');
+    expect(senderKey('::ffff:cb00:7107')).toBe('203.0.113.7');
+    expect(senderKey('0:0:0:0:0:ffff:203.0.113.7')).toBe('203.0.113.7');
+  });
+
+  it('does not refuse one IPv4 operator for another\'s wrong tokens', () => {
+    const throttle = new SignInThrottle(() => 0);
+    const guesser = senderKey('::ffff:cb00:7107'); // 203.0.113.7
+    const operator = senderKey('::ffff:c633:6401'); // 198.51.100.1
+    for (let i = 0; i < SIGN_IN_MAX_FAILURES; i++) throttle.failed(guesser);
+    expect(throttle.retryAfterSeconds(operator)).toBeUndefined();
+  });
+});
