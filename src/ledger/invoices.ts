@@ -14,7 +14,9 @@ const firstArrived = (sql: Sql | TransactionSql) => sql`(to_char(i.received_at a
 /**
  * Each invoice the ledger has an invoice event of, by invoice uuid, with its reference (the
  * merchant's external_reference_id, which payouts list), its order, when it was created (the
- * invoice/created event's own time, else its arrival; else the first event's) and when canceled.
+ * invoice/created event's own time, else its arrival; else the first event's: a time for the
+ * reports and deadlines, to the microsecond, which ranks invoices only as invoiceCreation says)
+ * and when canceled.
  * The invoice rules and the invoices report read invoices through this one definition. `page`
  * limits it to the invoices after a uuid, in uuid order (invoice_events_invoice_idx); unpaged, the
  * rows come in no order (the pass stages them as a set: sorting 1,000,000 invoices by uuid took
@@ -44,4 +46,27 @@ export function invoiceFacts(
     having count(i.external_reference_id) > 0
     ${page.after === undefined && page.limit === undefined ? sql`` : sql`order by i.invoice_uuid`}
     ${page.limit === undefined ? sql`` : sql`limit ${page.limit}`}`;
+}
+
+/**
+ * When each of `invoices` (an SQL query of invoice uuids) was created, to rank an order's invoices
+ * by it (payout_deduction_mismatch, the order's first invoice): its invoice/created event's
+ * event_time_sortable, else that event's arrival in the same form (`YYYY-MM-DDTHH:MI:SS.nnnnnnnnnZ`,
+ * UTC, nine fractional digits: fixed width, so text order in the "C" collation is time order).
+ * Not invoiceFacts' created_at, for two reasons:
+ *  - created_at falls back to the invoice's first event of any topic: an invoice whose
+ *    invoice/created never arrived but whose invoice/complete did, weeks after it was paid out,
+ *    ranked after an invoice of the same order created days after it (a false fee finding). An
+ *    invoice with no invoice/created has no row here: its creation is unknown;
+ *  - created_at is a timestamptz, to the microsecond: two invoices created 300 ns apart (event_time
+ *    carries up to nine digits, provider-api.md) tied, and the tie left the order to payout order
+ *    (two false fee findings when the first was paid out second).
+ */
+export function invoiceCreation(sql: Sql | TransactionSql, environment: ProviderEnvironment, invoices: PendingQuery<Row[]>) {
+  return sql`
+    select i.invoice_uuid,
+           min(coalesce(i.event_time_sortable, to_char(i.received_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"000Z"')) collate "C") as created_key
+    from invoice_events i
+    where i.environment = ${environment} and i.topic = ${topic('invoice/created')} and i.invoice_uuid in (${invoices})
+    group by i.invoice_uuid`;
 }

@@ -3,6 +3,7 @@ import { insertIntoFound } from '../found.js';
 import type { Rule, RuleParams } from '../types.js';
 import { invoiceSettings } from './invoice-common.js';
 import { topic } from '../../provider/vocabulary.js';
+import { invoiceCreation } from '../../ledger/invoices.js';
 
 /**
  * payout_deduction_mismatch: a payout report row keeps back what the contract (CONTRACT_TERMS)
@@ -23,8 +24,9 @@ import { topic } from '../../provider/vocabulary.js';
  *      first): method and terms, then method, then the default. No entry fits, the method is
  *      unknown while the contract has method entries, or the terms are unknown while it has entries
  *      per terms for the method: not judged;
- *    - fee: the order's first invoice row in a completed payout (by its invoice's creation when
- *      every row of the order has an invoice event, else by payout time, then line; the order is
+ *    - fee: the order's first invoice row in a completed payout (by its invoice's creation, the
+ *      invoice/created event's time to the nanosecond, when every row of the order has an
+ *      invoice/created event, else by payout time, then line; the order is
  *      the invoice event's order, else the order another row of the same Order No names, else the
  *      Order No) must carry the contract's fixed fee, every later invoice row of the order and
  *      every other row 0 (charged twice, or not on the first invoice); in the first row's payout
@@ -111,24 +113,36 @@ export const payoutDeductionMismatch: Rule = {
       -- The fee is "charged once per order, on its first invoice" (provider-merchant-docs.md): the
       -- invoice created first, not the row a report lists first nor the one paid out first (an
       -- export sorted by Doc No, or a first invoice held in review and paid after the second, made
-      -- two false findings when ranked by payout and line). By the invoice's creation
-      -- (pass_invoices) when every row of the order has one, the payout time, payout and line
-      -- breaking ties; by those alone when one has none (no invoice event: its order came from its
-      -- Order No).
+      -- two false findings when ranked by payout and line). By the invoice's creation when every
+      -- row of the order has one, the payout time, payout and line breaking ties; by those alone
+      -- when one has none. The creation is the invoice/created event's own time, as text to the
+      -- nanosecond (ledger/invoices.ts invoiceCreation says why not pass_invoices.created_at: a
+      -- later event's time standing in for a missing invoice/created, and microseconds, each made
+      -- false findings). None: no invoice event (its order came from its Order No), or no
+      -- invoice/created received. Looked up for the orders with more than one row only: one row is
+      -- first whatever its creation.
+      several as (
+        select order_key from rows where order_key is not null group by order_key having count(*) > 1
+      ),
+      created_of as (
+        ${invoiceCreation(tx, p.environment, tx`select r.invoice_uuid from rows r join several s on s.order_key = r.order_key where r.invoice_uuid is not null`)}
+      ),
       order_known as (
-        select order_key, bool_and(invoice_created_at is not null) as known
-        from rows
-        where order_key is not null
-        group by order_key
+        select r.order_key, bool_and(c.created_key is not null) as known
+        from rows r
+        join several s on s.order_key = r.order_key
+        left join created_of c on c.invoice_uuid = r.invoice_uuid
+        group by r.order_key
       ),
       -- The first invoice row of each order, sorted on the few columns that decide it: sorting the
       -- whole rows spilled 230 MB to disk at 1,000,000 rows.
       first_of_order as (
         select distinct on (r.order_key) r.order_key, r.payout_uuid, r.doc_no
         from rows r
-        join order_known k on k.order_key = r.order_key
+        left join order_known k on k.order_key = r.order_key
+        left join created_of c on c.invoice_uuid = r.invoice_uuid
         where r.order_key is not null
-        order by r.order_key, case when k.known then r.invoice_created_at end, r.anchor, r.payout_uuid, r.line, r.doc_no
+        order by r.order_key, case when k.known then c.created_key end collate "C", r.anchor, r.payout_uuid, r.line, r.doc_no
       ),
       ranked as (
         select r.*, f.payout_uuid as first_payout_uuid,
