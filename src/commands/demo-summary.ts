@@ -301,8 +301,12 @@ export async function demoSummary(database: Database, sim: Simulator, refusedSig
     from discrepancies d
     left join webhook_deliveries w on d.kind = 'duplicate_delivery' and d.entity_type = 'webhook_delivery' and w.id::text = d.entity_id
     where d.environment = 'sandbox'`;
-  const [end] = await database.sql<{ end: Date | null }[]>`select max(period_to) as end from statement_periods where environment = 'sandbox'`;
-  const differences = [...delivered, ...nameDifferences(truth, found, tallies, { days: settlementDays, statementsEnd: end?.end ?? undefined })];
+  // Epoch milliseconds, not the timestamptz: drizzle sets the client's timestamp parsers to identity,
+  // so a timestamptz arrives as text (a Date was assumed here, and the final summary failed).
+  const [end] = await database.sql<{ end_ms: number | null }[]>`
+    select (extract(epoch from max(period_to)) * 1000)::float8 as end_ms from statement_periods where environment = 'sandbox'`;
+  const statementsEnd = end?.end_ms === null || end?.end_ms === undefined ? undefined : new Date(end.end_ms);
+  const differences = [...delivered, ...nameDifferences(truth, found, tallies, { days: settlementDays, statementsEnd })];
   const all = `${dataDir === undefined ? '' : `RECON_DATA_DIR=${dataDir} `}npx bnpl-recon report discrepancies --status all`;
   return [head, `  found/injected: ${tallies.map((t) => `${t.kind} ${t.found}/${t.injected}`).join(', ')}`,
     ...(differences.length === 0 ? [`  every delivery answered 2xx is stored and every finding matches one injected, by kind and entity; the findings: ${all}`] : differences)].join('\n');

@@ -177,4 +177,19 @@ describe("the demo's summary against the simulator's record of its deliveries", 
     expect(right).toContain('every refusal one of them, none of them accepted');
     expect(right).not.toContain('difference');
   });
+
+  // Last: it stores a statement, which the tests above do not expect.
+  it('names a short payout credit by the imported statements\' end, read from the ledger', async () => {
+    const short = (payout: string, at: string): ExpectedDiscrepancy => ({
+      ...payoutFinding('payout_amount_mismatch', payout), subject: '', fault: 'payout_amount_mismatch', expected: '10000', observed: '9000', payout_time: at,
+    });
+    const [statement] = await db.sql<{ id: string }[]>`
+      insert into bank_statements (environment, file_sha256, format, line_count) values ('sandbox', 'demo-summary', 'camt053', 0) returning id`;
+    await db.sql`
+      insert into statement_periods (statement_id, section_index, environment, period_from, period_to)
+      values (${statement!.id}, 0, 'sandbox', '2025-12-01T00:00:00Z', '2026-01-06T23:59:59Z')`;
+    const text = await demoSummary(db, fakeSim(truth([short('P-1', '2026-01-05T10:00:00.000Z'), short('P-2', '2026-01-01T10:00:00.000Z')]), []), 0, 10, 3, undefined, true);
+    expect(text).toContain('    payout P-1 injected (payout_amount_mismatch), not found: its credit is short, judged once the statements cover PAYOUT_SETTLEMENT_DAYS (3) after the payout; the last imported one ends 2026-01-06T23:59:59.000Z');
+    expect(text).toContain('    payout P-2 injected (payout_amount_mismatch), not found: unexplained by the ground truth (a defect: please report it with the seed)');
+  });
 });
