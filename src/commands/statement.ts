@@ -57,7 +57,10 @@ export const command: Command = {
       try {
         csv = await csvSettings(ctx.config, profile ?? ctx.config.STATEMENT_CSV_PROFILE);
       } catch (error) {
-        process.stderr.write(`bnpl-recon statement: ${(error as Error).message}\n`);
+        // Name the setting at fault (CONTRACT.md: bad configuration exits 2 naming it): the option
+        // when it gave the file, else the setting the inbox reads as well.
+        const source = profile === undefined ? 'STATEMENT_CSV_PROFILE' : '--profile';
+        process.stderr.write(`bnpl-recon statement: ${source}: ${(error as Error).message}\n`);
         return 2;
       }
       const done: ImportResult[] = [];

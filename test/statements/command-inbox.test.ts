@@ -89,7 +89,7 @@ describe('statement import --profile', () => {
     }
     expect(out[0]).toMatch(/hausbank\.csv: failed: CSV row 1: no bank profile fits this header \(the columns found: 'Tag', 'Summe', 'Whg', 'Text'/);
     expect(out[2]).toBe(`${csv}: format csv, statements 1, lines read 2, lines new 2, already known 0, known from overlapping statements 0, balances not checked 1\n`);
-    expect(err.join('')).toContain(`bnpl-recon statement: CSV profile ${broken}: not a CSV profile: columns: needs an amount column, or a debit and a credit column`);
+    expect(err.join('')).toContain(`bnpl-recon statement: --profile: CSV profile ${broken}: not a CSV profile: columns: needs an amount column, or a debit and a credit column`);
     const rows = await db.sql<{ amount_cents: string; direction: string; sepa_reference: string | null }[]>`
       select amount_cents::text, direction::text, sepa_reference from statement_lines l join bank_statements b on b.id = l.statement_id
       where b.file_name = 'hausbank.csv' order by l.entry_index`;
