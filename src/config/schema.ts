@@ -165,7 +165,7 @@ export const configShape = {
   HOST: z.string().default('0.0.0.0'),
   POLL_SCHEDULE: cronExpression.default('*/5 * * * *'),
   RECONCILE_SCHEDULE: cronExpression.default('*/5 * * * *'),
-  RATE_LIMIT_RPS: numberSetting(z.number().positive().max(10000)).default(450),
+  RATE_LIMIT_RPS: numberSetting(z.number().positive().max(500, { error: (issue) => `${String(issue.input)} is above the provider's rate limit of 500 requests per second per address (sandbox and production alike): a higher rate only earns 429s and their waits` })).default(450),
   POLL_PAGE_SIZE: positiveInt.default(100),
   POLL_PAGE_PARAM: z.string().min(1).default('page'),
   POLL_PAGE_SIZE_PARAM: z.string().min(1).default('per_page'),

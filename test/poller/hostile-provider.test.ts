@@ -82,7 +82,7 @@ describe('a poll against a hostile provider', () => {
       bytesSent = 0;
       const config = testConfig({
         PROVIDER_BASE_URL: url, PROVIDER_ENV: 'sandbox', HTTP_BODY_TIMEOUT_MS: 1500, HTTP_CONNECT_TIMEOUT_MS: 500, HTTP_MAX_RETRIES: 1,
-        POLL_MAX_PAGES: 40, POLL_PAGE_SIZE: 20, RATE_LIMIT_RPS: 1000,
+        POLL_MAX_PAGES: 40, POLL_PAGE_SIZE: 20, RATE_LIMIT_RPS: 500,
       });
       const { log } = capturingLogger('warn');
       const { metrics } = testMetrics(db);

@@ -116,17 +116,17 @@ describe('provider client against a loopback provider', () => {
   });
 
   it('honours Retry-After on 429 and lowers its own rate', async () => {
-    const { client, provider } = await setup({ rateLimit: 3, retryAfter: 'seconds' }, { RATE_LIMIT_RPS: 1000 });
+    const { client, provider } = await setup({ rateLimit: 3, retryAfter: 'seconds' }, { RATE_LIMIT_RPS: 500 });
     const pages = await Promise.all([1, 2, 3, 4].map((p) => client.getOrdersPage(p, 50)));
     expect(pages.map((p) => p.orders.length)).toEqual([50, 50, 50, 50]);
     const throttled = pages.reduce((n, p) => n + p.stats.throttled, 0);
     expect(throttled).toBeGreaterThanOrEqual(1);
     expect(provider.stats.throttled).toBe(throttled);
-    expect(client.limiter.currentRate()).toBeLessThan(1000);
+    expect(client.limiter.currentRate()).toBeLessThan(500);
   });
 
   it("holds every request, not only the rejected one's retry, until a 429's Retry-After has passed", async () => {
-    const { client, provider } = await setup({ rateLimit: 3, retryAfter: 'seconds' }, { RATE_LIMIT_RPS: 1000 });
+    const { client, provider } = await setup({ rateLimit: 3, retryAfter: 'seconds' }, { RATE_LIMIT_RPS: 500 });
     await Promise.all([1, 2, 3].map((p) => client.getOrdersPage(p, 40)));
     // The window is full: page 4 is answered 429 with Retry-After 1 (second), and waits to retry.
     const fourth = client.getOrdersPage(4, 40);
