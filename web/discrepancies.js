@@ -1,6 +1,6 @@
 import { api, download, getJson, getPage } from './api.js';
 import { $, el, label, money, table } from './dom.js';
-import { centsInText, date, dateTime, moneyCents, namedCentsInText } from './format.js';
+import { centsInText, date, dateTime, moneyCents, namedCentsInText, startOfDay } from './format.js';
 
 export const KINDS = [
   'missed_webhook', 'state_mismatch', 'orphan_webhook', 'duplicate_event', 'duplicate_delivery', 'payout_not_on_statement',
@@ -25,11 +25,16 @@ const PAGE = 500;
 // after the filters were applied again adds nothing to the new list.
 const state = { rows: [], next: null, query: null, loads: 0, moreInFlight: false, sort: 'id', dir: 1 };
 
-/** The filter form as API query parameters (the same the CLI takes). */
+/**
+ * The filter form as API query parameters (the same the CLI takes). The picked day is the day in the
+ * zone the page shows times in, sent as its first instant with the offset.
+ */
 function filterQuery() {
   const form = new FormData($('filters'));
   const q = new URLSearchParams();
   for (const [k, v] of form) if (String(v).trim() !== '') q.set(k, String(v).trim());
+  const since = q.get('since');
+  if (since) q.set('since', startOfDay(since) || since);
   return q;
 }
 

@@ -81,6 +81,45 @@ export function date(day) {
     .format(new Date(`${m[1]}T00:00:00Z`));
 }
 
+/** The display zone's offset from UTC in ms at an instant (by Intl, which every browser has; Temporal is not yet in all). */
+function offsetAt(ms) {
+  const parts = formatter('off', () => new Intl.DateTimeFormat('en-US', {
+    timeZone: zone, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit',
+  })).formatToParts(new Date(ms));
+  const n = (type) => Number(parts.find((p) => p.type === type)?.value);
+  const wall = new Date(0);
+  wall.setUTCFullYear(n('year'), n('month') - 1, n('day'));
+  wall.setUTCHours(n('hour'), n('minute'), n('second'));
+  return wall.getTime() - (ms - (((ms % 1000) + 1000) % 1000));
+}
+
+/**
+ * The first instant of a picked day ('2026-12-01', an <input type="date">) in the zone the page shows
+ * times in, written with that zone's offset: '2026-12-01T00:00:00+01:00' in Europe/Berlin. A day
+ * filter then agrees with the times shown beside it; sent as the bare day, the API would read it as
+ * UTC midnight, an hour late in Berlin. Where midnight does not exist (a clock set forward at 00:00)
+ * the day begins at the change; where it happens twice, at the first. '' for no valid day.
+ */
+export function startOfDay(day) {
+  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(String(day ?? '').trim());
+  if (!m) return '';
+  const midnight = new Date(0);
+  midnight.setUTCFullYear(Number(m[1]), Number(m[2]) - 1, Number(m[3]));
+  const wall = midnight.getTime();
+  if (Number.isNaN(wall) || midnight.getUTCMonth() !== Number(m[2]) - 1 || midnight.getUTCDate() !== Number(m[3])) return '';
+  // The day's first instant is wall - offset for one of the offsets in force around it (a zone
+  // changes its offset at most once within a day either side).
+  const offsets = [...new Set([wall - 86_400_000, wall, wall + 86_400_000].map(offsetAt))];
+  const exact = offsets.map((o) => wall - o).filter((t) => offsetAt(t) === wall - t);
+  const first = exact.length ? Math.min(...exact) : Math.max(...offsets.map((o) => wall - o));
+  const offset = offsetAt(first);
+  // The API takes ±HH:MM; a zone's old local mean time (Berlin's +00:53:28 before 1893) has seconds.
+  if (offset % 60_000 !== 0) return new Date(first).toISOString();
+  const local = new Date(first + offset).toISOString().slice(0, 19);
+  const abs = Math.abs(offset) / 60_000;
+  return `${local}${offset < 0 ? '-' : '+'}${String(Math.floor(abs / 60)).padStart(2, '0')}:${String(abs % 60).padStart(2, '0')}`;
+}
+
 /** A whole number in the locale's grouping (1.234 under de-DE). */
 export function count(n) {
   if (n === null || n === undefined || n === '') return '';

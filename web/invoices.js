@@ -1,6 +1,6 @@
 import { download, getJson, getPage } from './api.js';
 import { $, el, table } from './dom.js';
-import { count, date, dateTime, money } from './format.js';
+import { count, date, dateTime, money, startOfDay } from './format.js';
 
 const PAGE = 500;
 const state = { rows: [], next: null };
@@ -18,10 +18,11 @@ function stage(r) {
 function filtered() {
   const form = new FormData($('inv-filters'));
   const want = String(form.get('state') ?? '');
-  const since = String(form.get('since') ?? '');
+  // The picked day in the zone the Invoiced column is shown in; invoice_date is an instant in UTC.
+  const since = Date.parse(startOfDay(form.get('since')));
   const q = String(form.get('q') ?? '').trim().toLocaleLowerCase();
   return state.rows.filter((r) => (want === '' || (want === 'findings' ? Number(r.open_findings) > 0 : stage(r) === want))
-    && (since === '' || (r.invoice_date ?? '') >= since)
+    && (Number.isNaN(since) || Date.parse(r.invoice_date ?? '') >= since)
     && (q === '' || [r.reference, r.order_uuid, r.payout_sepa_reference].some((v) => (v ?? '').toLocaleLowerCase().includes(q))));
 }
 
