@@ -138,6 +138,8 @@ export async function buildScope(tx: TransactionSql, p: RuleParams, forceFull: b
 /**
  * Whether a reparse may have changed deliveries since W: a run that changed deliveries and finished
  * after W (less REPARSE_SKEW_SECONDS), one still running, or one that did not complete (see above).
+ * A delivery that no longer parses counts as a change: if it was applied, the reparse removed its
+ * typed row (reparse/stale-typed-rows.ts), and a finding that rested on that row is judged again.
  */
 export async function reparsedSince(tx: TransactionSql, environment: RuleParams['environment'], w: string): Promise<boolean> {
   const [reparsed] = await tx<{ any: boolean }[]>`
@@ -145,7 +147,8 @@ export async function reparsedSince(tx: TransactionSql, environment: RuleParams[
       select 1 from reparse_runs
       where environment = ${environment}
         and (status = 'running' or (finished_at >= ${w}::timestamptz - make_interval(secs => ${REPARSE_SKEW_SECONDS})
-             and (status <> 'complete' or coalesce((outcomes->>'applied')::int, 0) + coalesce((outcomes->>'duplicate')::int, 0) > 0)))
+             and (status <> 'complete' or coalesce((outcomes->>'applied')::int, 0) + coalesce((outcomes->>'duplicate')::int, 0)
+                                          + coalesce((outcomes->>'now_unparsed')::int, 0) > 0)))
     ) as any`;
   return reparsed?.any === true;
 }

@@ -2,10 +2,12 @@ import type { StorableClassification } from '../webhooks/classify.js';
 
 /**
  * What re-classifying one stored delivery did:
- * - applied: it is now the applied delivery of its event (newly parsed, typically), its typed row written;
+ * - applied: it is now the applied delivery of its event (newly parsed, typically), its typed row
+ *   written; also an applied delivery whose typed row the current parser writes with other values
+ *   (the older row removed and written again: stale-typed-rows.ts), so the run counts as a change;
  * - duplicate: it now parses, and another delivery of its event is the applied one (a retry);
  * - still_unparsed: unparsed before and after, with a different reason;
- * - now_unparsed: parsed before, not any more (a stricter parser; its typed row, if any, stays);
+ * - now_unparsed: parsed before, not any more (a stricter parser; its typed row, if any, is removed);
  * - unchanged: the same status, topic, reason, event key and decision as before.
  */
 export const REPARSE_OUTCOMES = ['applied', 'duplicate', 'still_unparsed', 'now_unparsed', 'unchanged'] as const;
@@ -20,14 +22,14 @@ export interface StoredFields {
   applied: boolean;
 }
 
-export function outcomeOf(before: StoredFields, after: StorableClassification, applied: boolean): ReparseOutcome {
+export function outcomeOf(before: StoredFields, after: StorableClassification, applied: boolean, typedRemoved = false): ReparseOutcome {
   const same =
     before.parseStatus === after.status &&
     before.topic === after.topic &&
     before.parseError === (after.error ?? null) &&
     before.eventKey === (after.event?.key ?? null) &&
     before.applied === applied;
-  if (same) return 'unchanged';
+  if (same && !typedRemoved) return 'unchanged';
   if (after.status === 'parsed') return applied ? 'applied' : 'duplicate';
   return before.parseStatus === 'parsed' ? 'now_unparsed' : 'still_unparsed';
 }

@@ -16,6 +16,7 @@ import type { ReparseMetrics } from './metrics.js';
 import { YieldingPace, type PaceSettings } from '../batch/pace.js';
 import { outcomeOf, ReparseTally, type ReparseChange, type ReparseOutcome, type StoredFields } from './outcome.js';
 import { transaction } from '../db/transaction.js';
+import { removeStaleTypedRows } from './stale-typed-rows.js';
 
 /** Which stored deliveries a run re-classifies: one unparsed status, both (unparsed), or every delivery (all). */
 export const REPARSE_STATUS_FILTERS = ['unknown_topic', 'invalid_shape', 'unparsed', 'all'] as const;
@@ -154,7 +155,10 @@ async function walk(ctx: ReparseContext, options: ReparseOptions, tally: Reparse
       after = Number(rows[rows.length - 1]!.id);
       const batchStarted = performance.now();
       const batch: Rederived[] = rows.map((row) => ({ deliveryId: Number(row.id), classification: reclassify(row) }));
-      const results = await writeBatch(ctx.log, batch, (part) => (options.dryRun ? rolledBack(sql, part) : fencedRederive(sql, part, lock)));
+      // Only a batch holding a delivery applied before may hold a typed row to remove (stale-typed-rows.ts):
+      // the unparsed runs (the daemon's) never have one and skip that statement.
+      const hadApplied = rows.some((row) => row.applied);
+      const results = await writeBatch(ctx.log, batch, (part) => (options.dryRun ? rolledBack(sql, part, hadApplied) : fencedRederive(sql, part, lock, hadApplied)));
       const decided = new Map(results.map((r) => [r.deliveryId, r]));
       const batchOutcomes = new Map<ReparseOutcome, number>();
       rows.forEach((row, i) => {
@@ -167,7 +171,7 @@ async function walk(ctx: ReparseContext, options: ReparseOptions, tally: Reparse
           dryApplied.add(key);
         }
         const before: StoredFields = { topic: row.topic, parseStatus: row.parse_status, parseError: row.parse_error, eventKey: row.event_key, applied: row.applied };
-        const outcome = outcomeOf(before, now, applied);
+        const outcome = outcomeOf(before, now, applied, stored?.typedRemoved === true);
         tally.add(now.topic ?? row.topic, row.parse_status, now.status, outcome);
         batchOutcomes.set(outcome, (batchOutcomes.get(outcome) ?? 0) + 1);
       });
@@ -201,7 +205,12 @@ function reclassify(row: StoredRow): StorableClassification {
   return { ok: true, status: 'invalid_shape', topic: row.topic, reason: 'not_an_object', error: `body is not JSON: ${c.error}`.slice(0, 1000) };
 }
 
-interface Written extends RederiveResult {
+/** A batch delivery as written: its applied decision, and whether its earlier typed row was removed (stale-typed-rows.ts). */
+interface BatchResult extends RederiveResult {
+  typedRemoved: boolean;
+}
+
+interface Written extends BatchResult {
   classification: StorableClassification;
 }
 
@@ -211,7 +220,7 @@ interface Written extends RederiveResult {
  * (the ledger refusing a typed value) is isolated by halving (batch/halving.ts), as at receipt, and
  * the delivery at fault stays stored as invalid_shape (ledger_refused).
  */
-async function writeBatch(log: Logger, batch: Rederived[], write: (batch: Rederived[]) => Promise<RederiveResult[]>): Promise<Written[]> {
+async function writeBatch(log: Logger, batch: Rederived[], write: (batch: Rederived[]) => Promise<BatchResult[]>): Promise<Written[]> {
   const attempt = async (part: readonly Rederived[]): Promise<Written[]> => {
     const results = await retrying(() => write([...part]), { attempts: CONFLICT_ATTEMPTS, retryOn: isAppliedConflict });
     return results.map((r, i) => ({ ...r, classification: part[i]!.classification }));
@@ -237,27 +246,37 @@ async function writeBatch(log: Logger, batch: Rederived[], write: (batch: Rederi
  * marked not applied while webhook_applied_events named it (test/reparse/fencing.test.ts). Checked
  * last, the run that lost the lock rolls back whichever of the two got the row first.
  */
-async function fencedRederive(sql: Sql, batch: Rederived[], lock: SessionLock): Promise<RederiveResult[]> {
+async function fencedRederive(sql: Sql, batch: Rederived[], lock: SessionLock, hadApplied: boolean): Promise<BatchResult[]> {
   return transaction(sql, async (tx: TransactionSql) => {
     await assertStillHeld(tx, lock);
-    // Inside a caller's transaction rederiveDeliveries joins it (ledger-rederive.ts).
-    const results = await rederiveDeliveries(tx, batch);
+    const results = await rederive(tx, batch, hadApplied);
     await assertStillHeld(tx, lock);
     return results;
   });
 }
 
+/**
+ * A batch in the caller's transaction: first the typed rows the current parser would not write go
+ * (while the deliveries still carry their old key and applied flag), then the re-derivation, which
+ * joins the transaction (ledger-rederive.ts) and writes the current parser's rows.
+ */
+async function rederive(tx: TransactionSql, batch: Rederived[], hadApplied: boolean): Promise<BatchResult[]> {
+  const removed = hadApplied ? await removeStaleTypedRows(tx, batch) : new Set<number>();
+  const results = await rederiveDeliveries(tx, batch);
+  return results.map((r) => ({ ...r, typedRemoved: removed.has(r.deliveryId) }));
+}
+
 class DryRunRollback extends Error {
-  constructor(readonly results: RederiveResult[]) {
+  constructor(readonly results: BatchResult[]) {
     super('dry run');
   }
 }
 
 /** The batch written and decided by the database, then rolled back. */
-async function rolledBack(sql: Sql, batch: Rederived[]): Promise<RederiveResult[]> {
+async function rolledBack(sql: Sql, batch: Rederived[], hadApplied: boolean): Promise<BatchResult[]> {
   try {
     await transaction(sql, async (tx) => {
-      throw new DryRunRollback(await rederiveDeliveries(tx, batch));
+      throw new DryRunRollback(await rederive(tx, batch, hadApplied));
     });
   } catch (error) {
     if (error instanceof DryRunRollback) return error.results;

@@ -26,7 +26,8 @@ export interface RederiveResult {
  *    then the lowest id) claims the event, unless a delivery outside the batch holds it; every
  *    delivery of the batch is updated, applied when it claimed; typed rows for the claims by
  *    typedInsert (ON CONFLICT DO NOTHING on the typed tables' (environment, event_key) keys, so a
- *    typed row already there stays and a missing one is written).
+ *    typed row already there stays and a missing one is written; reparse/run.ts first removes, in
+ *    the same transaction, the rows this parser would write otherwise: reparse/stale-typed-rows.ts).
  * The primary key of webhook_applied_events is the arbiter, as at receipt: a retry the receiver
  * inserts meanwhile either commits first, and the claim fails with a unique violation (the caller
  * retries the batch, which then sees it: reparse/run.ts), or waits for this commit and is stored as

@@ -10,7 +10,7 @@
  *    list of external_reference_ids kept as their literal text (reference-list.ts). Both only change
  *    deliveries that parsed: the automatic reparse (unparsed ones only) re-reads the stored unparsed
  *    deliveries once and changes none of them. A delivery an older parser stored parsed with such a
- *    value keeps it, typed row included, even after `ledger reparse --status all` (a typed row
- *    already there stays).
+ *    value keeps it until `ledger reparse --status all`, which removes the typed row this parser
+ *    would not write (reparse/stale-typed-rows.ts) and writes its own.
  */
 export const PARSER_VERSION = 2;

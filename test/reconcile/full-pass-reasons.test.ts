@@ -28,6 +28,21 @@ describe('an incremental pass becomes full when what it cannot see may have chan
     expect((await pass(d, now(180_000))).mode).toBe('incremental');
   }));
 
+  it('after a reparse whose only changes are deliveries that no longer parse: their typed rows went, so what rested on them is judged again', withDatabase(async (d) => {
+    await orderEvent(d, { order: '00000000-0000-4000-8000-000000000003', state: 'pending', eventTime: eventTimeOf(now(-60_000)), receivedAt: now(-60_000) });
+    expect((await pass(d, now())).mode).toBe('full');
+    expect((await pass(d, now(1_000))).mode).toBe('incremental');
+    const finish = async (outcomes: Record<string, number>) => {
+      const id = await startRun(d.sql, 'reparse_runs', 'sandbox', { trigger: 'command', status_filter: 'all', parser_version: 2 });
+      await d.sql`update reparse_runs set status = 'complete', finished_at = now(), outcomes = ${JSON.stringify(outcomes)}::jsonb where id = ${id}`;
+    };
+    // A run that changed nothing leaves the passes incremental.
+    await finish({ unchanged: 5 });
+    expect((await pass(d, now(2_000))).mode).toBe('incremental');
+    await finish({ unchanged: 4, now_unparsed: 1 });
+    expect((await pass(d, now(3_000))).mode).toBe('full');
+  }));
+
   it('after a pass judged by another release: its standing findings are that release\'s judgement', withDatabase(async (d) => {
     await orderEvent(d, { order: '00000000-0000-4000-8000-000000000002', state: 'pending', eventTime: eventTimeOf(now(-60_000)), receivedAt: now(-60_000) });
     await pass(d, now());
