@@ -7,9 +7,10 @@ import { describe, expect, it } from 'vitest';
 
 /**
  * The alert rules under `promtool test rules` (Debian package `prometheus`; CI installs it), with
- * cases for every alert: fast-failing polls, two replicas, a target gone. Three mutations show the
- * cases can fail: the old poll-staleness rule (which needed the lock held), `sum` across replicas,
- * and partition staleness read from the replica that succeeded longest ago.
+ * cases for every alert: fast-failing polls, two replicas, a target gone. Mutations show the cases
+ * can fail: the old poll-staleness rule (which needed the lock held), `sum` across replicas,
+ * partition staleness read from the replica that succeeded longest ago, a BnplReconDown that forgets
+ * a target down longer than its window, and poll and pass alerts that merge the environments.
  */
 
 const has = (tool: string) => spawnSync('sh', ['-c', `command -v ${tool}`]).status === 0;
@@ -49,8 +50,8 @@ describe('alert rules', () => {
 
   it.skipIf(!has('promtool'))('the cases fail the old lock-gated staleness rule and a sum across replicas', () => {
     const lockGated = rulesText.replace(
-      'expr: time() - max by (namespace, job) (bnpl_recon_poll_last_complete_timestamp_seconds) > 3600',
-      'expr: time() - max by (namespace, job) (bnpl_recon_poll_last_complete_timestamp_seconds) > 3600 and on (namespace, job) max by (namespace, job) (bnpl_recon_poll_lock_held) == 1',
+      'expr: time() - max by (namespace, job, environment) (bnpl_recon_poll_last_complete_timestamp_seconds) > 3600',
+      'expr: time() - max by (namespace, job, environment) (bnpl_recon_poll_last_complete_timestamp_seconds) > 3600 and on (namespace, job) max by (namespace, job) (bnpl_recon_poll_lock_held) == 1',
     );
     expect(lockGated).not.toBe(rulesText);
     expect(promtoolTest(lockGated).output).toMatch(/alertname: BnplReconPollStale/);
@@ -89,6 +90,42 @@ describe('alert rules', () => {
       const result = promtoolTest(old);
       expect(result.status, `[${window}] for ${hold}`).not.toBe(0);
       expect(result.output).toMatch(new RegExp(`name: ${failing},\\s+alertname: BnplReconLedgerUnavailable`));
+    }
+  });
+
+  it.skipIf(!has('promtool'))('BnplReconDown: the cases fail a rule that forgets a target down longer than its window', () => {
+    // A systemd replica that exited 2 is not restarted: it stays down, and the page must not resolve
+    // by itself. The rule once looked for build_info over the last hour only (resolved after ~1 h);
+    // the day-long window alone would resolve after a day, which ALERTS (the alert holding itself) prevents.
+    const current = 'up == 0 and on (job, instance) (max_over_time(bnpl_recon_build_info[1d]) or ALERTS{alertname="BnplReconDown"})';
+    expect(rulesText).toContain(current);
+    for (const [forgetful, after] of [
+      ['up == 0 and on (job, instance) max_over_time(bnpl_recon_build_info[1h])', '1h40m'],
+      ['up == 0 and on (job, instance) max_over_time(bnpl_recon_build_info[1d])', '1d1h'],
+    ] as const) {
+      const result = promtoolTest(rulesText.replace(current, forgetful));
+      expect(result.status, forgetful).not.toBe(0);
+      expect(result.output).toMatch(new RegExp(`name: one systemd replica down for over a day, then taken out of the scrape config,\\s+alertname: BnplReconDown, time: ${after},`));
+    }
+  });
+
+  it.skipIf(!has('promtool'))('the poll and pass alerts: the cases fail rules that drop `environment` (a fresh sandbox hid a stale production)', () => {
+    // The rules as they were: gauges by (namespace, job), run counters summed without the build_info join.
+    const join = ' * on (namespace, job, instance) group_left (environment) group by (namespace, job, instance, environment) (bnpl_recon_build_info))';
+    expect(rulesText.split(join).length - 1).toBe(4);
+    const merged = rulesText
+      .replaceAll('max by (namespace, job, environment) (bnpl_recon_poll_last_complete', 'max by (namespace, job) (bnpl_recon_poll_last_complete')
+      .replaceAll('max by (namespace, job, environment) (bnpl_recon_reconcile_last_complete', 'max by (namespace, job) (bnpl_recon_reconcile_last_complete')
+      .replaceAll(/sum by \(namespace, job, environment\) \((increase\(bnpl_recon_(?:poll_runs|reconcile_passes)_total\{[^}]+\}\[30m\]\))\n\s+/g, 'sum by (namespace, job) ($1 ')
+      .replaceAll(join, ')');
+    expect(merged).not.toMatch(/environment\)/);
+    const result = promtoolTest(merged);
+    expect(result.status).not.toBe(0);
+    // promtool prints one block per failed expectation: `name: CASE,\n alertname: A, time: T, exp:[…], got:[…]`.
+    const failures = result.output.split(/\n\s*name: /).slice(1);
+    for (const alert of ['BnplReconPollFailing', 'BnplReconReconcileFailing', 'BnplReconPollStale', 'BnplReconReconcileStale']) {
+      const block = failures.find((f) => f.startsWith('production polls and passes failing, sandbox fine, one job,') && f.includes(`alertname: ${alert},`));
+      expect(block, `${alert}\n${result.output}`).toMatch(/got:\[\]/);
     }
   });
 
