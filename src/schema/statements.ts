@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { bigint, bigserial, date, index, integer, pgEnum, pgTable, primaryKey, smallint, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { bigint, bigserial, boolean, date, index, integer, pgEnum, pgTable, primaryKey, smallint, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 import { providerEnvironment } from './common.js';
 
 export const statementFormat = pgEnum('statement_format', ['camt053', 'mt940', 'csv']);
@@ -146,6 +146,44 @@ export const statementPeriods = pgTable(
     index('statement_periods_env_idx').on(t.environment, t.periodFrom),
     index('statement_periods_account_idx').on(t.environment, t.accountIban, t.firstWholeDay),
   ],
+);
+
+/**
+ * The balances each statement of a file opens and closes with, as the file states them (MT940
+ * :60F:/:60M: and :62F:/:62M:; a statement of pages: its first opening and last closing). A
+ * statement that opens with a stored statement's closing balance, or closes with its opening one,
+ * continues it, and the two hold no common booking (src/statements/consecutive.ts): two statements
+ * a bank sends for one day both cover the day wholly, yet the second's bookings are not the first's.
+ * statement_key is the prefix the statement's entry keys start with (src/statements/line-key.ts
+ * statementKeyPrefix), by which a stored entry finds its statement's balances. Written by the
+ * readers that keep balances (MT940); statements imported before migration 0027 have no row.
+ */
+export const statementBalances = pgTable(
+  'statement_balances',
+  {
+    statementId: bigint('statement_id', { mode: 'number' })
+      .notNull()
+      .references(() => bankStatements.id),
+    /** the statement's position in its file, from 0 */
+    sectionIndex: integer('section_index').notNull(),
+    environment: providerEnvironment('environment').notNull(),
+    statementKey: text('statement_key').notNull(),
+    accountIban: text('account_iban'),
+    /** the field that states it ('60F', '60M'); null, with the three after it, when the statement has no opening balance */
+    openingKind: text('opening_kind'),
+    openingDate: date('opening_date', { mode: 'string' }),
+    openingCurrency: text('opening_currency'),
+    /** signed minor units, a credit balance positive */
+    openingCents: bigint('opening_cents', { mode: 'bigint' }),
+    /** the field that states it ('62F', '62M'); null, with the three after it, when the statement has no closing balance */
+    closingKind: text('closing_kind'),
+    closingDate: date('closing_date', { mode: 'string' }),
+    closingCurrency: text('closing_currency'),
+    closingCents: bigint('closing_cents', { mode: 'bigint' }),
+    /** both balances present and the opening balance plus the bookings gave the closing one */
+    balanced: boolean('balanced').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.statementId, t.sectionIndex] }), index('statement_balances_key_idx').on(t.environment, t.statementKey)],
 );
 
 /**

@@ -5,8 +5,8 @@ import { collect } from './collect.js';
 import { mt940MessageReader, type Field } from './mt940-blocks.js';
 import { mt940Details } from './mt940-details.js';
 import { present, sepaReferenceOf } from './reference.js';
-import { addTotal, balanceCheck, combineChecks, formatCents, type Balance } from './totals.js';
-import { excerpt, quoted, StatementFormatError, type ParsedStatement, type ReaderOptions, type SectionSink, type StatementLine, type StatementReader, type StatementSection } from './types.js';
+import { addTotal, balanceCheck, combineChecks, formatCents } from './totals.js';
+import { excerpt, quoted, StatementFormatError, type ParsedStatement, type ReaderOptions, type SectionSink, type StatementLine, type StatedBalance, type StatementReader, type StatementSection } from './types.js';
 
 /**
  * A YYMMDD date; SWIFT years have two digits, 80-99 are the 1900s (no bank statement predates 1980).
@@ -44,20 +44,20 @@ const STATEMENT_LINE = /^(\d{6})(\d{4})?(RC|RD|EC|ED|C|D)([A-Z])?(\d+(?:[,.]\d*)
 // out and write the customer reference right after the amount, most often 'NONREF'.
 const TYPE_CODE = /^(?!NONREF)[NFS][A-Z0-9 ]{3}/;
 
-function balanceOf(f: Field, where: string): Balance & { date: string } {
+function balanceOf(f: Field, where: string): StatedBalance {
   const m = BALANCE.exec(f.value.trim());
   if (!m) throw new StatementFormatError(`${where}: :${f.tag}: not a balance: ${quoted(f.value.trim())}`);
   const cents = statementCents(m[4]!, `${where}: :${f.tag}:`);
-  return { cents: m[1] === 'D' ? -cents : cents, currency: m[3]!, date: isoFromYymmdd(m[2]!, `${where}: :${f.tag}:`) };
+  return { cents: m[1] === 'D' ? -cents : cents, currency: m[3]!, date: isoFromYymmdd(m[2]!, `${where}: :${f.tag}:`), kind: f.tag };
 }
 
 const nextDay = (d: string): string => new Date(Date.parse(`${d}T00:00:00Z`) + 86_400_000).toISOString();
 
 interface Open {
   section: StatementSection;
-  opening: (Balance & { date: string }) | null;
+  opening: StatedBalance | null;
   /** the closing balance of the statement's last page so far */
-  closing: (Balance & { date: string }) | null;
+  closing: StatedBalance | null;
   number: string;
   currency: string;
   entries: number;
@@ -137,6 +137,7 @@ export function mt940Reader(emit: SectionSink, options: ReaderOptions = {}): Sta
       });
     }
     current.closing = closing;
+    current.section.ends = { opening: current.opening, closing };
     // A closing balance is the end-of-day booked balance of its date: the statement covers that whole
     // day. The opening balance's date is, at most banks, the previous statement's closing day, whose
     // bookings are not in this one: the statement covers the days after it. A bank that dates the

@@ -2,6 +2,7 @@ import type { PendingQuery, Row, TransactionSql } from 'postgres';
 import type { ProviderEnvironment } from '../config/schema.js';
 import { statementKeyPrefix, wholeDays } from './line-key.js';
 import { copyRows } from '../db/copy.js';
+import { consecutiveWith, writeBalances } from './consecutive.js';
 import { FRESH_ENTRY_COLUMNS, FRESH_LINE_COLUMNS, freshRows, linesNow, type FreshRows, type LinesWhenAsked } from './staged-rows.js';
 import { send, stageEntries, type Staging } from './staging.js';
 import { addTotal, totalsDifference } from './totals.js';
@@ -31,6 +32,11 @@ import { StatementFormatError, type StatementLine, type StatementSection, type T
  *     statement stay two, and a day two statements cover only in part (CAMT periods with times of
  *     day) is merged by references alone: nothing proves that two equal card payments of a
  *     morning and an afternoon statement are one.
+ *
+ * Rules 2 and 3 pass over the stored entries of a statement consecutive with this one, where one
+ * opens with the balance the other closes with (consecutive.ts): a bank's second MT940 statement
+ * of a day covers the day wholly as the first does, but its balances say it holds only the
+ * bookings after the first's.
  *
  * A statement or account that names no account (a CSV without the account column) is matched by
  * its position only. Every entry is recorded in statement_entries with the stored entry that
@@ -85,11 +91,13 @@ export async function storeStatement(
     }
   }
   const { sent, source } = stageEntries(tx, staging, section, days, lines(), firstN);
-  sent.push(...matchEntries(tx, environment, statementId, section.identity));
+  sent.push(...matchEntries(tx, environment, statementId, section));
   if (section.formerIdentity !== undefined) sent.push(...matchFormer(tx, environment, statementId, { ...section, identity: section.formerIdentity }, source));
   const corrected = send(correctedEntry(tx, environment));
   const counts = send(writeEntries(tx, environment, statementId));
   if (section.periodFrom && section.periodTo) sent.push(send(writePeriod(tx, environment, statementId, sectionIndex, section, days)));
+  const balances = writeBalances(tx, environment, statementId, sectionIndex, section);
+  if (balances) sent.push(send(balances));
   const sums = send(writeLines(tx, environment, statementId, source));
   for (const query of sent) await query;
   const [c] = await corrected;
@@ -186,12 +194,15 @@ async function storeIfNothingStored(
   await copyPaced(tx, 'statement_entries', FRESH_ENTRY_COLUMNS, fresh.entries, pace);
   await copyPaced(tx, 'statement_lines', FRESH_LINE_COLUMNS, fresh.lines, pace);
   const period = section.periodFrom && section.periodTo ? send(writePeriod(tx, environment, statementId, sectionIndex, section, days)) : null;
+  const balances = writeBalances(tx, environment, statementId, sectionIndex, section);
+  if (balances) send(balances);
   const sums = await tx<(Sums[number] & { lines: number })[]>`
     select currency, direction::text as direction, sum(amount_cents)::text as cents, count(*)::int as lines
     from statement_lines
     where environment = ${environment} and position_key between ${`${prefix}:00000000:00000000`} and ${`${prefix}:ffffffff:ffffffff`}
     group by currency, direction`;
   await period;
+  await balances;
   return { lines: sums.reduce((n, s) => n + s.lines, 0), sums };
 }
 
@@ -199,7 +210,9 @@ async function storeIfNothingStored(
  * Rules 1-3 of the header, in that order; each sees only the entries the ones before left. Rule 4,
  * new, is every entry left without a target (writeEntries, writeLines).
  */
-function matchEntries(tx: TransactionSql, environment: ProviderEnvironment, statementId: number, identity: string): PendingQuery<Row[]>[] {
+function matchEntries(tx: TransactionSql, environment: ProviderEnvironment, statementId: number, section: StatementSection): PendingQuery<Row[]>[] {
+  const identity = section.identity;
+  const consecutive = consecutiveWith(tx, environment, section);
   // Rules 2 and 3 pair an entry only with a stored entry of its account and booking day. A file of
   // new days has none: one probe per account and day says so (an InitPlan, run once per query),
   // instead of each rule's probes per entry (four passes over the statement's entries: 2.0 s of the
@@ -252,6 +265,9 @@ function matchEntries(tx: TransactionSql, environment: ProviderEnvironment, stat
           select s.lines_entry_key from statement_entries s
           where s.environment = ${environment} and s.account_iban = w.account_iban and s.booking_date = w.booking_date
             and s.amount_cents = w.amount_cents and s.currency = w.currency and s.direction = w.direction and s.entry_reference = w.usable_reference
+            -- Neither the stored entry's statement nor the one holding its booking's lines may be
+            -- consecutive with this one: both hold that booking (consecutive.ts).
+            and not ${consecutive(tx`s.entry_key`)} and not ${consecutive(tx`s.lines_entry_key`)}
           order by s.id limit 1
         ) s
         where w.target is null and w.usable_reference is not null and ${candidates}
@@ -262,9 +278,9 @@ function matchEntries(tx: TransactionSql, environment: ProviderEnvironment, stat
     // ones are the bank saying these are two bookings): entries with a reference first take stored
     // ones without (or with the same, when it was shared in its statement), then entries without
     // one take any that are left.
-    send(dayMatch(tx, environment, 'same reference', candidates)),
-    send(dayMatch(tx, environment, 'stored without reference', candidates)),
-    send(dayMatch(tx, environment, 'no reference', candidates)),
+    send(dayMatch(tx, environment, 'same reference', candidates, consecutive)),
+    send(dayMatch(tx, environment, 'stored without reference', candidates, consecutive)),
+    send(dayMatch(tx, environment, 'no reference', candidates, consecutive)),
   ];
 }
 
@@ -330,13 +346,14 @@ function correctedEntry(tx: TransactionSql, environment: ProviderEnvironment): P
 /**
  * One step of rule 3: the statement's remaining entries with (or without) a reference, paired in
  * order with the stored entries of the same day and values that they may be (with the same
- * reference; without one; any).
+ * reference; without one; any), but those of a statement consecutive with it.
  */
 function dayMatch(
   tx: TransactionSql,
   environment: ProviderEnvironment,
   step: 'same reference' | 'stored without reference' | 'no reference',
   candidates: PendingQuery<Row[]>,
+  consecutive: (entryKey: PendingQuery<Row[]>) => PendingQuery<Row[]>,
 ): PendingQuery<Row[]> {
   const same = step === 'same reference';
   const mine = step === 'no reference' ? tx`w.entry_reference is null` : tx`w.entry_reference is not null`;
@@ -362,7 +379,7 @@ function dayMatch(
           and s.amount_cents = g.amount_cents and s.currency = g.currency and s.direction = g.direction and s.entry_key = s.lines_entry_key
         offset 0
       ) s
-      where ${theirs} and not exists (select 1 from import_entries t where t.target = s.entry_key)
+      where ${theirs} and not exists (select 1 from import_entries t where t.target = s.entry_key) and not ${consecutive(tx`s.entry_key`)}
     ),
     ranked as (
       select a.*, row_number() over (partition by a.account_iban, a.booking_date, a.currency, a.direction, a.amount_cents${reference('a')} order by a.id) as k

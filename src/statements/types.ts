@@ -67,6 +67,24 @@ export interface StatementSection {
    * then, as for 'unchecked', nothing proves that the lines are the whole statement.
    */
   balances?: BalanceCheck;
+  /**
+   * The balances that open and close the statement as its file states them (a statement of MT940
+   * pages: its first page's opening, its last page's closing), each null where missing; absent for
+   * a reader that keeps none (CAMT.053, CSV). overlap.ts tells a statement that continues another
+   * by them (consecutive.ts).
+   */
+  ends?: { opening: StatedBalance | null; closing: StatedBalance | null };
+}
+
+/** A balance as a statement states it. */
+export interface StatedBalance {
+  /** signed cents, a credit balance positive */
+  cents: bigint;
+  currency: string;
+  /** YYYY-MM-DD, the bank's date of the balance */
+  date: string;
+  /** the field that states it: MT940 '60F', '60M' (opening), '62F', '62M' (closing) */
+  kind: string;
 }
 
 /**

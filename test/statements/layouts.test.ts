@@ -64,6 +64,7 @@ describe('MT940 layouts', () => {
         periodFrom: '2025-03-01T00:00:00.000Z', periodTo: '2025-03-02T00:00:00.000Z',
         booked: new Map([['EUR', { credit: 1200_00n, debit: 12_34n }]]),
         balances: { state: 'unchecked', reason: 'no closing balance (:62F:/:62M:)' },
+        ends: { opening: { cents: 500_00n, currency: 'EUR', date: '2025-02-28', kind: '60F' }, closing: null },
       },
       {
         identity: 'mt940|NL69INGB0123456789|00062|||||EUR|2025-03-02|2025-03-02',
@@ -71,6 +72,7 @@ describe('MT940 layouts', () => {
         periodFrom: '2025-03-02T00:00:00.000Z', periodTo: '2025-03-03T00:00:00.000Z',
         booked: new Map([['EUR', { credit: 0n, debit: 45_00n }]]),
         balances: { state: 'unchecked', reason: 'no opening balance (:60F:/:60M:) and no closing balance (:62F:/:62M:)' },
+        ends: { opening: null, closing: null },
       },
     ]);
     expect(p.lines.map((l) => [l.section, l.entryIndex])).toEqual([[0, 0], [0, 1], [1, 0]]);

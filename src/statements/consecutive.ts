@@ -1,0 +1,68 @@
+import type { PendingQuery, Row, TransactionSql } from 'postgres';
+import type { ProviderEnvironment } from '../config/schema.js';
+import { statementKeyPrefix } from './line-key.js';
+import type { StatedBalance, StatementSection } from './types.js';
+
+/**
+ * Consecutive statements: one opens with the balance the other closes with. A bank that sends two
+ * MT940 statements for one day (:28C:00001/1 then 00001/2, or 00001 then 00002) opens the second
+ * with the first's :62F: as its :60F:, both dated that day; each covers the day wholly (mt940.ts),
+ * yet the second holds only the bookings after the first's closing balance. Matched by the day
+ * alone (rule 3 of overlap.ts), a booking of the second equal to one of the first in day and amount
+ * would be taken for the first's and not stored, and by rule 2 one under a reference the bank
+ * reuses (a standing order's), although both statements balance
+ * (test/statements/consecutive-statements.test.ts). A copy of the first, sent again under another
+ * number, is not consecutive with it: it opens where the first opens.
+ *
+ * So a stored entry is no match for rules 2 and 3 when its statement, or the statement whose lines
+ * hold its booking (rule 2 may pair with an entry linked to another's lines), and the one being
+ * imported are consecutive: both balanced (opening + bookings = closing held, each on its own), of
+ * the same account, the closing balance of one equal to the opening balance of the other in amount,
+ * currency and date, and neither their opening nor their closing balances equal. The last condition
+ * keeps a statement whose bookings net to nothing within one day (opening = closing) from passing
+ * for the continuation of its own copy, or of a statement it merely ends with: where the shared
+ * balance is also an end of one of them, the balances cannot tell which end it is, and the day
+ * decides as without balances. A statement without both balances, or stored before migration 0027
+ * (no statement_balances row), is matched by the rules alone too.
+ */
+
+/** The statement's balances as statement_balances keeps them (a row only where its reader states them). */
+export function writeBalances(
+  tx: TransactionSql,
+  environment: ProviderEnvironment,
+  statementId: number,
+  sectionIndex: number,
+  section: StatementSection,
+): PendingQuery<Row[]> | null {
+  const ends = section.ends;
+  if (!ends || (!ends.opening && !ends.closing)) return null;
+  const { opening: o, closing: c } = ends;
+  const balanced = o !== null && c !== null && section.balances?.state === 'balanced';
+  return tx`
+    insert into statement_balances (statement_id, section_index, environment, statement_key, account_iban,
+                                    opening_kind, opening_date, opening_currency, opening_cents,
+                                    closing_kind, closing_date, closing_currency, closing_cents, balanced)
+    values (${statementId}, ${sectionIndex}, ${environment}, ${statementKeyPrefix(section)}, ${section.accountIban},
+            ${o?.kind ?? null}, ${o?.date ?? null}::date, ${o?.currency ?? null}, ${o ? o.cents.toString() : null}::bigint,
+            ${c?.kind ?? null}, ${c?.date ?? null}::date, ${c?.currency ?? null}, ${c ? c.cents.toString() : null}::bigint, ${balanced})`;
+}
+
+/**
+ * A condition on a stored entry key (`entryKey`, an SQL expression of key format 2: its first 32
+ * characters are its statement's prefix, line-key.ts): its statement and `section` are
+ * consecutive. Constant false when `section` is not balanced with both balances, or names no account.
+ */
+export function consecutiveWith(tx: TransactionSql, environment: ProviderEnvironment, section: StatementSection): (entryKey: PendingQuery<Row[]>) => PendingQuery<Row[]> {
+  const o = section.ends?.opening;
+  const c = section.ends?.closing;
+  if (!o || !c || section.balances?.state !== 'balanced' || section.accountIban === null) return () => tx`false`;
+  const balance = (b: StatedBalance) => tx`(${b.cents.toString()}::bigint, ${b.currency}::text, ${b.date}::date)`;
+  return (entryKey) => tx`
+    exists (
+      select 1 from statement_balances b
+      where b.environment = ${environment} and b.statement_key = left(${entryKey}, 32) and b.balanced and b.account_iban = ${section.accountIban}
+        and ((b.closing_cents, b.closing_currency, b.closing_date) = ${balance(o)} or (b.opening_cents, b.opening_currency, b.opening_date) = ${balance(c)})
+        and (b.opening_cents, b.opening_currency, b.opening_date) <> ${balance(o)}
+        and (b.closing_cents, b.closing_currency, b.closing_date) <> ${balance(c)}
+    )`;
+}
