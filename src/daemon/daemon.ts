@@ -20,6 +20,7 @@ import { startStatementInbox } from '../statements/inbox.js';
 import { startPayoutReportInbox } from '../payout-import/inbox.js';
 import { createWebhookReceiver } from '../webhooks/create-receiver.js';
 import { watchCommitStalls } from './commit-stall-watch.js';
+import { giveUpSilentLedgerOnStop } from './silent-ledger-on-stop.js';
 
 export interface Daemon {
   ctx: AppContext;
@@ -51,6 +52,8 @@ export interface Daemon {
 export async function startDaemon(config: Config, log: Logger, commandShutdown?: Shutdown): Promise<Daemon> {
   const ctx = await openContext(config, log, { migrate: config.MIGRATE_ON_START, defaultMetrics: true, access: 'owner', ...(commandShutdown ? { shutdown: commandShutdown } : {}) });
   const { shutdown, database, registry } = ctx;
+  // Right after the database: it watches the whole stop, until only the database's close is left.
+  shutdown.register('silent ledger watch', giveUpSilentLedgerOnStop(shutdown, database, log));
   try {
     // A signal that comes while the daemon starts: nothing more is started after the step under
     // way (whose cleanup, registered late, runs at once: lifecycle/shutdown.ts).

@@ -1,4 +1,4 @@
-import postgres, { type Sql } from 'postgres';
+import postgres, { type Sql, type TransactionSql } from 'postgres';
 import { drizzle, type PostgresJsDatabase } from 'drizzle-orm/postgres-js';
 import * as schema from '../schema/tables.js';
 import type { Logger } from '../log/logger.js';
@@ -29,11 +29,23 @@ export interface Database {
    * still waiting on the old ones fail 5 s later (writable-host.ts says why).
    */
   recycle(reason: string): void;
+  /**
+   * Marks the connection `tx` holds (a transaction's) as running statements that may take long,
+   * until `done` is called: recycle() then asks the server whether it still works on one before it
+   * replaces the connections (writable-host.ts says why). Returns the connection's backend pid too.
+   */
+  longStatements(tx: TransactionSql | Sql): Promise<{ pid: number; done: () => void }>;
   /** True when this process started the server itself (no DATABASE_URL). */
   embedded: boolean;
   /** Where it is; only set for an embedded server, whose address is chosen at start. */
   embeddedUrl?: string;
   close(timeoutSeconds?: number): Promise<void>;
+  /**
+   * Ends every connection at once, the pool's and the dedicated sessions': the queries waiting on
+   * them fail now, and later ones at once. For a stop while the ledger does not answer
+   * (daemon/silent-ledger-on-stop.ts); close still runs after it.
+   */
+  endNow(): void;
 }
 
 /**
@@ -55,8 +67,18 @@ export function databaseOver(
     sessions,
     reportReadOnly: options.reportReadOnly ?? controls?.readOnly ?? (() => undefined),
     recycle: controls?.recycle ?? (() => undefined),
+    async longStatements(tx) {
+      const [row] = await tx<{ pid: number; started: string }[]>`select pid, backend_start::text as started from pg_stat_activity where pid = pg_backend_pid()`;
+      const done = controls?.markLongStatements({ pid: row!.pid, backendStart: row!.started }) ?? (() => undefined);
+      return { pid: row!.pid, done };
+    },
     embedded: options.embedded ?? false,
     ...(options.embeddedUrl !== undefined ? { embeddedUrl: options.embeddedUrl } : {}),
+    endNow() {
+      sessions.endNow();
+      // Timeout 0: postgres.js destroys the connections at once, failing their queries.
+      void sql.end({ timeout: 0 }).catch(() => undefined);
+    },
     close(timeoutSeconds = options.closeTimeoutSeconds ?? 5) {
       closing ??= (async () => {
         await sessions.end();

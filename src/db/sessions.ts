@@ -27,6 +27,12 @@ export interface DedicatedSessions {
   /** Ends the kept sessions, and from then on every session given back. */
   end(): Promise<void>;
   /**
+   * Ends every session at once, kept or taken, failing the queries that wait on them; a session
+   * taken later is ended as it is made, so its first query fails at once. For a stop while the
+   * ledger does not answer (daemon/silent-ledger-on-stop.ts).
+   */
+  endNow(): void;
+  /**
    * Calls `listener` when the session's connection closes (the server ended it, or it was
    * ended), until the returned function is called. A session lock learns so at once that its
    * lock is gone when the server ends the session, without waiting for its heartbeat.
@@ -50,8 +56,14 @@ export function dedicatedSessions(sql: Sql, options: DedicatedSessionsOptions = 
   const kept: { session: Sql; timer: NodeJS.Timeout }[] = [];
   const opened = new WeakMap<Sql, number>();
   const closeListeners = new WeakMap<Sql, Set<() => void>>();
+  // Every session not yet ended, kept or taken: endNow reaches the ones a job holds too.
+  const live = new Set<Sql>();
   let ended = false;
-  const endSession = (session: Sql) => session.end({ timeout: 2 }).catch(() => undefined);
+  let endedNow = false;
+  const endSession = (session: Sql, timeout = 2) => {
+    live.delete(session);
+    return session.end({ timeout }).catch(() => undefined);
+  };
   return {
     take(takeOptions = {}) {
       const entry = takeOptions.fresh ? undefined : kept.pop();
@@ -65,6 +77,8 @@ export function dedicatedSessions(sql: Sql, options: DedicatedSessionsOptions = 
       });
       closeListeners.set(session, listeners);
       opened.set(session, Date.now());
+      if (endedNow) void endSession(session, 0);
+      else live.add(session);
       return { session, reused: false };
     },
     give(session) {
@@ -83,7 +97,7 @@ export function dedicatedSessions(sql: Sql, options: DedicatedSessionsOptions = 
       entry.timer.unref();
       kept.push(entry);
     },
-    discard: endSession,
+    discard: (session) => endSession(session),
     onClose(session, listener) {
       const listeners = closeListeners.get(session);
       listeners?.add(listener);
@@ -94,6 +108,12 @@ export function dedicatedSessions(sql: Sql, options: DedicatedSessionsOptions = 
       const all = kept.splice(0);
       for (const entry of all) clearTimeout(entry.timer);
       await Promise.all(all.map((entry) => endSession(entry.session)));
+    },
+    endNow() {
+      ended = true;
+      endedNow = true;
+      for (const entry of kept.splice(0)) clearTimeout(entry.timer);
+      for (const session of [...live]) void endSession(session, 0);
     },
   };
 }

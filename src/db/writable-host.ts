@@ -11,6 +11,8 @@ const MIN_RECYCLE_MS = 5000;
  * destroyed and they fail: a query on a connection that went silent never ends by itself.
  */
 const RETIRE_TIMEOUT_S = 5;
+/** How long recycle() waits for the server to say whether a long statement still runs (see there). */
+const LONG_STATEMENT_CHECK_MS = 3000;
 
 /**
  * The ledger client: over one host or several (DATABASE_URL with target_session_attrs=read-write
@@ -47,11 +49,24 @@ export interface WritableHostClient {
   readOnly(reason: string): void;
   /** The ledger stopped answering: new connections, on the same hosts (at most once every 5 s). */
   recycle(reason: string): void;
+  /**
+   * A connection runs statements that may take long (a reconciliation pass's transaction): while
+   * its backend is working on the server the address leads to, recycle() keeps the connections.
+   * Returns the function that removes the mark.
+   */
+  markLongStatements(backend: LongStatementBackend): () => void;
+}
+
+/** A server backend, named so that another server's backend with the same pid is not taken for it. */
+export interface LongStatementBackend {
+  pid: number;
+  /** pg_stat_activity.backend_start as text (microseconds, UTC). */
+  backendStart: string;
 }
 
 /** The client's controls, read from its Sql by databaseOver (database.ts) under this key. */
 export const LEDGER_CLIENT_CONTROLS = Symbol('ledger client controls');
-export type LedgerClientControls = Pick<WritableHostClient, 'readOnly' | 'recycle'>;
+export type LedgerClientControls = Pick<WritableHostClient, 'readOnly' | 'recycle' | 'markLongStatements'>;
 
 export function writableHostClient(url: DatabaseUrl, settings: Options<Record<string, PostgresType>>, log?: Logger): WritableHostClient {
   const target: DatabaseUrl = { ...url, params: new URLSearchParams(url.params) };
@@ -62,11 +77,14 @@ export function writableHostClient(url: DatabaseUrl, settings: Options<Record<st
   let lastRecycle = -Infinity;
   let ended = false;
   const retiring = new Set<Promise<void>>();
+  const long = new Set<LongStatementBackend>();
+  let checkingLong = false;
 
-  const open = (): Sql => {
+  const open = (overrides: Options<Record<string, PostgresType>> = {}): Sql => {
     const order = [...hosts.slice(offset), ...hosts.slice(0, offset)];
     const client: Sql = postgres(formatDatabaseUrl(target, order), {
       ...settings,
+      ...overrides,
       onparameter: (key, value) => {
         if (client === current && value === 'on' && (key === 'in_hot_standby' || key === 'default_transaction_read_only')) switchHost(`the server reported ${key} = on`);
       },
@@ -96,15 +114,79 @@ export function writableHostClient(url: DatabaseUrl, settings: Options<Record<st
     else log?.warn({ reason }, 'the database server refuses writes: connecting again, in case DATABASE_URL leads to a writable one now');
   };
 
-  const recycle = (reason: string) => {
-    const now = performance.now();
-    if (ended || now - lastRecycle < MIN_RECYCLE_MS) return;
-    lastRecycle = now;
-    lastSwitch = now;
+  const recycleNow = (reason: string) => {
+    lastSwitch = performance.now();
     replace();
     log?.warn({ reason }, 'the database stopped answering: opening new connections; queries on the old ones fail if they do not end within 5 s');
   };
-  const controls: LedgerClientControls = { readOnly: switchHost, recycle };
+
+  /**
+   * Whether a marked backend is still working on the server the address leads to now, asked on a
+   * connection of its own (the pool's may all be busy or silent): the same pid and start time (a
+   * promoted standby has backends with the same small pids in a container), and a statement
+   * running, or one that ended under a second ago (the pass between two statements). A server
+   * that does not answer within LONG_STATEMENT_CHECK_MS, a backend gone, or one idle for longer
+   * (its answer lost on a silent connection): false.
+   */
+  const longStatementRunning = async (backends: LongStatementBackend[]): Promise<boolean> => {
+    const probe = open({ max: 1, idle_timeout: 0, max_lifetime: 0 });
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      // The marks as a text parameter: typed json, postgres.js would encode the string once more.
+      const rows = await Promise.race([
+        probe<{ pid: number }[]>`
+          select a.pid from json_to_recordset(${JSON.stringify(backends.map((b) => ({ pid: b.pid, started: b.backendStart })))}::text::json) as b(pid int, started timestamptz)
+          join pg_stat_activity a on a.pid = b.pid and a.backend_start = b.started
+          where a.state = 'active' or a.state_change > now() - interval '1 second'`,
+        new Promise<[]>((resolve) => {
+          timer = setTimeout(() => resolve([]), LONG_STATEMENT_CHECK_MS);
+          timer.unref();
+        }),
+      ]);
+      return rows.length > 0;
+    } catch {
+      return false;
+    } finally {
+      clearTimeout(timer);
+      void probe.end({ timeout: 0 }).catch(() => undefined);
+    }
+  };
+
+  /**
+   * What recycle() sees is a caller that waited: the readiness check got no answer within 2 s
+   * (http/health.ts), or a commit waited past the ack deadline (daemon/commit-stall-watch.ts).
+   * Neither tells a silent connection from a busy server: a reconciliation pass's statements run
+   * for seconds (a full pass at 1,000,000 orders: duplicate_delivery 2.1-2.9 s, missed_webhook
+   * 1.9 s, bench/README.md; 260 s for the pass at 10,000,000), hold pool connections meanwhile
+   * and load the server the commits wait on. Replacing the connections then cut the pass's
+   * statement RETIRE_TIMEOUT_S later, on a server that answered all along, and the pass failed
+   * with `write CONNECTION_CLOSED` (test/db/recycle-during-long-statement.test.ts); new
+   * connections to the same busy server commit no faster. So while a connection is marked as
+   * running long statements, the server is asked first: when it is working on one of them, the
+   * pool is not silent and is kept. A half-open connection after a failover leaves no such backend
+   * on the server the address leads to now, a server that does not answer cannot say so, and a
+   * pass whose lock is lost unmarks its connection (reconcile/pass.ts): those are recycled as before.
+   */
+  const recycle = (reason: string) => {
+    const now = performance.now();
+    if (ended || checkingLong || now - lastRecycle < MIN_RECYCLE_MS) return;
+    lastRecycle = now;
+    if (long.size === 0) return recycleNow(reason);
+    const backends = [...long];
+    checkingLong = true;
+    void longStatementRunning(backends).then((running) => {
+      checkingLong = false;
+      if (ended) return;
+      if (running) log?.warn({ reason, longStatementBackends: backends.map((b) => b.pid) }, 'the database is slow, not silent: it is still running a long statement of this process, so the connections are kept');
+      else recycleNow(reason);
+    });
+  };
+  const markLongStatements = (backend: LongStatementBackend) => {
+    const mark = { ...backend };
+    long.add(mark);
+    return () => void long.delete(mark);
+  };
+  const controls: LedgerClientControls = { readOnly: switchHost, recycle, markLongStatements };
 
   const end = async (options?: { timeout?: number }) => {
     ended = true;
@@ -119,5 +201,5 @@ export function writableHostClient(url: DatabaseUrl, settings: Options<Record<st
       return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(current) : value;
     },
   });
-  return { sql, readOnly: switchHost, recycle };
+  return { sql, readOnly: switchHost, recycle, markLongStatements };
 }

@@ -115,17 +115,25 @@ const RECONCILE_LOCK_HEARTBEAT_MS = 5000;
 
 /**
  * Stops the transaction's statement when `signal` aborts (the lock is lost): the transaction fails
- * and rolls back at once instead of running its remaining rules beside the next holder. Returns
- * the function that stops watching.
+ * and rolls back at once instead of running its remaining rules beside the next holder. Meanwhile
+ * its connection is marked as running long statements, so a pool replacement for a stall (a
+ * readiness check or a commit that waited behind the pass) keeps it while the server still works
+ * on it (db/writable-host.ts); a pass that lost its lock no longer wants its statement, and
+ * unmarks it. Returns the function that stops watching.
  */
 async function cancelOnAbort(ctx: ReconcileContext, tx: TransactionSql, signal: AbortSignal): Promise<() => void> {
-  const [row] = await tx<{ pid: number }[]>`select pg_backend_pid() as pid`;
+  const { pid, done } = await ctx.database.longStatements(tx);
   const cancel = () => {
-    ctx.database.sql`select pg_cancel_backend(${row!.pid})`.catch((error: unknown) => ctx.log.debug({ err: error }, 'reconcile: cancelling the pass statement failed'));
+    done();
+    ctx.database.sql`select pg_cancel_backend(${pid})`.catch((error: unknown) => ctx.log.debug({ err: error }, 'reconcile: cancelling the pass statement failed'));
   };
+  if (signal.aborted) done();
   signal.throwIfAborted();
   signal.addEventListener('abort', cancel, { once: true });
-  return () => signal.removeEventListener('abort', cancel);
+  return () => {
+    done();
+    signal.removeEventListener('abort', cancel);
+  };
 }
 
 /** The pass's session settings, for each of its transactions (see runRules). */
