@@ -69,7 +69,9 @@ export function ackRoutes(deps: { config: Config; database: Database; log: Logge
         if (result.outcome === 'resolved') throw new RequestRefused(409, `discrepancy ${id} is already resolved`);
         log.info({ id, actor: result.discrepancy.acknowledgedBy }, 'discrepancy acknowledged');
         sendJson(res, 200, result.discrepancy);
-      }),
+        // Its own transaction (reconcile/ack.ts): answered 503 at the deadline, not cancelled, and
+        // may still be recorded (http-api.md), so sending it again is safe.
+      }, { ledger: 'own' }),
     },
   ];
 }

@@ -22,6 +22,7 @@ import { overviewRoutes } from './operator-overview.js';
 import { sendJson, type Route } from './server.js';
 import { privateOperatorMetrics, signInGuard, type OperatorMetrics } from './sign-in.js';
 import { addressMatcher } from '../config/addresses.js';
+import { boundedRead } from './ledger-read.js';
 
 // What a cursor may decode to, per key column: a bigint id or a UUID.
 const KEY_PATTERNS: Record<string, RegExp> = {
@@ -135,9 +136,11 @@ export function operatorRoutes(deps: {
   signal?: AbortSignal;
   /** REPORT_STALL_MS unless set (tests) */
   reportStallMs?: number;
+  /** LEDGER_DEADLINE_MS unless set (tests) */
+  ledgerDeadlineMs?: number;
 }): Route[] {
   const { config, database, log } = deps;
-  const deadlineMs = LEDGER_DEADLINE_MS;
+  const deadlineMs = deps.ledgerDeadlineMs ?? LEDGER_DEADLINE_MS;
   const tokens = operatorMatcher(config);
   const guard = signInGuard({ trustedProxies: addressMatcher(config.TRUSTED_PROXIES), log, metrics: deps.metrics ?? privateOperatorMetrics() });
   // Each refused request is logged: only a holder of a token gets this far, so no flood to limit.
@@ -151,11 +154,14 @@ export function operatorRoutes(deps: {
       if (nul !== undefined) throw new UsageError(`parameter ${nul} must not contain a NUL character`);
       // Every operator route serves this daemon's environment alone, whatever else it reads.
       environmentOf(url, config);
-      const work = handler(req, res, url, who);
+      const deadlineAt = performance.now() + deadlineMs;
+      const work = (options.ledger ?? 'read') === 'read' && options.deadline !== false
+        ? boundedRead(database, deadlineAt, (ledger) => handler(req, res, url, who, ledger))
+        : handler(req, res, url, who, database);
       if (options.deadline === false) return await work;
       if (!(await beforeDeadline(work, res, deadlineMs))) {
         log.error({ operator: who.name, method: req.method, path: url.pathname, deadlineMs },
-          `operator request answered 503: the ledger did not answer within ${deadlineMs / 1000} s`);
+          `operator request answered 503: the ledger did not answer within ${deadlineMs / 1000} s (a read's statement is cancelled by the server)`);
         // Closed after the answer: the handler still waits on the ledger, and must not answer on a
         // connection the client goes on using (answerReport checks headersSent before its own).
         sendJson(res, 503, { error: 'database unavailable; retry' }, true);
@@ -176,7 +182,7 @@ export function operatorRoutes(deps: {
     {
       method: 'GET',
       path: '/api/discrepancies',
-      handler: guarded(async (req, res, url) => {
+      handler: guarded(async (req, res, url, _who, ledger) => {
         const environment = environmentOf(url, config);
         const { filters } = parseDiscrepancyQuery({
           status: url.searchParams.get('status') ?? undefined,
@@ -184,33 +190,33 @@ export function operatorRoutes(deps: {
           since: url.searchParams.get('since') ?? undefined,
           search: url.searchParams.get('q') ?? url.searchParams.get('search') ?? undefined,
         });
-        await answerReport(req, res, url, discrepancySource(database, { ...filters, environment }), `discrepancies-${environment}`, stall);
+        await answerReport(req, res, url, discrepancySource(ledger, { ...filters, environment }), `discrepancies-${environment}`, stall);
       }),
     },
     {
       method: 'GET',
       path: '/api/orders',
-      handler: guarded(async (req, res, url) => {
+      handler: guarded(async (req, res, url, _who, ledger) => {
         const environment = environmentOf(url, config);
-        await answerReport(req, res, url, ordersSource(database, { environment }), `orders-${environment}`, stall);
+        await answerReport(req, res, url, ordersSource(ledger, { environment }), `orders-${environment}`, stall);
       }),
     },
     {
       method: 'GET',
       path: '/api/payouts',
-      handler: guarded(async (req, res, url) => {
+      handler: guarded(async (req, res, url, _who, ledger) => {
         const environment = environmentOf(url, config);
-        await answerReport(req, res, url, payoutsSource(database, { environment }), `payouts-${environment}`, stall);
+        await answerReport(req, res, url, payoutsSource(ledger, { environment }), `payouts-${environment}`, stall);
       }),
     },
     {
       // Each invoice's way to cash (reports/invoices.ts); ?ageing=1 for the ageing of those not yet paid out.
       method: 'GET',
       path: '/api/invoices',
-      handler: guarded(async (req, res, url) => {
+      handler: guarded(async (req, res, url, _who, ledger) => {
         const environment = environmentOf(url, config);
         const ageing = booleanParam('ageing', url.searchParams.get('ageing'));
-        const source = ageing ? ageingSource(database, { environment }) : invoicesSource(database, { environment });
+        const source = ageing ? ageingSource(ledger, { environment }) : invoicesSource(ledger, { environment });
         await answerReport(req, res, url, source, `${ageing ? 'invoice-ageing' : 'invoices'}-${environment}`, stall);
       }),
     },
@@ -218,16 +224,16 @@ export function operatorRoutes(deps: {
       // What is still stored unparsed, grouped (reports/deliveries.ts); ?status=unknown_topic|invalid_shape|unparsed.
       method: 'GET',
       path: '/api/deliveries',
-      handler: guarded(async (req, res, url) => {
+      handler: guarded(async (req, res, url, _who, ledger) => {
         const environment = environmentOf(url, config);
         const status = parseDeliveryStatus(url.searchParams.get('status') ?? undefined);
-        await answerReport(req, res, url, deliveriesSource(database, { environment, status }), `deliveries-${environment}`, stall);
+        await answerReport(req, res, url, deliveriesSource(ledger, { environment, status }), `deliveries-${environment}`, stall);
       }),
     },
     ...ackRoutes({ config, database, log, guarded }),
     ...uploadRoutes({ config, database, log, guarded, signal: deps.signal }),
-    ...detailRoutes({ config, database, guarded }),
-    ...overviewRoutes({ config, database, guarded }),
+    ...detailRoutes({ config, guarded }),
+    ...overviewRoutes({ config, guarded }),
   ];
 }
 

@@ -2,7 +2,7 @@ import type { Config } from '../config/schema.js';
 import type { Database } from '../db/database.js';
 import { discrepancySource } from '../reports/discrepancies.js';
 import { decimalAmount, REPORT_TIME_FORMAT } from '../reports/source.js';
-import type { Guarded } from './operator-request.js';
+import type { Guard } from './operator-request.js';
 import { sendJson, type Route } from './server.js';
 import { SQL_ISO_MICROSECONDS } from '../db/time-format.js';
 import { creditLines } from '../ledger/payout-credits.js';
@@ -66,15 +66,15 @@ async function evidenceOf(database: Database, config: Config, id: number): Promi
   return { discrepancy: { ...row, evidence: base.evidence }, history, deliveries, polled_state: snapshot, polled, bank_lines: bankLines };
 }
 
-export function detailRoutes(deps: { config: Config; database: Database; guarded: (h: Guarded) => Route['handler'] }): Route[] {
-  const { config, database, guarded } = deps;
+export function detailRoutes(deps: { config: Config; guarded: Guard }): Route[] {
+  const { config, guarded } = deps;
   return [
     {
       method: 'GET',
       path: /^\/api\/discrepancies\/[0-9]{1,15}$/,
-      handler: guarded(async (_req, res, url) => {
+      handler: guarded(async (_req, res, url, _who, ledger) => {
         const id = Number(url.pathname.split('/')[3]);
-        const found = await evidenceOf(database, config, id);
+        const found = await evidenceOf(ledger, config, id);
         if (!found) return sendJson(res, 404, { error: `no discrepancy ${id} in ${config.PROVIDER_ENV}` });
         sendJson(res, 200, found);
       }),

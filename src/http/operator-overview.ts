@@ -3,7 +3,7 @@ import type { Database } from '../db/database.js';
 import { payoutCredits } from '../ledger/payout-credits.js';
 import { stakeCents } from '../reports/discrepancies.js';
 import { decimalAmount, REPORT_TIME_FORMAT } from '../reports/source.js';
-import type { Guarded } from './operator-request.js';
+import type { Guard } from './operator-request.js';
 import { sendJson, type Route } from './server.js';
 
 const SERIES_POINTS = 30;
@@ -102,20 +102,20 @@ async function overview(database: Database, env: Config['PROVIDER_ENV']): Promis
   };
 }
 
-export function overviewRoutes(deps: { config: Config; database: Database; guarded: (h: Guarded) => Route['handler'] }): Route[] {
-  const { config, database, guarded } = deps;
+export function overviewRoutes(deps: { config: Config; guarded: Guard }): Route[] {
+  const { config, guarded } = deps;
   return [
     {
       method: 'GET',
       path: '/api/session',
       // Who the token belongs to, which environment this daemon serves and the time zone the page shows
       // times in: the page's sign-in check.
-      handler: guarded(async (_req, res, _url, who) => sendJson(res, 200, { operator: who.name, environment: config.PROVIDER_ENV, time_zone: config.DISPLAY_TIME_ZONE })),
+      handler: guarded(async (_req, res, _url, who) => sendJson(res, 200, { operator: who.name, environment: config.PROVIDER_ENV, time_zone: config.DISPLAY_TIME_ZONE }), { ledger: 'none' }),
     },
     {
       method: 'GET',
       path: '/api/overview',
-      handler: guarded(async (_req, res) => sendJson(res, 200, await overview(database, config.PROVIDER_ENV))),
+      handler: guarded(async (_req, res, _url, _who, ledger) => sendJson(res, 200, await overview(ledger, config.PROVIDER_ENV))),
     },
   ];
 }

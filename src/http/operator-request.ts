@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { UsageError } from '../config/usage-error.js';
 import type { Config } from '../config/schema.js';
+import type { Database } from '../db/database.js';
 import { parseDelimiter, type CsvOptions } from '../reports/format.js';
 import { tokenMatcher, type TokenMatcher } from '../config/operator-tokens.js';
 import type { SignInGuard } from './sign-in.js';
@@ -20,13 +21,24 @@ export const LEDGER_DEADLINE_MS = 15_000;
 export interface GuardOptions {
   /** false: no ledger deadline (an upload, whose import has its own bounds). */
   deadline?: boolean;
+  /**
+   * How the handler reaches the ledger. 'read' (the default): through the Database it is given,
+   * one transaction whose statements the server cancels just after the deadline (ledger-read.ts),
+   * so a read answered 503 does not keep its pool connection. 'none': it does not, and no
+   * connection is taken for it. 'own': through its own transactions (a write, an upload's import),
+   * on the pool it is given.
+   */
+  ledger?: 'read' | 'none' | 'own';
 }
 
 /** Wraps a handler: authorised, refusals answered and logged, the ledger deadline applied. */
 export type Guard = (handler: Guarded, options?: GuardOptions) => (req: IncomingMessage, res: ServerResponse, url: URL) => Promise<void>;
 
-/** A handler that runs only for an authorised operator, who is named. */
-export type Guarded = (req: IncomingMessage, res: ServerResponse, url: URL, who: Operator) => Promise<void>;
+/**
+ * A handler that runs only for an authorised operator, who is named. `ledger` is the Database it
+ * reads through (GuardOptions.ledger says which).
+ */
+export type Guarded = (req: IncomingMessage, res: ServerResponse, url: URL, who: Operator, ledger: Database) => Promise<void>;
 
 export interface Operator {
   /** The token's name ('api' for the shared OPERATOR_TOKEN). */

@@ -6,7 +6,7 @@ import type { Config } from '../config/schema.js';
 import type { Database } from '../db/database.js';
 import type { Logger } from '../log/logger.js';
 import { describeImport, importPayoutReportFile, isRefusal } from '../payout-import/file.js';
-import type { PayoutReportImportResult } from '../payout-import/import.js';
+import { PayoutReportImportTimeoutError, type PayoutReportImportResult } from '../payout-import/import.js';
 import { csvSettings } from '../statements/csv-settings.js';
 import { importStatementAsDaemon } from '../statements/daemon-import.js';
 import { describeStatementImport, type ImportResult } from '../statements/import.js';
@@ -153,7 +153,9 @@ export function uploadRoutes(deps: {
     async importFile(file, name) {
       try {
         // The file is `name` in a folder of its own: the import records path.basename(file), the name.
-        const r = await importPayoutReportFile(database, config.PROVIDER_ENV, file, { columns: config.PAYOUT_REPORT_COLUMNS, maxFileBytes: config.PAYOUT_REPORT_MAX_FILE_BYTES });
+        const r = await importPayoutReportFile(database, config.PROVIDER_ENV, file, {
+          columns: config.PAYOUT_REPORT_COLUMNS, maxFileBytes: config.PAYOUT_REPORT_MAX_FILE_BYTES, timeoutSeconds: config.PAYOUT_REPORT_IMPORT_TIMEOUT_SECONDS,
+        });
         return {
           status: r.alreadyImported ? 200 : 201,
           body: payoutReportAnswer(name, r),
@@ -161,13 +163,19 @@ export function uploadRoutes(deps: {
         };
       } catch (error) {
         if (isRefusal(error)) return { status: 422, error: (error as Error).message };
+        if (error instanceof PayoutReportImportTimeoutError) {
+          // Not the file's fault: the ledger's (a lock held on a table the import writes), so 503, as for a ledger that refuses.
+          log.error({ file: name, timeoutSeconds: error.timeoutSeconds, err: (error.cause as Error).message }, `payout report upload not imported: ${error.message}`);
+          return { status: 503, error: `${name}: ${error.message}; upload it again later` };
+        }
         throw error;
       }
     },
   };
 
   // No ledger deadline (guarded's): receiving the file takes up to SERVER_REQUEST_TIMEOUT_MS and
-  // its import up to STATEMENT_IMPORT_TIMEOUT_SECONDS.
+  // its import up to STATEMENT_IMPORT_TIMEOUT_SECONDS (a statement), or a statement of it up to
+  // PAYOUT_REPORT_IMPORT_TIMEOUT_SECONDS (a payout report).
   const handle = (kind: UploadKind) => guarded(async (req, res, url, who) => {
     environmentOf(url, config);
     const name = uploadName(url.searchParams.get('name'));
@@ -204,7 +212,7 @@ export function uploadRoutes(deps: {
     if (answer === 'gone') return void res.destroy();
     if (answer.unread) return refuseUnread(req, res, answer.status, String(answer.body.error));
     sendJson(res, answer.status, answer.body);
-  }, { deadline: false });
+  }, { deadline: false, ledger: 'own' });
 
   /** The body into `file`, then its import: the answer, or 'gone' when the client left mid-body. */
   async function receiveAndImport(req: IncomingMessage, kind: UploadKind, file: string, name: string, who: Operator): Promise<Answer> {

@@ -26,11 +26,17 @@ export async function call(url: string, options: { method?: 'GET' | 'POST'; toke
 }
 
 /** An operator API on loopback over the test database, as the daemon builds it (operatorRoutes). */
-export async function startOperatorServer(database: TestDatabase, env: Record<string, string> = {}, log: Logger = silentLogger()): Promise<HttpServer> {
+export async function startOperatorServer(
+  database: TestDatabase,
+  env: Record<string, string> = {},
+  log: Logger = silentLogger(),
+  /** test hooks of operatorRoutes (a shorter ledger deadline) */
+  hooks: { ledgerDeadlineMs?: number } = {},
+): Promise<HttpServer> {
   const config = loadConfig({ OPERATOR_TOKENS: `alice:${TOKEN}`, PROVIDER_ENV: 'sandbox', ...env });
   return startHttpServer({
     host: '127.0.0.1', port: 0, log, name: 'operator',
-    routes: [...healthRoutes(database, { isStopping: () => false, hasSigningSecret: () => true }), ...operatorRoutes({ config, database, log })],
+    routes: [...healthRoutes(database, { isStopping: () => false, hasSigningSecret: () => true }), ...operatorRoutes({ config, database, log, ...hooks })],
   });
 }
 

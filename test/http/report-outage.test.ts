@@ -151,6 +151,8 @@ describe('operator API while the database stops answering without closing its co
       overview: { status: 503, body: '{"error":"database unavailable; retry"}' },
       report: { status: 503, body: '{"error":"database unavailable; retry"}' },
     });
-    expect(seconds).toBeGreaterThanOrEqual(LEDGER_DEADLINE_MS / 1000 - 1);
+    // Answered by the deadline at the latest; earlier when a read cannot even begin (its transaction
+    // waits for a connection the frozen server never gives: postgres.js's connect timeout, 2 s).
+    expect(seconds).toBeLessThanOrEqual(LEDGER_DEADLINE_MS / 1000 + 2);
   });
 });
