@@ -171,7 +171,7 @@ export const command: Command = {
         const reports = await sim.writePayoutReports(statementDir, { format: 'csv' });
         for (const file of reports.filter((f) => path.basename(f).startsWith('sandbox-'))) {
           try {
-            await importPayoutReportFile(daemon.ctx.database, 'sandbox', file, { columns: daemon.ctx.config.PAYOUT_REPORT_COLUMNS, maxFileBytes: daemon.ctx.config.PAYOUT_REPORT_MAX_FILE_BYTES });
+            await importPayoutReportFile(daemon.ctx.database, 'sandbox', file, { columns: daemon.ctx.config.PAYOUT_REPORT_COLUMNS, maxFileBytes: daemon.ctx.config.PAYOUT_REPORT_MAX_FILE_BYTES, timeoutSeconds: daemon.ctx.config.PAYOUT_REPORT_IMPORT_TIMEOUT_SECONDS });
           } catch (error) {
             if (!isRefusal(error)) throw error;
           }

@@ -34,7 +34,7 @@ export const command: Command = {
       let failed = 0;
       for (const file of files) {
         try {
-          const r = await importPayoutReportFile(ctx.database, ctx.config.PROVIDER_ENV, file, { columns: ctx.config.PAYOUT_REPORT_COLUMNS, maxFileBytes: ctx.config.PAYOUT_REPORT_MAX_FILE_BYTES });
+          const r = await importPayoutReportFile(ctx.database, ctx.config.PROVIDER_ENV, file, { columns: ctx.config.PAYOUT_REPORT_COLUMNS, maxFileBytes: ctx.config.PAYOUT_REPORT_MAX_FILE_BYTES, timeoutSeconds: ctx.config.PAYOUT_REPORT_IMPORT_TIMEOUT_SECONDS });
           imported += 1;
           rowsNew += r.rowsNew;
           process.stdout.write(`${describeImport(file, r)}\n`);

@@ -29,6 +29,15 @@ export const DEFAULT_INVOICE_PAYOUT_DAYS = 7;
  */
 export const DEFAULT_PAYOUT_REPORT_MAX_FILE_BYTES = 8 * 1024 * 1024;
 
+/**
+ * PAYOUT_REPORT_IMPORT_TIMEOUT_SECONDS: how long one statement of a payout report's import may run
+ * or wait (payout-import/import.ts). The slowest legitimate one, storing a report of
+ * PAYOUT_REPORT_MAX_FILE_BYTES (100,000 rows), took 10.6-13.7 s for the whole import on a 2-core
+ * machine busy with a test run: 120 s leaves room for a loaded database and still frees a lock
+ * wait's connection and answers the upload within minutes.
+ */
+export const DEFAULT_PAYOUT_REPORT_IMPORT_TIMEOUT_SECONDS = 120;
+
 export const DEFAULT_WEBHOOK_GRACE_SECONDS = 3600;
 
 const booleanString = z
@@ -256,6 +265,10 @@ export const configShape = {
   PAYOUT_REPORT_COLUMNS: payoutReportColumns.default({}),
   // A payout report file larger than this is refused before it is read (the inbox moves it to payout-inbox/failed/).
   PAYOUT_REPORT_MAX_FILE_BYTES: positiveInt.default(DEFAULT_PAYOUT_REPORT_MAX_FILE_BYTES),
+  // A payout report import (upload, inbox) whose statement runs or waits longer than this (a lock
+  // held on a table it writes) is stopped, rolled back whole. At most what Postgres's
+  // statement_timeout holds (2^31-1 ms), which enforces it.
+  PAYOUT_REPORT_IMPORT_TIMEOUT_SECONDS: numberSetting(positiveNumber.max(2_147_483)).default(DEFAULT_PAYOUT_REPORT_IMPORT_TIMEOUT_SECONDS),
   // `start` in production refuses to run on an embedded, per-process ledger unless this says so: a
   // pod's embedded database is lost with the pod.
   EMBEDDED_DATABASE_IN_PRODUCTION: booleanString.default(false),

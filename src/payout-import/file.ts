@@ -15,6 +15,8 @@ export interface PayoutReportFileOptions {
    * name is opened non-blocking, so it cannot hang the scan).
    */
   noFollow?: boolean;
+  /** PAYOUT_REPORT_IMPORT_TIMEOUT_SECONDS (its default when not given): see importPayoutReport */
+  timeoutSeconds?: number;
 }
 
 /** A file read, parsed and imported: what the command, the upload and the inbox share. */
@@ -26,7 +28,10 @@ export async function importPayoutReportFile(
 ): Promise<PayoutReportImportResult> {
   const bytes = await readReportFile(file, options.maxFileBytes ?? DEFAULT_PAYOUT_REPORT_MAX_FILE_BYTES, options.noFollow ?? false);
   const report = await readPayoutReport(bytes, options.columns ? { columns: options.columns } : undefined);
-  return importPayoutReport(database, environment, report, { fileName: path.basename(file) });
+  return importPayoutReport(database, environment, report, {
+    fileName: path.basename(file),
+    ...(options.timeoutSeconds !== undefined ? { timeoutSeconds: options.timeoutSeconds } : {}),
+  });
 }
 
 /**

@@ -1,10 +1,11 @@
 import type { TransactionSql } from 'postgres';
-import type { ProviderEnvironment } from '../config/schema.js';
+import { DEFAULT_PAYOUT_REPORT_IMPORT_TIMEOUT_SECONDS, type ProviderEnvironment } from '../config/schema.js';
 import type { Database } from '../db/database.js';
 import { lockKey } from '../jobs/lock-keys.js';
 import { transactionLock } from '../jobs/session-lock.js';
 import type { PayoutReportFile, PayoutReportRow } from '../payout-reports/read.js';
 import { transaction } from '../db/transaction.js';
+import { errorCode, SQLSTATE } from '../db/errors.js';
 
 export interface PayoutReportImportResult {
   file: string | null;
@@ -27,6 +28,19 @@ export class PayoutReportRefusedError extends Error {
 }
 
 /**
+ * The import's statement ran or waited past PAYOUT_REPORT_IMPORT_TIMEOUT_SECONDS and the server
+ * cancelled it: the transaction was rolled back, nothing of the file is stored. Not the file's
+ * fault (a lock held on a table the import writes, a ledger too busy): the same file may be
+ * imported later. `cause` is the database's error.
+ */
+export class PayoutReportImportTimeoutError extends Error {
+  override readonly name = 'PayoutReportImportTimeoutError';
+  constructor(readonly timeoutSeconds: number, cause: unknown) {
+    super(`the import did not finish: a statement of it ran or waited longer than PAYOUT_REPORT_IMPORT_TIMEOUT_SECONDS (${timeoutSeconds} s), a lock held on a table it writes or a ledger too busy; stopped, nothing of the file was stored`, { cause });
+  }
+}
+
+/**
  * Stores one parsed payout report (read.ts) in one transaction, whole or not at all.
  *
  * Each row is tied to a payout: by its Payout Reference (a payout's sepa_instruction_id, compared
@@ -41,18 +55,49 @@ export class PayoutReportRefusedError extends Error {
  * Idempotent: a file with the same sha256 is a no-op; rows whose (payout, doc type, doc no) a
  * previous file brought are not stored again. Imports of one environment take turns (a transaction
  * lock), so two importers racing on one file store it once.
+ *
+ * Bounded: a statement that runs or waits longer than `timeoutSeconds`
+ * (PAYOUT_REPORT_IMPORT_TIMEOUT_SECONDS) stops the import with PayoutReportImportTimeoutError.
  */
 export async function importPayoutReport(
   database: Database,
   environment: ProviderEnvironment,
   report: PayoutReportFile,
-  options: { fileName?: string } = {},
+  options: { fileName?: string; timeoutSeconds?: number } = {},
 ): Promise<PayoutReportImportResult> {
-  const file = options.fileName ?? null;
+  const timeoutSeconds = options.timeoutSeconds ?? DEFAULT_PAYOUT_REPORT_IMPORT_TIMEOUT_SECONDS;
+  const started = performance.now();
+  try {
+    return await importInTransaction(database, environment, report, options.fileName ?? null, timeoutSeconds * 1000);
+  } catch (error) {
+    // A cancel that came when the import had run the whole time was statement_timeout's (another,
+    // pg_cancel_backend by an operator, comes sooner and goes on as it is); the message text is
+    // not compared, since lc_messages may translate it.
+    if (errorCode(error) === SQLSTATE.QUERY_CANCELED && performance.now() - started >= timeoutSeconds * 1000) {
+      throw new PayoutReportImportTimeoutError(timeoutSeconds, error);
+    }
+    throw error;
+  }
+}
+
+async function importInTransaction(
+  database: Database,
+  environment: ProviderEnvironment,
+  report: PayoutReportFile,
+  file: string | null,
+  timeoutMs: number,
+): Promise<PayoutReportImportResult> {
   const base = { file, format: report.format, sha256: report.sha256, rows: report.rows.length };
   if (report.rows.length === 0) throw new PayoutReportRefusedError('the file holds no rows');
   refuseDuplicates(report.rows);
   return transaction(database.sql, async (tx) => {
+    // Every statement of the import, the wait for the environment's import lock first, is
+    // cancelled by the server past the timeout: without it an import stuck behind a lock held on a
+    // table it writes keeps its upload unanswered and its pool connection taken for as long as the
+    // lock is held (test/http/payout-report-upload-timeout.test.ts). The server enforces it on the
+    // statement itself, whatever the client's state; local to the transaction, it goes with it, so
+    // the connection returns to the pool without it.
+    await tx`select set_config('statement_timeout', ${String(timeoutMs)}, true)`;
     await transactionLock(tx, lockKey('payoutReportImport', environment));
     const [known] = await tx<{ id: number; payouts: string[] | null }[]>`
       select r.id, (select array_agg(distinct payout_uuid::text order by payout_uuid::text) from payout_report_rows w where w.report_id = r.id) as payouts

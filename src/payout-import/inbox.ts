@@ -4,7 +4,7 @@ import type { Shutdown } from '../lifecycle/shutdown.js';
 import type { Logger } from '../log/logger.js';
 import { startFileInbox, type InboxOptions, type StatementInbox } from '../statements/inbox.js';
 import { describeImport, importPayoutReportFile } from './file.js';
-import type { PayoutReportImportResult } from './import.js';
+import { PayoutReportImportTimeoutError, type PayoutReportImportResult } from './import.js';
 
 /**
  * The payout report inbox, RECON_DATA_DIR/payout-inbox beside the statements' inbox, run by the
@@ -12,10 +12,11 @@ import type { PayoutReportImportResult } from './import.js';
  * (payout-reports/file.ts) and moved to payout-inbox/imported/, or to payout-inbox/failed/ with a
  * <name>.error holding the reason (not a payout report, no payout fits it, larger than
  * PAYOUT_REPORT_MAX_FILE_BYTES, a symlink or not a regular file, ...). An unreachable
- * database leaves the file for the next scan.
+ * database, or an import stopped past PAYOUT_REPORT_IMPORT_TIMEOUT_SECONDS (a lock held on a
+ * table it writes: not the file's fault), leaves the file for the next scan.
  */
 export function startPayoutReportInbox(
-  ctx: { config: Pick<Config, 'RECON_DATA_DIR' | 'PROVIDER_ENV'> & Partial<Pick<Config, 'PAYOUT_REPORT_COLUMNS' | 'PAYOUT_REPORT_MAX_FILE_BYTES'>>; log: Logger; database: Database; shutdown: Shutdown },
+  ctx: { config: Pick<Config, 'RECON_DATA_DIR' | 'PROVIDER_ENV'> & Partial<Pick<Config, 'PAYOUT_REPORT_COLUMNS' | 'PAYOUT_REPORT_MAX_FILE_BYTES' | 'PAYOUT_REPORT_IMPORT_TIMEOUT_SECONDS'>>; log: Logger; database: Database; shutdown: Shutdown },
   options: InboxOptions = {},
 ): StatementInbox<PayoutReportImportResult> {
   const log = ctx.log.child({ component: 'payout-report-inbox' });
@@ -29,7 +30,9 @@ export function startPayoutReportInbox(
       importOne: (file) =>
         importPayoutReportFile(ctx.database, ctx.config.PROVIDER_ENV, file, {
           columns: ctx.config.PAYOUT_REPORT_COLUMNS ?? {}, noFollow: true, ...(ctx.config.PAYOUT_REPORT_MAX_FILE_BYTES ? { maxFileBytes: ctx.config.PAYOUT_REPORT_MAX_FILE_BYTES } : {}),
+          ...(ctx.config.PAYOUT_REPORT_IMPORT_TIMEOUT_SECONDS ? { timeoutSeconds: ctx.config.PAYOUT_REPORT_IMPORT_TIMEOUT_SECONDS } : {}),
         }),
+      deferReason: (error) => (error instanceof PayoutReportImportTimeoutError ? `payout report import stopped: ${error.message}; retried at the next scan` : undefined),
       imported: (result, name) => log.info({ file: name, rows: result.rows, rowsNew: result.rowsNew, payouts: result.payouts }, describeImport(name, result)),
     },
     options,
