@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
  * cases for every alert: fast-failing polls, two replicas, a target gone. Mutations show the cases
  * can fail: the old poll-staleness rule (which needed the lock held), `sum` across replicas,
  * partition staleness read from the replica that succeeded longest ago, a BnplReconDown that forgets
- * a target down longer than its window, and poll and pass alerts that merge the environments.
+ * a target down longer than its window, and alerts that merge the environments of one job.
  */
 
 const has = (tool: string) => spawnSync('sh', ['-c', `command -v ${tool}`]).status === 0;
@@ -42,6 +42,16 @@ describe('alert rules', () => {
     for (const rule of rules) expect(firing.has(rule.alert), rule.alert).toBe(true);
   });
 
+  it("every case's bnpl_recon_build_info has the labels the daemon exports (the rules join on its environment)", () => {
+    // src/metrics/ledger-health.ts: labelNames version, node, commit, environment.
+    const series = [...readFileSync(path.join(dir, 'alerts.test.yml'), 'utf8').matchAll(/series: bnpl_recon_build_info\{([^}]*)\}/g)].map((m) => m[1]!);
+    expect(series.length).toBeGreaterThan(10);
+    for (const labels of series) {
+      const names = [...labels.matchAll(/(\w+)="/g)].map((m) => m[1]).filter((n) => !['job', 'namespace', 'instance'].includes(n!));
+      expect(names.sort(), labels).toEqual(['commit', 'environment', 'node', 'version']);
+    }
+  });
+
   it.skipIf(!has('promtool'))('pass their promtool unit tests', () => {
     const result = promtoolTest(rulesText);
     expect(result.output).toContain('SUCCESS');
@@ -55,7 +65,7 @@ describe('alert rules', () => {
     );
     expect(lockGated).not.toBe(rulesText);
     expect(promtoolTest(lockGated).output).toMatch(/alertname: BnplReconPollStale/);
-    const summed = rulesText.replace('max by (namespace, job, kind) (bnpl_recon_discrepancies_open)', 'sum by (namespace, job, kind) (bnpl_recon_discrepancies_open)');
+    const summed = rulesText.replace('max by (namespace, job, environment, kind) (bnpl_recon_discrepancies_open', 'sum by (namespace, job, environment, kind) (bnpl_recon_discrepancies_open');
     expect(summed).not.toBe(rulesText);
     const result = promtoolTest(summed);
     expect(result.status).not.toBe(0);
@@ -109,23 +119,52 @@ describe('alert rules', () => {
     }
   });
 
-  it.skipIf(!has('promtool'))('the poll and pass alerts: the cases fail rules that drop `environment` (a fresh sandbox hid a stale production)', () => {
-    // The rules as they were: gauges by (namespace, job), run counters summed without the build_info join.
+  it.skipIf(!has('promtool'))('the cases fail rules that merge the environments of one job (a sandbox hid production, or fired in its place)', () => {
+    // The rules as they were: gauges by (namespace, job), counters and histograms summed over the job
+    // without the build_info join that gives them the environment of the process that counted.
     const join = ' * on (namespace, job, instance) group_left (environment) group by (namespace, job, instance, environment) (bnpl_recon_build_info))';
-    expect(rulesText.split(join).length - 1).toBe(4);
-    const merged = rulesText
-      .replaceAll('max by (namespace, job, environment) (bnpl_recon_poll_last_complete', 'max by (namespace, job) (bnpl_recon_poll_last_complete')
-      .replaceAll('max by (namespace, job, environment) (bnpl_recon_reconcile_last_complete', 'max by (namespace, job) (bnpl_recon_reconcile_last_complete')
-      .replaceAll(/sum by \(namespace, job, environment\) \((increase\(bnpl_recon_(?:poll_runs|reconcile_passes)_total\{[^}]+\}\[30m\]\))\n\s+/g, 'sum by (namespace, job) ($1 ')
-      .replaceAll(join, ')');
-    expect(merged).not.toMatch(/environment\)/);
+    // Two for each of the poll and pass counters, ratios and refreshes; one for each other sum or max.
+    expect(rulesText.split(join).length - 1).toBe(15);
+    const merged = rulesText.replaceAll(join, ')').replaceAll(/ by \(namespace, job, environment(?=[,)])/g, ' by (namespace, job');
+    const mergedRules = (parse(merged) as { groups: { rules: Rule[] }[] }).groups.flatMap((g) => g.rules);
+    for (const rule of mergedRules) expect(rule.expr, rule.alert).not.toContain('environment');
     const result = promtoolTest(merged);
     expect(result.status).not.toBe(0);
     // promtool prints one block per failed expectation: `name: CASE,\n alertname: A, time: T, exp:[…], got:[…]`.
     const failures = result.output.split(/\n\s*name: /).slice(1);
-    for (const alert of ['BnplReconPollFailing', 'BnplReconReconcileFailing', 'BnplReconPollStale', 'BnplReconReconcileStale']) {
-      const block = failures.find((f) => f.startsWith('production polls and passes failing, sandbox fine, one job,') && f.includes(`alertname: ${alert},`));
-      expect(block, `${alert}\n${result.output}`).toMatch(/got:\[\]/);
+    const got = (testCase: string, alert: string) => {
+      const block = failures.find((f) => f.startsWith(`${testCase},`) && f.includes(`alertname: ${alert},`));
+      expect(block, `${testCase}: ${alert}\n${result.output}`).toBeDefined();
+      return block!.slice(block!.indexOf('got:'));
+    };
+    const polls = 'production polls and passes failing, sandbox fine, one job';
+    const key = "production's API key revoked, sandbox fine, one job";
+    const provider = "production's provider answering 5xx and 429, sandbox fine, one job";
+    const webhooks = "production's webhooks refused and slow and its discrepancies open, sandbox fine, one job";
+    // Hidden: the sandbox's complete runs, successful requests and refreshes, and fast acks, summed
+    // with production's, keep the job under the threshold (BnplReconProviderUnauthorized pages).
+    for (const [testCase, alert] of [
+      [polls, 'BnplReconPollFailing'],
+      [polls, 'BnplReconReconcileFailing'],
+      [polls, 'BnplReconPollStale'],
+      [polls, 'BnplReconReconcileStale'],
+      [key, 'BnplReconProviderUnauthorized'],
+      [key, 'BnplReconWebhookKeyRefreshFailing'],
+      [provider, 'BnplReconProviderErrors'],
+      [webhooks, 'BnplReconSlowWebhookAck'],
+    ] as const) {
+      expect(got(testCase, alert), `${testCase}: ${alert}`).toMatch(/^got:\[\]/);
+    }
+    // Fired, but for the job: nothing says which environment it is about.
+    for (const [testCase, alert] of [
+      [provider, 'BnplReconProviderThrottling'],
+      [webhooks, 'BnplReconWebhookSignatureFailures'],
+      [webhooks, 'BnplReconPayoutDeductionMismatch'],
+      [webhooks, 'BnplReconOpenDiscrepancies'],
+    ] as const) {
+      const answer = got(testCase, alert);
+      expect(answer, `${testCase}: ${alert}`).toContain(`Labels:{alertname="${alert}", job="bnpl-recon"`);
+      expect(answer, `${testCase}: ${alert}`).not.toContain('environment=');
     }
   });
 
