@@ -9,24 +9,16 @@ import { Shutdown } from '../../src/lifecycle/shutdown.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { startPayoutReportInbox } from '../../src/payout-import/inbox.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
-import { invoiceRow, payoutEvent, reportOf, transferOf } from './fixtures.js';
+import { invoiceRow, payoutEvent, reportCsv, transferOf } from './fixtures.js';
 
-// The file reader is branch i24parse's (src/payout-reports/read.ts is a placeholder here): this test
-// stands in a reader of JSON files the test writes, to exercise the command and the inbox around it.
-vi.mock('../../src/payout-reports/read.js', async (original) => {
-  const actual = await original<typeof import('../../src/payout-reports/read.js')>();
-  return {
-    ...actual,
-    readPayoutReport: (bytes: Uint8Array) => {
-      try {
-        const parsed = JSON.parse(Buffer.from(bytes).toString('utf8'), (_k, v: unknown) => (typeof v === 'string' && /^-?\d+n$/.test(v) ? BigInt(v.slice(0, -1)) : v));
-        return Promise.resolve(parsed);
-      } catch {
-        return Promise.reject(new actual.PayoutReportFormatError('not a payout report'));
-      }
-    },
-  };
-});
+// Every report here is a CSV file in the provider's columns (fixtures.ts reportCsv), read by the real
+// reader (src/payout-reports/read.ts), as the command and the inbox read a merchant's download.
+
+/** The reader's refusals of the two junk files below (src/payout-reports/rows.ts findHeader). */
+const MISSING_COLUMNS =
+  "missing required columns 'Doc Type', 'Transaction Amount', 'Transaction Fee', 'Gross Purchase Price', 'Discount', 'VAT on Discount', 'Transfer Amount', 'Total Deductions' (header on line 1)";
+const NO_HEADER =
+  'no header row naming the documented columns (Doc No, Doc Type, Transaction Amount, Transaction Fee, Gross Purchase Price, Discount, VAT on Discount, Transfer Amount, Total Deductions) in the first 20 rows';
 
 let db: TestDatabase;
 let dir: string;
@@ -38,8 +30,6 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-const json = (v: unknown) => JSON.stringify(v, (_k, x: unknown) => (typeof x === 'bigint' ? `${x}n` : x));
-
 describe('payout-report import', () => {
   it('prints a result line per file and a summary; a refused file does not stop the others and makes the exit status 1', async () => {
     const rows = [invoiceRow({ doc: 'INV-1', cents: 10_000n })];
@@ -47,8 +37,8 @@ describe('payout-report import', () => {
     const good = path.join(dir, 'good.csv');
     const orphan = path.join(dir, 'orphan.csv');
     const junk = path.join(dir, 'junk.csv');
-    await writeFile(good, json(reportOf(rows)));
-    await writeFile(orphan, json(reportOf([invoiceRow({ doc: 'INV-7', cents: 1n })])));
+    await writeFile(good, reportCsv(rows));
+    await writeFile(orphan, reportCsv([invoiceRow({ doc: 'INV-7', cents: 1n })]));
     await writeFile(junk, 'Order No;Doc No\n');
     const out: string[] = [];
     const err: string[] = [];
@@ -72,11 +62,11 @@ describe('payout-report import', () => {
       'files 1: imported 1, failed 0; rows new 1\n',
       `${good}: format csv, rows 1, rows new 0, payouts ${payout} (file already imported)\n`,
       `${orphan}: failed: 1 row(s) without a payout reference (invoices INV-7, transfer ${invoiceRow({ doc: 'INV-7', cents: 1n }).transferAmountCents} cents) fit no payout exactly; payouts listing some of those invoices: none\n`,
-      `${junk}: failed: not a payout report\n`,
+      `${junk}: failed: ${MISSING_COLUMNS}\n`,
       expect.stringMatching(/missing\.csv: failed: unreadable: ENOENT/),
       'files 4: imported 1, failed 3; rows new 0\n',
     ]);
-    expect(err.join('')).toContain(`${junk}: not a payout report`);
+    expect(err.join('')).toContain(`${junk}: ${MISSING_COLUMNS}`);
   });
 
   it('refuses a file over PAYOUT_REPORT_MAX_FILE_BYTES as set, naming the setting', async () => {
@@ -110,19 +100,19 @@ describe('payout report inbox', () => {
     try {
       await inbox.runNow();
       const old = new Date(Date.now() - 120_000);
-      await writeFile(path.join(inbox.dir, 'a.csv'), json(reportOf(rows)));
+      await writeFile(path.join(inbox.dir, 'a.csv'), reportCsv(rows));
       await writeFile(path.join(inbox.dir, 'b.csv'), 'nonsense');
-      await writeFile(path.join(inbox.dir, 'c.csv'), json(reportOf(rows, 'fresh')));
+      await writeFile(path.join(inbox.dir, 'c.csv'), reportCsv(rows, 'Payout report, fresh'));
       await utimes(path.join(inbox.dir, 'a.csv'), old, old);
       await utimes(path.join(inbox.dir, 'b.csv'), old, old);
       const result = await inbox.runNow();
       expect(result.imported.map((r) => r.rowsNew)).toEqual([1]);
-      expect(result.failed).toEqual([{ file: 'b.csv', error: 'not a payout report' }]);
+      expect(result.failed).toEqual([{ file: 'b.csv', error: NO_HEADER }]);
       expect(result.deferred).toEqual(['c.csv']);
       expect(path.basename(inbox.dir)).toBe('payout-inbox');
       expect((await readdir(path.join(inbox.dir, 'imported'))).sort()).toEqual(['a.csv']);
       expect((await readdir(path.join(inbox.dir, 'failed'))).sort()).toEqual(['b.csv', 'b.csv.error']);
-      expect(await readFile(path.join(inbox.dir, 'failed', 'b.csv.error'), 'utf8')).toBe('not a payout report\n');
+      expect(await readFile(path.join(inbox.dir, 'failed', 'b.csv.error'), 'utf8')).toBe(`${NO_HEADER}\n`);
       const [stored] = await db.sql<{ n: number }[]>`select count(*)::int as n from payout_report_rows where doc_no = 'INV-2'`;
       expect(stored!.n).toBe(1);
     } finally {

@@ -110,6 +110,49 @@ export function reportOf(rows: PayoutReportRow[], salt = ''): PayoutReportFile {
   return { format: 'csv', sha256, rows: numbered };
 }
 
+/** Cents as a spreadsheet writes them with a decimal point: -35n is '-0.35'. */
+function amountText(cents: bigint): string {
+  const abs = cents < 0n ? -cents : cents;
+  return `${cents < 0n ? '-' : ''}${abs / 100n}.${String(abs % 100n).padStart(2, '0')}`;
+}
+
+/** A rate in micros of a percent as the percent: 25,000 is '2.5'. */
+function rateText(micros: number | null): string {
+  if (micros === null) return '';
+  const fraction = String(micros % 10_000).padStart(4, '0').replace(/0+$/, '');
+  return `${Math.trunc(micros / 10_000)}${fraction ? `.${fraction}` : ''}`;
+}
+
+/** RFC 4180: a field holding the separator, a quote or a line break is quoted. */
+const csvField = (value: string) => (/[",\r\n]/.test(value) ? `"${value.replace(/"/g, '""')}"` : value);
+
+const DOC_TYPE_TEXT: Record<PayoutReportRow['docType'], string> = { invoice: 'invoice', credit_note: 'credit note', buyer_payment: 'buyer payment', dispute: 'dispute' };
+
+/**
+ * These rows as a payout report CSV file as the provider's portal exports it (provider-merchant-docs.md,
+ * "The payout report"): the documented columns in their documented order, ',' between cells, a decimal
+ * point, CRLF. Payout Reference and Currency (columns bnpl-recon reads, docs/payout-reports.md) are
+ * written when a row carries one. A `title` goes on a line above the header, as portals put the period
+ * there; it also makes two files of the same rows differ. sim/payout-reports writes the simulator's
+ * own payout records, not these rows, hence this writer.
+ */
+export function reportCsv(rows: PayoutReportRow[], title?: string): string {
+  const withReference = rows.some((r) => r.payoutReference !== null);
+  const withCurrency = rows.some((r) => r.currency !== null);
+  const header = [
+    ...(withReference ? ['Payout Reference'] : []),
+    'Order No', 'Doc No', 'Doc Type', ...(withCurrency ? ['Currency'] : []), 'Transaction Amount', 'Discount %', 'MDR %', 'Transaction Fee',
+    'Gross Purchase Price', 'Discount', 'VAT on Discount', 'Transfer Amount', 'Total Deductions',
+  ];
+  const lines = rows.map((r) => [
+    ...(withReference ? [r.payoutReference ?? ''] : []),
+    r.orderNo ?? '', r.docNo, DOC_TYPE_TEXT[r.docType], ...(withCurrency ? [r.currency ?? ''] : []), amountText(r.transactionAmountCents),
+    rateText(r.discountRateMicros), rateText(r.mdrRateMicros), amountText(r.transactionFeeCents), amountText(r.grossPurchasePriceCents),
+    amountText(r.discountCents), amountText(r.vatOnDiscountCents), amountText(r.transferAmountCents), amountText(r.totalDeductionsCents),
+  ]);
+  return [...(title === undefined ? [] : [[title]]), header, ...lines].map((cells) => `${cells.map(csvField).join(',')}\r\n`).join('');
+}
+
 export const transferOf = (rows: PayoutReportRow[]) => rows.reduce((n, r) => n + r.transferAmountCents, 0n);
 
 export function importReport(database: Database, rows: PayoutReportRow[], salt = '') {

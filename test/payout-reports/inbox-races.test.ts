@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdir, mkdtemp, open, readdir, rename, rm, symlink, unlink, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, open, readdir, readFile, rename, rm, symlink, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
@@ -11,14 +11,16 @@ import { startPayoutReportInbox } from '../../src/payout-import/inbox.js';
 import type { StatementInbox } from '../../src/statements/inbox.js';
 import type { PayoutReportImportResult } from '../../src/payout-import/import.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
-import { invoiceRow, payoutEvent, reportOf, transferOf } from './fixtures.js';
+import { invoiceRow, payoutEvent, reportCsv, transferOf } from './fixtures.js';
 
 /**
  * The payout report inbox (src/payout-import/inbox.ts over statements/inbox.ts startFileInbox)
  * against a real Postgres. `beforeRead` stands in for what happens between the scan's lstat and the
  * import's opening of the file: another replica sharing the inbox (RWX claim) moving it to
  * imported/, or whoever can write the inbox swapping the file for a symlink or a pipe. The scan code
- * itself is the real one; only node:fs/promises open (and readFile) get a hook before they run.
+ * itself is the real one; only node:fs/promises open (and readFile) get a hook before they run, and
+ * then run as they are: a deterministic place to put the race, not a stand-in for the file system.
+ * Reports are CSV files in the provider's columns (fixtures.ts reportCsv) read by the real reader.
  */
 const hook = vi.hoisted(() => ({ beforeRead: undefined as undefined | ((file: string) => Promise<void>) }));
 vi.mock('node:fs/promises', async (original) => {
@@ -32,24 +34,6 @@ vi.mock('node:fs/promises', async (original) => {
   const open = wrap(actual.open);
   return { ...actual, default: { ...actual, readFile, open }, readFile, open };
 });
-
-// As test/payout-reports/command-inbox.test.ts: reports are JSON files the test writes.
-vi.mock('../../src/payout-reports/read.js', async (original) => {
-  const actual = await original<typeof import('../../src/payout-reports/read.js')>();
-  return {
-    ...actual,
-    readPayoutReport: (bytes: Uint8Array) => {
-      try {
-        const parsed = JSON.parse(Buffer.from(bytes).toString('utf8'), (_k, v: unknown) => (typeof v === 'string' && /^-?\d+n$/.test(v) ? BigInt(v.slice(0, -1)) : v));
-        return Promise.resolve(parsed);
-      } catch {
-        return Promise.reject(new actual.PayoutReportFormatError('not a payout report'));
-      }
-    },
-  };
-});
-
-const json = (v: unknown) => JSON.stringify(v, (_k, x: unknown) => (typeof x === 'bigint' ? `${x}n` : x));
 
 let db: TestDatabase;
 let root: string;
@@ -84,7 +68,7 @@ describe('payout report inbox shared by two replicas', () => {
     await withInbox('replica', async (inbox, lines) => {
       const rows = [invoiceRow({ doc: 'ZZ-INV-1', cents: 10_000n })];
       await payoutEvent(db, { sepa: 'PO2026040200000901', cents: transferOf(rows), eventTime: '2026-04-02T06:00:00.000000000Z', invoices: ['ZZ-INV-1'] });
-      await writeFile(path.join(inbox.dir, 'report.csv'), json(reportOf(rows)));
+      await writeFile(path.join(inbox.dir, 'report.csv'), reportCsv(rows));
       // The other replica wins the race: it imported the file and moves it to imported/ just before this one reads it.
       hook.beforeRead = async (file) => {
         if (path.basename(file) === 'report.csv') await rename(file, path.join(inbox.dir, 'imported', 'report.csv'));
@@ -106,7 +90,7 @@ describe('payout report inbox and files swapped after the scan looked at them', 
       await payoutEvent(db, { sepa: 'PO2026040200000902', cents: transferOf(rows), eventTime: '2026-04-02T06:00:00.000000000Z', invoices: ['ZZ-INV-2'] });
       const outside = path.join(root, 'symlink-outside');
       await mkdir(outside, { recursive: true });
-      await writeFile(path.join(outside, 'private.csv'), json(reportOf(rows)));
+      await writeFile(path.join(outside, 'private.csv'), reportCsv(rows));
       await writeFile(path.join(inbox.dir, 'drop.csv'), 'placeholder');
       hook.beforeRead = async (file) => {
         if (path.basename(file) !== 'drop.csv') return;
@@ -119,6 +103,9 @@ describe('payout report inbox and files swapped after the scan looked at them', 
       expect(stored!.n).toBe(0);
       expect(result.imported).toEqual([]);
       expect(result.failed).toEqual([{ file: 'drop.csv', error: 'drop.csv: a symlink, not followed' }]);
+      // The report behind the link is one the inbox imports when dropped as a file: refused for the link alone.
+      await writeFile(path.join(inbox.dir, 'dropped.csv'), await readFile(path.join(outside, 'private.csv')));
+      expect((await inbox.runNow()).imported.map((r) => r.rowsNew)).toEqual([1]);
     });
   });
 
