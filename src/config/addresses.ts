@@ -51,7 +51,19 @@ export function parseAddressEntry(entry: string): Entry | { error: string } {
   if (prefixText === undefined) return { address: normaliseAddress(address), family: isIP(normaliseAddress(address)) as 4 | 6 };
   const max = family === 4 ? 32 : 128;
   if (!/^\d{1,3}$/.test(prefixText) || Number(prefixText) > max) return { error: `'${entry}' has a prefix length outside 0-${max}` };
-  return { address, family: family as 4 | 6, prefix: Number(prefixText) };
+  const prefix = Number(prefixText);
+  const ipv4 = normaliseAddress(address);
+  if (family === 6 && isIP(ipv4) === 4) {
+    // An IPv4-mapped range ("::ffff:10.0.0.0/104") is the IPv4 range under its last 32 bits, and
+    // `has` checks every mapped sender as IPv4, so it is kept as that range (10.0.0.0/8). Under 96
+    // bits the mask reaches into ::ffff itself and the range holds every IPv4 address:
+    // "::ffff:10.0.0.0/8", meant as 10.0.0.0/8, would trust or allow every IPv4 sender.
+    if (prefix < 96) {
+      return { error: `'${entry}' is an IPv4-mapped address with a prefix length under 96, a range that holds every IPv4 address; write the IPv4 range (${ipv4}/N) or a prefix of 96-128` };
+    }
+    return { address: ipv4, family: 4, prefix: prefix - 96 };
+  }
+  return { address, family: family as 4 | 6, prefix };
 }
 
 export function splitList(value: string): string[] {

@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
-import { addressMatcher } from '../../src/config/addresses.js';
+import { addressMatcher, parseAddressEntry, splitList } from '../../src/config/addresses.js';
 import { ConfigError, loadConfig } from '../../src/config/load.js';
 import { clientAddress } from '../../src/webhooks/source-address.js';
 import { samplePayload } from '../fixtures/spec-payloads.js';
@@ -55,11 +55,34 @@ describe('address settings', () => {
     // A peer outside the range is not a proxy: its header is ignored.
     expect(clientAddress('10.245.0.1', '3.68.36.187', proxies)).toBe('10.245.0.1');
   });
+
+  it('take an IPv4-mapped range as the IPv4 range under its last 32 bits', () => {
+    expect(parseAddressEntry('::ffff:10.244.0.0/112')).toEqual({ address: '10.244.0.0', family: 4, prefix: 16 });
+    expect(parseAddressEntry('0:0:0:0:0:FFFF:a00:0/104')).toEqual({ address: '10.0.0.0', family: 4, prefix: 8 });
+    const proxies = addressMatcher(loadConfig({ TRUSTED_PROXIES: '::ffff:10.244.0.0/112' }).TRUSTED_PROXIES);
+    expect(clientAddress('10.244.7.3', '3.68.36.187', proxies)).toBe('3.68.36.187');
+    expect(clientAddress('::ffff:10.244.7.3', '3.68.36.187', proxies)).toBe('3.68.36.187');
+    expect(clientAddress('10.245.0.1', '3.68.36.187', proxies)).toBe('10.245.0.1');
+  });
+
+  // Under /96 the mask reaches into the ::ffff group, so the range holds every IPv4 address: the
+  // matcher built from '::ffff:10.0.0.0/8' (10.0.0.0/8 meant) would trust 203.0.113.9 as a proxy.
+  it.each([
+    ['TRUSTED_PROXIES', '::ffff:10.0.0.0/8'],
+    ['TRUSTED_PROXIES', '10.0.0.1, ::ffff:10.244.0.0/95'],
+    ['WEBHOOK_ALLOWED_IPS', '::ffff:3.68.36.0/24'],
+  ])('refuse %s=%s, an IPv4-mapped range under /96 that holds every IPv4 address', (setting, value) => {
+    const error = refusal({ [setting]: value });
+    expect(error.setting).toBe(setting);
+    expect(error.message).toMatch(/IPv4-mapped address with a prefix length under 96/);
+    expect(() => addressMatcher(splitList(value))).toThrow(/prefix length under 96/);
+  });
 });
 
 describe('other settings refused with exit status 2 by the CLI', () => {
   it.each([
     [{ TRUSTED_PROXIES: 'notanip' }, 'TRUSTED_PROXIES'],
+    [{ TRUSTED_PROXIES: '::ffff:10.0.0.0/8' }, 'TRUSTED_PROXIES'],
     [{ WEBHOOK_ALLOWED_IPS: 'notanip' }, 'WEBHOOK_ALLOWED_IPS'],
     [{ PORT: '9464' }, 'METRICS_PORT'],
     [{ PORT: '8000', METRICS_PORT: '8000' }, 'METRICS_PORT'],
