@@ -28,8 +28,11 @@ export function invoiceRulesKey(p: RuleParams): string {
  * The kinds about payouts and bank lines alone (registry.ts PAYOUT_RULE_KINDS, less
  * payout_unknown_invoice, which reads the invoice evidence): payout_not_on_statement,
  * statement_credit_without_payout, payout_amount_mismatch, payout_cancelled_but_credited. They read
- * the payouts' events, the statements' credit lines and periods, the payout settings and, for
- * payout_not_on_statement alone, the clock (a payout's settlement deadline).
+ * the payouts' events, the statements' credit lines and periods, the payout settings, for
+ * payout_not_on_statement alone the clock (a payout's settlement deadline), and for
+ * payout_amount_mismatch alone the payout report rows (a report naming another currency than the
+ * credit makes the amounts incomparable: rules/payout-amount-mismatch.ts). The others read no
+ * report (rules/payout-*.ts, payout-common.ts, ledger/payout-credits.ts).
  */
 export const PAYOUT_EVIDENCE_KINDS: readonly DiscrepancyKind[] = PAYOUT_RULE_KINDS.filter((kind) => !INVOICE_EVIDENCE_KINDS.includes(kind));
 
@@ -115,9 +118,14 @@ async function reportedOrderEvidence(tx: TransactionSql, env: RuleParams['enviro
  * The PAYOUT_EVIDENCE_KINDS likewise, as one group, with S = PAYOUT_SETTLEMENT_DAYS: judged when 1
  * holds (the payout settings are part of that key), a payout event arrived at or after W - M (none
  * of them waits for the grace period), a bank statement was stored at or after W - M (its credit
- * lines and periods come with it), or a settlement deadline payout_not_on_statement counts fell
- * since W - M: a payout event whose anchor (event_time, else arrival: payout-common.ts
- * latestPayouts) lies between W - M - S and now - S. Otherwise their findings stand: with the
+ * lines and periods come with it), a payout report was stored at or after W - M (4: its rows'
+ * currency decides whether payout_amount_mismatch compares a payout with its credit, and a report
+ * usually comes after the credit: left standing, a GBP report of a payout the bank booked in EUR
+ * kept open the excess a full pass resolved, test/reconcile/incremental-payout-report.test.ts), or
+ * a settlement deadline payout_not_on_statement counts fell since W - M: a payout event whose
+ * anchor (event_time, else arrival: payout-common.ts latestPayouts) lies between W - M - S and
+ * now - S. The group is judged or stands as a whole (pass.ts), so a report judges all four; reports
+ * come about once per payout, as payout events do. Otherwise their findings stand: with the
  * payouts, statements and invoices of 1,000,000 orders (bench/reconcile, invoice-seed.ts) they
  * were 410 of the 522 ms a pass with nothing new took (bench/README.md, reconcile).
  */
@@ -139,8 +147,8 @@ export async function invoiceEvidenceSince(
   const lower = tx`${since}::timestamptz - make_interval(secs => ${SCOPE_MARGIN_SECONDS})`;
   const deadlineFrom = tx`${lower} - make_interval(days => ${payoutDays})`;
   const deadlineTo = tx`${p.now.toISOString()}::timestamptz - make_interval(days => ${payoutDays})`;
-  // Each condition once, as a column: the reason names the first that holds, and the
-  // REPORT_ROW_KINDS' test reads three of them.
+  // Each condition once, as a column: the reason names the first that holds, the REPORT_ROW_KINDS'
+  // test reads three of them and the payout kinds' four.
   const [row] = await tx<{
     invoice_event: boolean; factoring_event: boolean; payout_event: boolean; report: boolean; statement: boolean; deadline: boolean; report_reference: boolean;
     payout_arrived: boolean; settlement_deadline: boolean;
@@ -186,6 +194,7 @@ export async function invoiceEvidenceSince(
   const payoutWhy = !row ? null
     : row.payout_arrived ? 'a payout event arrived'
     : row.statement ? 'a bank statement was imported'
+    : row.report ? 'a payout report was imported'
     : row.settlement_deadline ? 'a payout reached its settlement deadline'
     : null;
   const payouts = payoutWhy ? { changed: true, reason: payoutWhy } : { changed: false, reason: `no payout evidence since ${since}` };

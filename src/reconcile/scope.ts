@@ -2,6 +2,7 @@ import type { TransactionSql } from 'postgres';
 import { ISO_FORMAT } from './found.js';
 import type { RuleParams } from './types.js';
 import { INVOICE_RULES_SETTING, RELEASE_SETTING } from './settings.js';
+import { pollRunStatus } from '../schema/poller.js';
 
 /**
  * Which orders a pass must look at. A full pass looks at all of them; an incremental pass only at
@@ -31,9 +32,22 @@ import { INVOICE_RULES_SETTING, RELEASE_SETTING } from './settings.js';
  *     with events;
  *  5. R is newer than R_prev, and it has an open or acknowledged orphan_webhook finding: R may list
  *     it again, in the state an earlier poll saw (nothing else new: no new state, no observation);
- *  6. a poll run that did not complete, begun at or after W - M - G, was the last to list it: such
- *     a run's listing is evidence too (state_mismatch's poll after the latest webhook; an orphan
- *     listed after all), though no clause above follows incomplete runs;
+ *  6. a poll run that did not complete (running, failed, aborted) was the last to list it, at or
+ *     after W - M - G (order_snapshots.last_seen_at, the poller's clock, as clause 2's stamps):
+ *     such a run's listing is evidence too (state_mismatch's poll after the latest webhook; an
+ *     orphan listed after all), though no clause above follows incomplete runs. When the run listed
+ *     the order counts, not when it began: a slow, rate-limited scan lists its last pages hours
+ *     after its start, and counted from the start, the listing of a run begun more than G + M
+ *     before it, then failed, is judged by no incremental pass, only by a full one
+ *     (test/reconcile/incremental-long-poll-run.test.ts). The runs
+ *     come first: those not finished by W - M - G (a run finishes after its last listing; one still
+ *     running has no finish), through poll_runs_env_idx (the statuses named: `<> 'complete'` no
+ *     index serves, and with 500,000 runs the planner then probed each snapshot's run, 195 against
+ *     6 ms on a scratch ledger of 1,000,000 snapshots). With none, the hash join ends before reading
+ *     a snapshot; with one, every snapshot is read (last_seen_run_id and last_seen_at have no index,
+ *     src/schema/poller.ts; 90 ms there), as while a run begun since W - M - G ran, and only the
+ *     listings since W - M - G enter the scope: 3,906 of the 500,000 orders a long run had listed,
+ *     which would otherwise be in every pass until G + M after it ended;
  * Anything else has the same evidence it had at the previous pass, so its findings cannot differ:
  * that includes an order with an open or acknowledged finding and nothing new. Each order rule's
  * time conditions only ever become true as time passes (a state seen, a webhook received, a poll
@@ -49,6 +63,8 @@ import { INVOICE_RULES_SETTING, RELEASE_SETTING } from './settings.js';
  * FULL_PASS_INTERVAL_HOURS as a safety net against a gap in this reasoning.
  */
 export const SCOPE_MARGIN_SECONDS = 3600;
+/** Clause 6's runs, named rather than `<> 'complete'` so that poll_runs_env_idx serves them. */
+const INCOMPLETE_RUN_STATUSES = pollRunStatus.enumValues.filter((status) => status !== 'complete');
 export const FULL_PASS_INTERVAL_HOURS = 24;
 const REPARSE_SKEW_SECONDS = 60;
 
@@ -128,8 +144,10 @@ export async function buildScope(tx: TransactionSql, p: RuleParams, forceFull: b
     select order_uuid from order_state_observations where environment = ${p.environment} and observed_at >= ${lower}
     union
     select s.order_uuid from order_snapshots s
-    where s.environment = ${p.environment} and s.last_seen_run_id in (
-      select id from poll_runs where environment = ${p.environment} and status <> 'complete' and started_at >= ${lower})
+    where s.environment = ${p.environment} and s.last_seen_at >= ${lower} and s.last_seen_run_id in (
+      select id from poll_runs
+      where environment = ${p.environment} and status in ${tx(INCOMPLETE_RUN_STATUSES)}
+        and coalesce(finished_at, 'infinity') >= ${lower})
     ${sinceNewRun}`;
   await tx`analyze scope`;
   return { mode: 'incremental', reason: `changes since ${w}`, orders: result.count, since: w, invoiceRulesKey: last.last_invoice_rules };
