@@ -42,9 +42,10 @@ export interface Daemon {
 
 /**
  * The composition root of `start` and `demo`: builds each component from the context and registers
- * its cleanup, in an order whose reverse is a safe shutdown: schedulers stop first (aborting a poll
- * and waiting for a pass), then the HTTP servers stop accepting and the receiver finishes committing
- * what it acknowledged, then the provider client, and the database pool (and embedded server) last.
+ * its cleanup, in an order whose reverse is a safe shutdown: the receiver and operator API stop
+ * accepting first and the receiver finishes committing what it acknowledged, then the jobs stop
+ * (each aborted by the shutdown's signal already: a poll, a pass rolled back), then the metrics
+ * server, the provider client, and the database pool (and embedded server) last.
  * The statement inbox (RECON_DATA_DIR/inbox) imports dropped bank statements every minute, the
  * payout report inbox (RECON_DATA_DIR/payout-inbox) payout reports; the
  * partition job keeps the delivery ledger's months ahead and retires old ones (hourly).
@@ -67,21 +68,10 @@ export async function startDaemon(config: Config, log: Logger, commandShutdown?:
 
     const receiver = await createWebhookReceiver(ctx, provider ? { fetchSecrets: (signal) => provider.fetchWebhookSecrets(signal) } : {});
     shutdown.register('commit stall watch', watchCommitStalls(() => receiver.commitStall(), database));
+    // Its drain stops the refresh too, but its listener starts only after the jobs (below): a
+    // start that fails before then must not leave the refresh asking the provider.
+    shutdown.register('signing secrets refresh', () => receiver.secrets.stop());
     shutdown.throwIfStopping();
-    const http = await startHttpServer({
-      host: config.HOST,
-      port: config.PORT,
-      log,
-      name: 'receiver and operator API',
-      portSetting: 'PORT',
-      timeouts: serverTimeouts(config),
-      routes: [receiver.route, ...healthRoutes(database, { isStopping: () => shutdown.isShuttingDown, hasSigningSecret: () => receiver.secrets.current().length > 0, commitStall: () => receiver.commitStall(), leadership: () => leadershipFromGauges(registry, ['poll', 'reconcile']), log }), ...operatorRoutes({ config, database, log, metrics: ctx.metrics.operator, signal: shutdown.signal }), ...pageRoutes()],
-    });
-    shutdown.register('receiver', async () => {
-      await Promise.all([http.close(), receiver.drain()]);
-    });
-    shutdown.throwIfStopping();
-
     const metricsServer = await startMetricsServer(registry, { host: config.HOST, port: config.METRICS_PORT, log, timeouts: serverTimeouts(config) });
     shutdown.register('metrics server', () => metricsServer.close());
     shutdown.throwIfStopping();
@@ -113,6 +103,27 @@ export async function startDaemon(config: Config, log: Logger, commandShutdown?:
       },
     });
     shutdown.register('reparse job', () => reparse.stop());
+
+    // The listener last, so that its stop comes first: on SIGTERM deliveries get 503 (or no
+    // connection) and the acknowledged ones finish committing whatever the jobs do, and a job can
+    // take longer to stop than SHUTDOWN_TIMEOUT_MS (a payout report import behind a lock gives up
+    // only at PAYOUT_REPORT_IMPORT_TIMEOUT_SECONDS; test/lifecycle/sigterm-receiver-stops-before-jobs.test.ts).
+    // Kubernetes' preStop sleep has taken the pod out of the endpoints by then (ops/kubernetes).
+    // No job needs the listener: the inboxes and the reparse read only the receiver's commit pace.
+    shutdown.throwIfStopping();
+    const http = await startHttpServer({
+      host: config.HOST,
+      port: config.PORT,
+      log,
+      name: 'receiver and operator API',
+      portSetting: 'PORT',
+      timeouts: serverTimeouts(config),
+      routes: [receiver.route, ...healthRoutes(database, { isStopping: () => shutdown.isShuttingDown, hasSigningSecret: () => receiver.secrets.current().length > 0, commitStall: () => receiver.commitStall(), leadership: () => leadershipFromGauges(registry, ['poll', 'reconcile']), log }), ...operatorRoutes({ config, database, log, metrics: ctx.metrics.operator, signal: shutdown.signal }), ...pageRoutes()],
+    });
+    shutdown.register('receiver', async () => {
+      await Promise.all([http.close(), receiver.drain()]);
+    });
+    shutdown.throwIfStopping();
 
     log.info({ ...buildInfo(), environment: config.PROVIDER_ENV, url: http.url, metrics: `${metricsServer.url}/metrics` }, 'bnpl-recon running');
     return {

@@ -59,7 +59,9 @@ export function startJob<T>(options: JobOptions<T>): Job<T> {
         return Promise.resolve(undefined);
       }
       return start().catch((error: unknown) => {
-        options.log.error({ err: error, job: options.name }, `${options.name} run failed`);
+        // A run cut short by the job's stop (a shutdown) is what the stop asked for, not a failure.
+        if (controller.signal.aborted) options.log.info({ err: error, job: options.name }, `${options.name} run stopped`);
+        else options.log.error({ err: error, job: options.name }, `${options.name} run failed`);
         return undefined;
       });
     },

@@ -45,6 +45,11 @@ export async function runReconcilePass(
     onStep?: (stepsDone: number) => void;
     /** Recorded with the run: the daemon's passes are the ones a one-off `reconcile` judges like. */
     origin?: 'daemon' | 'command';
+    /**
+     * Stops the pass (the scheduler's stop, at shutdown): its running statement is cancelled, its
+     * transactions roll back and the run is recorded failed, as when the lock is lost.
+     */
+    signal?: AbortSignal;
   } = {},
 ): Promise<PassSummary> {
   const environment = ctx.config.PROVIDER_ENV;
@@ -60,7 +65,10 @@ export async function runReconcilePass(
       // A heartbeat, as the poll's: a pass runs for minutes on a big ledger, and a replica whose
       // lock session died (a failover) must stop reporting itself leader and stop its pass while
       // another replica takes the lock, not at its final fence (test/reconcile/lock-lost.test.ts).
-      { lock: 'reconcile', environment, heartbeatMs: RECONCILE_LOCK_HEARTBEAT_MS, runs: 'reconcile_runs', onLeader: (held) => metrics.lockHeld.set(held ? 1 : 0) },
+      {
+        lock: 'reconcile', environment, heartbeatMs: RECONCILE_LOCK_HEARTBEAT_MS, runs: 'reconcile_runs', onLeader: (held) => metrics.lockHeld.set(held ? 1 : 0),
+        ...(options.signal ? { signal: options.signal } : {}),
+      },
       async (signal, lock) => {
         // started_at is the pass's clock: the next incremental pass looks at what changed since it.
         // Read once the lock is held, not when the pass was asked for: taking the lock can wait
@@ -114,12 +122,13 @@ export async function runReconcilePass(
 const RECONCILE_LOCK_HEARTBEAT_MS = 5000;
 
 /**
- * Stops the transaction's statement when `signal` aborts (the lock is lost): the transaction fails
- * and rolls back at once instead of running its remaining rules beside the next holder. Meanwhile
- * its connection is marked as running long statements, so a pool replacement for a stall (a
- * readiness check or a commit that waited behind the pass) keeps it while the server still works
- * on it (db/writable-host.ts); a pass that lost its lock no longer wants its statement, and
- * unmarks it. Returns the function that stops watching.
+ * Stops the transaction's statement when `signal` aborts (the lock is lost, or the caller stops the
+ * pass: runSingleton joins the two): the transaction fails and rolls back at once instead of running
+ * its remaining rules beside the next holder, or past a shutdown's deadline. Meanwhile its
+ * connection is marked as running long statements, so a pool replacement for a stall (a readiness
+ * check or a commit that waited behind the pass) keeps it while the server still works on it
+ * (db/writable-host.ts); a pass that lost its lock or was stopped no longer wants its statement,
+ * and unmarks it. Returns the function that stops watching.
  */
 async function cancelOnAbort(ctx: ReconcileContext, tx: TransactionSql, signal: AbortSignal): Promise<() => void> {
   const { pid, done } = await ctx.database.longStatements(tx);
@@ -225,7 +234,8 @@ async function runRules(
     await assertStillHeld(tx, lock);
   }
   const [first, second] = await Promise.allSettled([orderAndPayoutRules, duplicates]);
-  // A statement cancelled because the lock was lost fails with "canceling statement": the loss is the reason.
+  // A statement cancelled because the lock was lost or the pass stopped fails with "canceling
+  // statement": the loss or the stop is the reason.
   if (signal.aborted && (first.status === 'rejected' || second.status === 'rejected')) throw signal.reason;
   if (first.status === 'rejected') throw first.reason;
   if (second.status === 'rejected') throw second.reason;
