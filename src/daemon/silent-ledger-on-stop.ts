@@ -52,7 +52,12 @@ export function giveUpSilentLedgerOnStop(shutdown: Pick<Shutdown, 'stopping'>, d
   };
 }
 
-/** Whether `select 1` on a new session is answered within `withinMs`. */
+/**
+ * Whether the server answers `select 1` on a new session within `withinMs`. An error the server
+ * itself sends (postgres.js's PostgresError, with its SQLSTATE) is an answer too: a server that
+ * refuses the session for `too many clients` (53300) or while it starts up is alive, and ending
+ * the connections then would only fail the receiver's commits that were about to return.
+ */
 async function ledgerAnswers(database: Pick<Database, 'sessions'>, withinMs: number): Promise<boolean> {
   const { session } = database.sessions.take({ fresh: true });
   let timer: NodeJS.Timeout | undefined;
@@ -60,7 +65,7 @@ async function ledgerAnswers(database: Pick<Database, 'sessions'>, withinMs: num
     return await Promise.race([
       session`select 1`.then(
         () => true,
-        () => false,
+        (error: unknown) => error instanceof Error && error.name === 'PostgresError',
       ),
       new Promise<boolean>((resolve) => {
         timer = setTimeout(() => resolve(false), withinMs);
