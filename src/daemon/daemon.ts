@@ -68,9 +68,21 @@ export async function startDaemon(config: Config, log: Logger, commandShutdown?:
 
     const receiver = await createWebhookReceiver(ctx, provider ? { fetchSecrets: (signal) => provider.fetchWebhookSecrets(signal) } : {});
     shutdown.register('commit stall watch', watchCommitStalls(() => receiver.commitStall(), database));
-    // Its drain stops the refresh too, but its listener starts only after the jobs (below): a
-    // start that fails before then must not leave the refresh asking the provider.
-    shutdown.register('signing secrets refresh', () => receiver.secrets.stop());
+    // The listener before the jobs, so that a PORT already taken stops the start before any job
+    // ran (a second instance must not import the inbox's files first); its stop is moved after
+    // the jobs' (below), so that it comes first.
+    const http = await startHttpServer({
+      host: config.HOST,
+      port: config.PORT,
+      log,
+      name: 'receiver and operator API',
+      portSetting: 'PORT',
+      timeouts: serverTimeouts(config),
+      routes: [receiver.route, ...healthRoutes(database, { isStopping: () => shutdown.isShuttingDown, hasSigningSecret: () => receiver.secrets.current().length > 0, commitStall: () => receiver.commitStall(), leadership: () => leadershipFromGauges(registry, ['poll', 'reconcile']), log }), ...operatorRoutes({ config, database, log, metrics: ctx.metrics.operator, signal: shutdown.signal }), ...pageRoutes()],
+    });
+    shutdown.register('receiver', async () => {
+      await Promise.all([http.close(), receiver.drain()]);
+    });
     shutdown.throwIfStopping();
     const metricsServer = await startMetricsServer(registry, { host: config.HOST, port: config.METRICS_PORT, log, timeouts: serverTimeouts(config) });
     shutdown.register('metrics server', () => metricsServer.close());
@@ -104,25 +116,13 @@ export async function startDaemon(config: Config, log: Logger, commandShutdown?:
     });
     shutdown.register('reparse job', () => reparse.stop());
 
-    // The listener last, so that its stop comes first: on SIGTERM deliveries get 503 (or no
+    // The receiver stops first: on SIGTERM deliveries get 503 (or no
     // connection) and the acknowledged ones finish committing whatever the jobs do, and a job can
     // take longer to stop than SHUTDOWN_TIMEOUT_MS (a payout report import behind a lock gives up
     // only at PAYOUT_REPORT_IMPORT_TIMEOUT_SECONDS; test/lifecycle/sigterm-receiver-stops-before-jobs.test.ts).
     // Kubernetes' preStop sleep has taken the pod out of the endpoints by then (ops/kubernetes).
     // No job needs the listener: the inboxes and the reparse read only the receiver's commit pace.
-    shutdown.throwIfStopping();
-    const http = await startHttpServer({
-      host: config.HOST,
-      port: config.PORT,
-      log,
-      name: 'receiver and operator API',
-      portSetting: 'PORT',
-      timeouts: serverTimeouts(config),
-      routes: [receiver.route, ...healthRoutes(database, { isStopping: () => shutdown.isShuttingDown, hasSigningSecret: () => receiver.secrets.current().length > 0, commitStall: () => receiver.commitStall(), leadership: () => leadershipFromGauges(registry, ['poll', 'reconcile']), log }), ...operatorRoutes({ config, database, log, metrics: ctx.metrics.operator, signal: shutdown.signal }), ...pageRoutes()],
-    });
-    shutdown.register('receiver', async () => {
-      await Promise.all([http.close(), receiver.drain()]);
-    });
+    shutdown.stopFirst('receiver');
     shutdown.throwIfStopping();
 
     log.info({ ...buildInfo(), environment: config.PROVIDER_ENV, url: http.url, metrics: `${metricsServer.url}/metrics` }, 'bnpl-recon running');

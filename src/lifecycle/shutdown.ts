@@ -60,6 +60,15 @@ export class Shutdown {
     void late.finally(() => this.late.delete(late));
   }
 
+  /**
+   * Makes a registered component the first to stop, as if registered now: for one started early
+   * (so that its start can fail before others ran) whose stop must still come before theirs.
+   */
+  stopFirst(name: string): void {
+    const i = this.cleanups.findIndex((c) => c.name === name);
+    if (i >= 0) this.cleanups.push(...this.cleanups.splice(i, 1));
+  }
+
   /** Throws the shutdown's reason when it has begun: for a startup, between its steps. */
   throwIfStopping(): void {
     this.controller.signal.throwIfAborted();
