@@ -48,6 +48,10 @@ export function invoiceFacts(
     ${page.limit === undefined ? sql`` : sql`limit ${page.limit}`}`;
 }
 
+/** An invoice event's time as invoiceCreation describes it: the event's own time, else its arrival. */
+const timeKey = (sql: Sql | TransactionSql) =>
+  sql`(coalesce(i.event_time_sortable, to_char(i.received_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"000Z"')) collate "C")`;
+
 /**
  * When each of `invoices` (an SQL query of invoice uuids) was created, to rank an order's invoices
  * by it (payout_deduction_mismatch, the order's first invoice): its invoice/created event's
@@ -64,9 +68,26 @@ export function invoiceFacts(
  */
 export function invoiceCreation(sql: Sql | TransactionSql, environment: ProviderEnvironment, invoices: PendingQuery<Row[]>) {
   return sql`
-    select i.invoice_uuid,
-           min(coalesce(i.event_time_sortable, to_char(i.received_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"000Z"')) collate "C") as created_key
+    select i.invoice_uuid, min(${timeKey(sql)}) as created_key
     from invoice_events i
     where i.environment = ${environment} and i.topic = ${topic('invoice/created')} and i.invoice_uuid in (${invoices})
+    group by i.invoice_uuid`;
+}
+
+/**
+ * invoiceCreation's created_key (null without an invoice/created event) beside created_by_key, the
+ * latest each of `invoices` can have been created, in the same form: its creation when known, else
+ * its first event's time of any topic (an invoice exists before any event about it). One row per
+ * invoice with any event. payout_deduction_mismatch asks whether an invoice may have been created
+ * before another: an invoice whose invoice/complete (paid, so created earlier) came before another's
+ * invoice/created cannot have been created after it, while created_key alone would not say.
+ */
+export function invoiceCreationBound(sql: Sql | TransactionSql, environment: ProviderEnvironment, invoices: PendingQuery<Row[]>) {
+  return sql`
+    select i.invoice_uuid,
+           min(${timeKey(sql)}) filter (where i.topic = ${topic('invoice/created')}) as created_key,
+           coalesce(min(${timeKey(sql)}) filter (where i.topic = ${topic('invoice/created')}), min(${timeKey(sql)})) as created_by_key
+    from invoice_events i
+    where i.environment = ${environment} and i.invoice_uuid in (${invoices})
     group by i.invoice_uuid`;
 }

@@ -67,10 +67,13 @@ export function payoutsSource(database: Database, filters: { environment: Provid
       order by payout_uuid, event_time_sortable desc nulls last, received_at desc, event_key desc
     ),
     page as (select * from latest order by payout_uuid ${limit === undefined ? sql`` : sql`limit ${limit}`}),
+    -- In numeric, as sum(bigint) is, and so the one addition before a sum: the reader accepts any
+    -- amount a bigint stores (payout-reports/rows.ts MAX_CENTS), so one row's Discount + Transaction
+    -- Fee, as bigint, can be "bigint out of range" on a row the import and the pass accept.
     composed as (
       select w.payout_uuid,
              sum(w.gross_purchase_price_cents) filter (where w.doc_type = 'invoice') as gross,
-             sum(w.discount_cents + w.transaction_fee_cents) filter (where w.doc_type = 'invoice') as fee,
+             sum(w.discount_cents::numeric + w.transaction_fee_cents) filter (where w.doc_type = 'invoice') as fee,
              sum(w.vat_on_discount_cents) filter (where w.doc_type = 'invoice') as vat,
              -sum(w.transfer_amount_cents) filter (where w.doc_type = 'credit_note') as credit_notes,
              -sum(w.transfer_amount_cents) filter (where w.doc_type = 'buyer_payment') as buyer_payments,

@@ -3,7 +3,7 @@ import { insertIntoFound } from '../found.js';
 import type { Rule, RuleParams } from '../types.js';
 import { invoiceSettings } from './invoice-common.js';
 import { topic } from '../../provider/vocabulary.js';
-import { invoiceCreation } from '../../ledger/invoices.js';
+import { invoiceCreation, invoiceCreationBound } from '../../ledger/invoices.js';
 
 /**
  * payout_deduction_mismatch: a payout report row keeps back what the contract (CONTRACT_TERMS)
@@ -33,8 +33,10 @@ import { invoiceCreation } from '../../ledger/invoices.js';
  *      the fee on exactly one of the order's rows there, 0 on the others, is accepted whichever
  *      row carries it. Not judged on an invoice row with no order known, nor on the first row when
  *      another invoice of the order may carry the fee: one an earlier completed payout lists whose
- *      report row is not stored (the fee may have been charged there), or one created no later
- *      than the first row's invoice with no report row of a completed payout stored;
+ *      report row for it is not stored (the fee may have been charged there), or one with no report
+ *      row of a completed payout stored that may have been created first: no invoice/created
+ *      received, or its time no later than the first row's invoice's (its invoice/created, else its
+ *      first event of any topic: created no later than that), or the first row has no invoice event;
  *    - vat: on an invoice row, |VAT on Discount - (Discount + Transaction Fee) x VAT %| >= 1 cent.
  *  Credit notes, buyer payments and disputes are not judged on their Discount or VAT: the provider's
  *  documentation gives them a fee rate of their own ("Discount %: the total fee rate applied to the
@@ -78,7 +80,7 @@ export const payoutDeductionMismatch: Rule = {
       -- one, approved first), each as one join: looked up row by row they took 45 s for 1,000,000
       -- rows (bench/README.md, reconcile).
       invoice_of as (
-        select distinct on (ref) ref as doc_no, invoice_uuid, order_uuid, created_at
+        select distinct on (ref) ref as doc_no, invoice_uuid, order_uuid
         from pass_invoices
         order by ref, (order_uuid is null), created_at, invoice_uuid
       ),
@@ -89,7 +91,7 @@ export const payoutDeductionMismatch: Rule = {
         order by f.invoice_external_reference_id, (f.topic = ${topic('factoring/approved')}) desc, f.received_at desc, f.event_key desc
       ),
       with_invoice as (
-        select r.*, i.invoice_uuid, i.order_uuid as invoice_order_uuid, i.created_at as invoice_created_at, fa.payment_method, fa.payment_terms_days
+        select r.*, i.invoice_uuid, i.order_uuid as invoice_order_uuid, fa.payment_method, fa.payment_terms_days
         from report r
         left join invoice_of i on r.doc_type = 'invoice' and i.doc_no = r.doc_no
         left join method_of fa on r.doc_type = 'invoice' and fa.doc_no = r.doc_no
@@ -189,25 +191,44 @@ export const payoutDeductionMismatch: Rule = {
           and m.payment_method is not distinct from r.payment_method and m.payment_terms_days is not distinct from r.payment_terms_days
       ),
       -- A first row whose fee is not the contract's is not judged when another invoice of the order
-      -- may carry it: one a completed payout before the row's lists whose report row is not stored
-      -- (the fee may have been charged there), or one created no later than the row's invoice
-      -- with no report row of a completed payout stored (it is the order's first invoice, paid out
-      -- without a report imported or not paid out yet: the fee is charged there). Looked up for
-      -- those few rows only (every first row: a hash of all invoices).
+      -- may carry it: one a completed payout before the row's lists with no report row for it stored
+      -- (the fee may have been charged there; with that row stored, its fee is known and ranked
+      -- above), or one with no report row of a completed payout stored that may have been created
+      -- first (it is the order's first invoice, paid out without a report imported or not paid out
+      -- yet: the fee is charged there). May have been created first: its invoice/created time is no
+      -- later than the latest the row's invoice can have been created (its invoice/created time,
+      -- else its first event's: invoiceCreationBound, to the nanosecond), or either is unknown (no
+      -- invoice/created of the other invoice, no event of the row's). Not pass_invoices.created_at:
+      -- for the other invoice it too falls back to the first event of any topic, so an earlier
+      -- invoice whose invoice/created was lost and whose invoice/complete came after the row's
+      -- creation counted as created later (a false fee finding). Looked up for those few rows only
+      -- (every first row: a hash of all invoices).
       fee_suspects as materialized (
-        select order_uuid, payout_uuid, doc_no, anchor, invoice_created_at from expected
+        select order_uuid, payout_uuid, doc_no, anchor, invoice_uuid from expected
         where nth = 1 and order_uuid is not null and transaction_fee_cents <> fee_expected
+      ),
+      fee_siblings as materialized (
+        select s.payout_uuid, s.doc_no, s.anchor, s.invoice_uuid as suspect_uuid, i.invoice_uuid, i.ref
+        from fee_suspects s
+        join pass_invoices i on i.order_uuid = s.order_uuid and i.ref <> s.doc_no
+      ),
+      fee_created as (
+        ${invoiceCreationBound(tx, p.environment, tx`select invoice_uuid from fee_suspects where invoice_uuid is not null union select invoice_uuid from fee_siblings`)}
       ),
       fee_unknown as (
         select distinct s.payout_uuid, s.doc_no
-        from fee_suspects s
-        join pass_invoices i on i.order_uuid = s.order_uuid and i.ref <> s.doc_no
+        from fee_siblings s
+        left join fee_created cs on cs.invoice_uuid = s.suspect_uuid
+        left join fee_created ci on ci.invoice_uuid = s.invoice_uuid
         where exists (select 1 from pass_listings l
-                      where l.ref = i.ref and l.status = 'complete' and (l.anchor, l.payout_uuid) < (s.anchor, s.payout_uuid))
-           or (i.created_at <= s.invoice_created_at
+                      where l.ref = s.ref and l.status = 'complete' and (l.anchor, l.payout_uuid) < (s.anchor, s.payout_uuid)
+                        and not exists (select 1 from payout_report_rows w
+                                        where w.environment = ${p.environment} and w.payout_uuid = l.payout_uuid
+                                          and w.doc_type = 'invoice' and w.doc_no = l.ref))
+           or ((ci.created_key is null or cs.created_by_key is null or ci.created_key <= cs.created_by_key)
                and not exists (select 1 from payout_report_rows w
                                join pass_payouts l on l.payout_uuid = w.payout_uuid and l.status = 'complete'
-                               where w.environment = ${p.environment} and w.doc_no = i.ref and w.doc_type = 'invoice'))
+                               where w.environment = ${p.environment} and w.doc_no = s.ref and w.doc_type = 'invoice'))
       ),
       -- Each check's verdict per row first; what was expected and reported is spelled out for the
       -- failing rows only (a handful), not for every row. Sums in numeric: a report may hold amounts
