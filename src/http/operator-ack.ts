@@ -51,26 +51,34 @@ export function ackRoutes(deps: { config: Config; database: Database; log: Logge
     {
       method: 'POST',
       path: /^\/api\/discrepancies\/[^/]+\/ack$/,
-      handler: guarded(async (req, res, url, who) => {
-        const idText = url.pathname.split('/')[3] ?? '';
-        const id = /^[0-9]{1,15}$/.test(idText) ? Number(idText) : NaN;
-        // Refusals are thrown: guarded answers them and writes the log line naming the reason.
-        let parsed: { note?: unknown; actor?: unknown };
-        try {
-          parsed = JSON.parse((await readBody(req, MAX_BODY_BYTES)).toString('utf8')) as typeof parsed;
-        } catch (error) {
-          if (error instanceof BodyTooLargeError) throw new RequestRefused(413, `body is larger than ${MAX_BODY_BYTES} bytes (64 KiB): a note is at most 4,000 characters`);
-          throw new UsageError('body must be JSON: {"note": "..."}');
-        }
-        const body = parseAckBody(parsed);
-        if ('error' in body) throw new UsageError(body.error);
-        const result = await acknowledgeDiscrepancy(database, id, body.note, ackActor(who, body.actor), config.PROVIDER_ENV);
-        if (result.outcome === 'not_found') throw new RequestRefused(404, `no discrepancy ${idText} in ${config.PROVIDER_ENV}`);
-        if (result.outcome === 'resolved') throw new RequestRefused(409, `discrepancy ${id} is already resolved`);
-        log.info({ id, actor: result.discrepancy.acknowledgedBy }, 'discrepancy acknowledged');
-        sendJson(res, 200, result.discrepancy);
-        // Its own transaction (reconcile/ack.ts): answered 503 at the deadline, not cancelled, and
-        // may still be recorded (http-api.md), so sending it again is safe.
+      handler: guarded({
+        // A path not naming a number names no discrepancy: NaN, which acknowledgeDiscrepancy answers
+        // not_found (404) without reading the ledger, once the body has been checked.
+        parse: (url) => {
+          const idText = url.pathname.split('/')[3] ?? '';
+          return { idText, id: /^[0-9]{1,15}$/.test(idText) ? Number(idText) : NaN };
+        },
+        handle: async (req, res, { idText, id }, who) => {
+          // Refusals are thrown: guarded answers them and writes the log line naming the reason. The
+          // body is read and checked before the ledger is reached (acknowledgeDiscrepancy's own
+          // transaction), so a bad one is 400 whatever the ledger's state.
+          let parsed: { note?: unknown; actor?: unknown };
+          try {
+            parsed = JSON.parse((await readBody(req, MAX_BODY_BYTES)).toString('utf8')) as typeof parsed;
+          } catch (error) {
+            if (error instanceof BodyTooLargeError) throw new RequestRefused(413, `body is larger than ${MAX_BODY_BYTES} bytes (64 KiB): a note is at most 4,000 characters`);
+            throw new UsageError('body must be JSON: {"note": "..."}');
+          }
+          const body = parseAckBody(parsed);
+          if ('error' in body) throw new UsageError(body.error);
+          const result = await acknowledgeDiscrepancy(database, id, body.note, ackActor(who, body.actor), config.PROVIDER_ENV);
+          if (result.outcome === 'not_found') throw new RequestRefused(404, `no discrepancy ${idText} in ${config.PROVIDER_ENV}`);
+          if (result.outcome === 'resolved') throw new RequestRefused(409, `discrepancy ${id} is already resolved`);
+          log.info({ id, actor: result.discrepancy.acknowledgedBy }, 'discrepancy acknowledged');
+          sendJson(res, 200, result.discrepancy);
+          // Its own transaction (reconcile/ack.ts): answered 503 at the deadline, not cancelled, and
+          // may still be recorded (http-api.md), so sending it again is safe.
+        },
       }, { ledger: 'own' }),
     },
   ];

@@ -15,8 +15,9 @@ import { ackRoutes } from './operator-ack.js';
 import { uploadRoutes } from './operator-upload.js';
 import { detailRoutes } from './operator-detail.js';
 import {
-  LEDGER_DEADLINE_MS, XLSX_TYPE, answerBadRequest, authorise, booleanParam, csvOptions, environmentOf, negotiateFormat, operatorMatcher, pageOf, type Guard,
+  LEDGER_DEADLINE_MS, XLSX_TYPE, answerBadRequest, authorise, booleanParam, csvOptions, environmentOf, negotiateFormat, operatorMatcher, pageOf, type ApiFormat, type Guard,
 } from './operator-request.js';
+import type { CsvOptions } from '../reports/format.js';
 import { UsageError } from '../config/usage-error.js';
 import { overviewRoutes } from './operator-overview.js';
 import { sendJson, type Route } from './server.js';
@@ -25,29 +26,57 @@ import { addressMatcher } from '../config/addresses.js';
 import { boundedRead } from './ledger-read.js';
 
 // What a cursor may decode to, per key column: a bigint id or a UUID.
-const KEY_PATTERNS: Record<string, RegExp> = {
+const KEY_PATTERNS = {
   id: /^[0-9]{1,18}$/,
   uuid: /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i,
   first_delivery_id: /^[0-9]{1,18}$/,
   payout_uuid: /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i,
   invoice_uuid: /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i,
   bucket: /^(0-7|8-30|31-60|over 60)$/,
-};
+} satisfies Record<string, RegExp>;
+
+type ReportKey = keyof typeof KEY_PATTERNS;
+
+/**
+ * One report request, checked before the ledger is touched (GuardedRoute.parse): the route's own
+ * filters gave `source` and `name`; the format, CSV options, page and cursor are the same for every
+ * report. `key` is the column the report's cursor names (the source's key, checked by answerReport).
+ */
+interface ReportRequest {
+  name: string;
+  key: ReportKey;
+  source: (ledger: Database) => ReportSource;
+  format: ApiFormat;
+  csv: CsvOptions;
+  limit: number | undefined;
+  after: string | undefined;
+  /** path and query, for the next page's Link */
+  url: URL;
+}
+
+/** A report route's common parameters, after its own filters (`report`): a 400 for any that is bad. */
+function reportRequest(req: IncomingMessage, url: URL, report: Pick<ReportRequest, 'name' | 'key' | 'source'>): ReportRequest {
+  const format = negotiateFormat(url, req);
+  const csv = csvOptions(url);
+  const page = pageOf(url);
+  const after = page.cursor === undefined ? undefined : decodeCursor(page.cursor, KEY_PATTERNS[report.key]);
+  return { ...report, format, csv, limit: page.limit, after, url };
+}
 
 /**
  * Answers one report request: JSON unless CSV or XLSX is asked for; the whole report streamed, or a
  * page (?limit, ?cursor) whose next cursor is in the `Next-Cursor` and `Link` headers (the body stays
  * the report: a JSON array, or CSV with its header), so paging adds nothing a client must parse.
  */
-async function answerReport(req: IncomingMessage, res: ServerResponse, url: URL, source: ReportSource, name: string, stall: StallOptions): Promise<void> {
-  const format = negotiateFormat(url, req);
-  const csv = csvOptions(url);
-  const page = pageOf(url);
-  const after = page.cursor === undefined ? undefined : decodeCursor(page.cursor, KEY_PATTERNS[source.key]!);
+async function answerReport(res: ServerResponse, request: ReportRequest, ledger: Database, stall: StallOptions): Promise<void> {
+  const { format, csv, after, url, name } = request;
+  const source = request.source(ledger);
+  // A cursor checked against another column's pattern would let a bad one reach the query (a 500).
+  if (source.key !== request.key) throw new Error(`report ${name}: its key is ${source.key}, its route checks cursors as ${request.key}`);
   const day = new Date().toISOString().slice(0, 10);
   const disposition = (ext: string) => ({ 'content-disposition': `attachment; filename="${name}-${day}.${ext}"` });
   if (format === 'xlsx') {
-    const paged = page.limit === undefined ? undefined : await fetchPage(source, after, page.limit);
+    const paged = request.limit === undefined ? undefined : await fetchPage(source, after, request.limit);
     const rows = paged ? paged.rows : await fetchAll(source, after, XLSX_MAX_ROWS);
     if (!rows) return sendJson(res, 413, { error: `more than ${XLSX_MAX_ROWS} rows: narrow the filter, page with limit, or ask for CSV` });
     const body = await renderXlsx(source.shape, rows, name);
@@ -57,7 +86,7 @@ async function answerReport(req: IncomingMessage, res: ServerResponse, url: URL,
     return;
   }
   const headers = { 'content-type': contentTypeFor(format), ...(format === 'csv' ? disposition('csv') : {}) };
-  if (page.limit === undefined) {
+  if (request.limit === undefined) {
     // A ledger that cannot be read fails here, before the 200 (the router answers 503); one that
     // fails later throws out of streamReport, and the router then cuts the connection without the
     // closing chunk (sendJson in server.ts), so no client takes the part it got for the report.
@@ -73,7 +102,7 @@ async function answerReport(req: IncomingMessage, res: ServerResponse, url: URL,
     res.end();
     return;
   }
-  const { rows, next } = await fetchPage(source, after, page.limit);
+  const { rows, next } = await fetchPage(source, after, request.limit);
   if (res.headersSent) return; // answered 503 past the ledger deadline (guarded)
   res.writeHead(200, { ...headers, ...nextPageHeaders(url, next) });
   if (format === 'csv') res.end(csvHeader(source.shape, csv) + renderBatch('csv', source.shape, rows, true, csv));
@@ -146,7 +175,7 @@ export function operatorRoutes(deps: {
   // Each refused request is logged: only a holder of a token gets this far, so no flood to limit.
   const refusedRequest = (fields: Record<string, unknown>) => log.warn(fields, 'operator request refused');
   /** Authorised, with 400/403 for bad filters, and 503 for a ledger that does not answer in time. */
-  const guarded: Guard = (handler, options = {}) => async (req, res, url) => {
+  const guarded: Guard = (route, options = {}) => async (req, res, url) => {
     const who = authorise(req, res, tokens, guard);
     if (!who) return;
     const nul = nulParameter(url);
@@ -154,14 +183,16 @@ export function operatorRoutes(deps: {
       if (nul !== undefined) throw new UsageError(`parameter ${nul} must not contain a NUL character`);
       // Every operator route serves this daemon's environment alone, whatever else it reads.
       environmentOf(url, config);
+      // Before any ledger access: a bad parameter is 400 whatever the ledger's state (GuardedRoute).
+      const params = route.parse(url, req);
       const deadlineAt = performance.now() + deadlineMs;
       const work = (options.ledger ?? 'read') === 'read' && options.deadline !== false
-        ? boundedRead(database, deadlineAt, (ledger) => handler(req, res, url, who, ledger))
-        : handler(req, res, url, who, database);
+        ? boundedRead(database, deadlineAt, (ledger) => route.handle(req, res, params, who, ledger))
+        : route.handle(req, res, params, who, database);
       if (options.deadline === false) return await work;
       if (!(await beforeDeadline(work, res, deadlineMs))) {
         log.error({ operator: who.name, method: req.method, path: url.pathname, deadlineMs },
-          `operator request answered 503: the ledger did not answer within ${deadlineMs / 1000} s (a read's statement is cancelled by the server)`);
+          `operator request answered 503: the ledger did not answer within ${deadlineMs / 1000} s (a read waiting for a lock gives it up half a second later)`);
         // Closed after the answer: the handler still waits on the ledger, and must not answer on a
         // connection the client goes on using (answerReport checks headersSent before its own).
         sendJson(res, 503, { error: 'database unavailable; retry' }, true);
@@ -178,58 +209,37 @@ export function operatorRoutes(deps: {
         `report download cut off: the client took no byte for ${this.ms / 1000} s (its ledger connection is released)`);
     },
   };
+  /** A report's route: its filters (`report`) and the common parameters checked before the ledger is read. */
+  const reportRoute = (path: string, report: (url: URL) => Pick<ReportRequest, 'name' | 'key' | 'source'>): Route => ({
+    method: 'GET',
+    path,
+    handler: guarded({
+      parse: (url, req) => reportRequest(req, url, report(url)),
+      handle: (_req, res, request, _who, ledger) => answerReport(res, request, ledger, stall),
+    }),
+  });
+  const environment = config.PROVIDER_ENV;
   return [
-    {
-      method: 'GET',
-      path: '/api/discrepancies',
-      handler: guarded(async (req, res, url, _who, ledger) => {
-        const environment = environmentOf(url, config);
-        const { filters } = parseDiscrepancyQuery({
-          status: url.searchParams.get('status') ?? undefined,
-          kind: url.searchParams.getAll('kind').flatMap((k) => k.split(',')).filter((k) => k !== ''),
-          since: url.searchParams.get('since') ?? undefined,
-          search: url.searchParams.get('q') ?? url.searchParams.get('search') ?? undefined,
-        });
-        await answerReport(req, res, url, discrepancySource(ledger, { ...filters, environment }), `discrepancies-${environment}`, stall);
-      }),
-    },
-    {
-      method: 'GET',
-      path: '/api/orders',
-      handler: guarded(async (req, res, url, _who, ledger) => {
-        const environment = environmentOf(url, config);
-        await answerReport(req, res, url, ordersSource(ledger, { environment }), `orders-${environment}`, stall);
-      }),
-    },
-    {
-      method: 'GET',
-      path: '/api/payouts',
-      handler: guarded(async (req, res, url, _who, ledger) => {
-        const environment = environmentOf(url, config);
-        await answerReport(req, res, url, payoutsSource(ledger, { environment }), `payouts-${environment}`, stall);
-      }),
-    },
-    {
-      // Each invoice's way to cash (reports/invoices.ts); ?ageing=1 for the ageing of those not yet paid out.
-      method: 'GET',
-      path: '/api/invoices',
-      handler: guarded(async (req, res, url, _who, ledger) => {
-        const environment = environmentOf(url, config);
-        const ageing = booleanParam('ageing', url.searchParams.get('ageing'));
-        const source = ageing ? ageingSource(ledger, { environment }) : invoicesSource(ledger, { environment });
-        await answerReport(req, res, url, source, `${ageing ? 'invoice-ageing' : 'invoices'}-${environment}`, stall);
-      }),
-    },
-    {
-      // What is still stored unparsed, grouped (reports/deliveries.ts); ?status=unknown_topic|invalid_shape|unparsed.
-      method: 'GET',
-      path: '/api/deliveries',
-      handler: guarded(async (req, res, url, _who, ledger) => {
-        const environment = environmentOf(url, config);
-        const status = parseDeliveryStatus(url.searchParams.get('status') ?? undefined);
-        await answerReport(req, res, url, deliveriesSource(ledger, { environment, status }), `deliveries-${environment}`, stall);
-      }),
-    },
+    reportRoute('/api/discrepancies', (url) => {
+      const { filters } = parseDiscrepancyQuery({
+        status: url.searchParams.get('status') ?? undefined,
+        kind: url.searchParams.getAll('kind').flatMap((k) => k.split(',')).filter((k) => k !== ''),
+        since: url.searchParams.get('since') ?? undefined,
+        search: url.searchParams.get('q') ?? url.searchParams.get('search') ?? undefined,
+      });
+      return { name: `discrepancies-${environment}`, key: 'id', source: (ledger) => discrepancySource(ledger, { ...filters, environment }) };
+    }),
+    reportRoute('/api/orders', () => ({ name: `orders-${environment}`, key: 'uuid', source: (ledger) => ordersSource(ledger, { environment }) })),
+    reportRoute('/api/payouts', () => ({ name: `payouts-${environment}`, key: 'payout_uuid', source: (ledger) => payoutsSource(ledger, { environment }) })),
+    // Each invoice's way to cash (reports/invoices.ts); ?ageing=1 for the ageing of those not yet paid out.
+    reportRoute('/api/invoices', (url) => booleanParam('ageing', url.searchParams.get('ageing'))
+      ? { name: `invoice-ageing-${environment}`, key: 'bucket', source: (ledger) => ageingSource(ledger, { environment }) }
+      : { name: `invoices-${environment}`, key: 'invoice_uuid', source: (ledger) => invoicesSource(ledger, { environment }) }),
+    // What is still stored unparsed, grouped (reports/deliveries.ts); ?status=unknown_topic|invalid_shape|unparsed.
+    reportRoute('/api/deliveries', (url) => {
+      const status = parseDeliveryStatus(url.searchParams.get('status') ?? undefined);
+      return { name: `deliveries-${environment}`, key: 'first_delivery_id', source: (ledger) => deliveriesSource(ledger, { environment, status }) };
+    }),
     ...ackRoutes({ config, database, log, guarded }),
     ...uploadRoutes({ config, database, log, guarded, signal: deps.signal }),
     ...detailRoutes({ config, guarded }),

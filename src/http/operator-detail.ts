@@ -72,11 +72,14 @@ export function detailRoutes(deps: { config: Config; guarded: Guard }): Route[] 
     {
       method: 'GET',
       path: /^\/api\/discrepancies\/[0-9]{1,15}$/,
-      handler: guarded(async (_req, res, url, _who, ledger) => {
-        const id = Number(url.pathname.split('/')[3]);
-        const found = await evidenceOf(ledger, config, id);
-        if (!found) return sendJson(res, 404, { error: `no discrepancy ${id} in ${config.PROVIDER_ENV}` });
-        sendJson(res, 200, found);
+      handler: guarded({
+        // The path's pattern admits 1 to 15 digits only: an exact id, nothing to refuse.
+        parse: (url) => Number(url.pathname.split('/')[3]),
+        handle: async (_req, res, id, _who, ledger) => {
+          const found = await evidenceOf(ledger, config, id);
+          if (!found) return sendJson(res, 404, { error: `no discrepancy ${id} in ${config.PROVIDER_ENV}` });
+          sendJson(res, 200, found);
+        },
       }),
     },
   ];

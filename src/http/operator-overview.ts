@@ -3,7 +3,7 @@ import type { Database } from '../db/database.js';
 import { payoutCredits } from '../ledger/payout-credits.js';
 import { stakeCents } from '../reports/discrepancies.js';
 import { decimalAmount, REPORT_TIME_FORMAT } from '../reports/source.js';
-import type { Guard } from './operator-request.js';
+import { noParameters, type Guard } from './operator-request.js';
 import { sendJson, type Route } from './server.js';
 
 const SERIES_POINTS = 30;
@@ -110,12 +110,15 @@ export function overviewRoutes(deps: { config: Config; guarded: Guard }): Route[
       path: '/api/session',
       // Who the token belongs to, which environment this daemon serves and the time zone the page shows
       // times in: the page's sign-in check.
-      handler: guarded(async (_req, res, _url, who) => sendJson(res, 200, { operator: who.name, environment: config.PROVIDER_ENV, time_zone: config.DISPLAY_TIME_ZONE }), { ledger: 'none' }),
+      handler: guarded({
+        parse: noParameters,
+        handle: async (_req, res, _params, who) => sendJson(res, 200, { operator: who.name, environment: config.PROVIDER_ENV, time_zone: config.DISPLAY_TIME_ZONE }),
+      }, { ledger: 'none' }),
     },
     {
       method: 'GET',
       path: '/api/overview',
-      handler: guarded(async (_req, res, _url, _who, ledger) => sendJson(res, 200, await overview(ledger, config.PROVIDER_ENV))),
+      handler: guarded({ parse: noParameters, handle: async (_req, res, _params, _who, ledger) => sendJson(res, 200, await overview(ledger, config.PROVIDER_ENV)) }),
     },
   ];
 }

@@ -23,22 +23,38 @@ export interface GuardOptions {
   deadline?: boolean;
   /**
    * How the handler reaches the ledger. 'read' (the default): through the Database it is given,
-   * one transaction whose statements the server cancels just after the deadline (ledger-read.ts),
-   * so a read answered 503 does not keep its pool connection. 'none': it does not, and no
-   * connection is taken for it. 'own': through its own transactions (a write, an upload's import),
-   * on the pool it is given.
+   * one transaction whose waits for a lock the server gives up just after the deadline
+   * (ledger-read.ts), so a read answered 503 behind a lock does not keep its pool connection.
+   * 'none': it does not, and no connection is taken for it. 'own': through its own transactions
+   * (a write, an upload's import), on the pool it is given.
    */
   ledger?: 'read' | 'none' | 'own';
 }
 
-/** Wraps a handler: authorised, refusals answered and logged, the ledger deadline applied. */
-export type Guard = (handler: Guarded, options?: GuardOptions) => (req: IncomingMessage, res: ServerResponse, url: URL) => Promise<void>;
+/**
+ * One guarded route. `parse` checks the request's parameters and gives what the handler needs of
+ * them; it runs before the ledger is touched (no pool connection, no transaction), so a request
+ * that can never succeed is answered 400 (403 for another environment) whatever the ledger's state,
+ * not 503 "retry" while it is down, nor after waiting the deadline for it while it hangs
+ * (test/http/bad-request-while-ledger-down.test.ts). It is synchronous: nothing it does can wait.
+ */
+export interface GuardedRoute<P> {
+  parse(url: URL, req: IncomingMessage): P;
+  handle: Guarded<P>;
+}
+
+/** Wraps a route: authorised, its parameters checked, refusals answered and logged, the ledger deadline applied. */
+export type Guard = <P>(route: GuardedRoute<P>, options?: GuardOptions) => (req: IncomingMessage, res: ServerResponse, url: URL) => Promise<void>;
 
 /**
- * A handler that runs only for an authorised operator, who is named. `ledger` is the Database it
- * reads through (GuardOptions.ledger says which).
+ * A handler that runs only for an authorised operator, who is named, with its route's parameters as
+ * `parse` gave them (it is not given the URL: a parameter checked here would be checked after the
+ * ledger was reached). `ledger` is the Database it reads through (GuardOptions.ledger says which).
  */
-export type Guarded = (req: IncomingMessage, res: ServerResponse, url: URL, who: Operator, ledger: Database) => Promise<void>;
+export type Guarded<P> = (req: IncomingMessage, res: ServerResponse, params: P, who: Operator, ledger: Database) => Promise<void>;
+
+/** The `parse` of a route that takes no parameters (`env` is checked by the guard for every route). */
+export const noParameters = (): undefined => undefined;
 
 export interface Operator {
   /** The token's name ('api' for the shared OPERATOR_TOKEN). */

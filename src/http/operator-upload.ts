@@ -13,7 +13,7 @@ import { describeStatementImport, type ImportResult } from '../statements/import
 import { ImportCrashedError, ImportStoppedError } from '../statements/isolated-import.js';
 import { StatementFormatError } from '../statements/types.js';
 import { BodyNotSavedError, BodyTooLargeError, saveBody } from './read-body.js';
-import { environmentOf, type Guard, type Operator } from './operator-request.js';
+import type { Guard, Operator } from './operator-request.js';
 import { sendJson, type Route } from './server.js';
 
 /**
@@ -176,9 +176,9 @@ export function uploadRoutes(deps: {
   // No ledger deadline (guarded's): receiving the file takes up to SERVER_REQUEST_TIMEOUT_MS and
   // its import up to STATEMENT_IMPORT_TIMEOUT_SECONDS (a statement), or a statement of it up to
   // PAYOUT_REPORT_IMPORT_TIMEOUT_SECONDS (a payout report).
-  const handle = (kind: UploadKind) => guarded(async (req, res, url, who) => {
-    environmentOf(url, config);
-    const name = uploadName(url.searchParams.get('name'));
+  // The name is checked (made safe, never refused) before anything reaches the ledger; the body's
+  // type and size are checked before the import does.
+  const handle = (kind: UploadKind) => guarded({ parse: (url) => uploadName(url.searchParams.get('name')), handle: async (req, res, name, who) => {
     const type = String(req.headers['content-type'] ?? '').toLowerCase();
     if (/^\s*(multipart\/form-data|application\/x-www-form-urlencoded)/.test(type)) {
       const reason = `send the ${kind.what} file's own bytes as the body, not a form`;
@@ -212,7 +212,7 @@ export function uploadRoutes(deps: {
     if (answer === 'gone') return void res.destroy();
     if (answer.unread) return refuseUnread(req, res, answer.status, String(answer.body.error));
     sendJson(res, answer.status, answer.body);
-  }, { deadline: false, ledger: 'own' });
+  } }, { deadline: false, ledger: 'own' });
 
   /** The body into `file`, then its import: the answer, or 'gone' when the client left mid-body. */
   async function receiveAndImport(req: IncomingMessage, kind: UploadKind, file: string, name: string, who: Operator): Promise<Answer> {

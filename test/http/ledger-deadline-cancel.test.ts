@@ -10,12 +10,12 @@ import { call, insertFinding, startOperatorServer } from './operator-harness.js'
 
 /**
  * http-api.md: an /api read that the ledger does not answer within the deadline is answered 503,
- * and its statement is cancelled, so its pool connection comes back. Before, the statement went on
+ * and its statement's wait for a lock is given up, so its pool connection comes back. Before, the statement went on
  * waiting (here behind a table lock) with its connection: DB_POOL_MAX such requests left every other
  * user of the pool (the receiver, the reconciliation) waiting for one.
  */
 const DEADLINE_MS = 1000;
-// The guard answers at the deadline; the server cancels the statement 0.5 s later (ledger-read.ts).
+// The guard answers at the deadline; the server gives up the statement's lock wait 0.5 s later (lock_timeout, ledger-read.ts).
 const MARGIN_MS = 2500;
 const POOL_MAX = 2;
 
