@@ -24,7 +24,9 @@ const BODY = /^\d(?:[\d.,'\s\u00a0\u202f]*\d)?$/;
  * trailing minus as some ledgers print it) and accounting parentheses off an amount's text.
  */
 export function splitAmount(text: string): AmountText | string {
-  let s = text.trim().replace(/\u2212/g, '-');
+  // A typographic apostrophe (U+2019) groups thousands as the plain one does: Windows' de-CH
+  // number format writes it (1’234.50).
+  let s = text.trim().replace(/\u2212/g, '-').replace(/\u2019/g, "'");
   let negative = false;
   let signed = false;
   let currency: PayoutCurrency | null = null;

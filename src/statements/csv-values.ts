@@ -140,7 +140,8 @@ export interface CsvAmount {
  */
 export function csvAmount(value: string, decimal: ',' | '.' | 'auto', what: string): CsvAmount {
   const refuse = (why = '') => new StatementFormatError(`${what} not understood: ${quoted(value)}${why}`);
-  let v = value.trim().replace(/\u2212/g, '-');
+  // A typographic apostrophe (U+2019) groups thousands as the plain one does (Windows' de-CH format: 1’234.50).
+  let v = value.trim().replace(/\u2212/g, '-').replace(/\u2019/g, "'");
   let negative = false;
   const bracketed = /^\((.*)\)$/.exec(v);
   if (bracketed) {

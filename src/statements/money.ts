@@ -51,7 +51,7 @@ export function withinLedger(cents: bigint, text: string, where: string): bigint
  * as 123.40.
  */
 export function csvAmountToCents(text: string): bigint {
-  const m = /^([+-]?)\s*([\d\s'.,\u00a0\u202f]+)$/.exec(text.trim());
+  const m = /^([+-]?)\s*([\d\s'.,\u00a0\u202f]+)$/.exec(text.trim().replace(/\u2019/g, "'"));
   if (!m) throw new StatementFormatError(`not a decimal amount: ${quoted(text)}`);
   const sign = m[1]!;
   const body = m[2]!.trim();
