@@ -1,6 +1,7 @@
 import { TextDecoder } from 'node:util';
 import { parse } from 'csv-parse/sync';
 import { readSheet } from 'read-excel-file/node';
+import { boundedXlsx } from './xlsx-limits.js';
 
 /**
  * A payout report file as a grid of cells, each row with its line (CSV) or row number (XLSX), before
@@ -83,12 +84,15 @@ class XlsxNumber {
 /**
  * The first sheet of an XLSX. Numbers are kept as the file's text until read.ts reads them (a Doc No
  * stored as a number of 20 digits would lose its last ones as a double); dates and booleans are no
- * payout report's values and are named, not guessed at.
+ * payout report's values and are named, not guessed at. A workbook larger than a payout report can
+ * be is refused before read-excel-file reads it (xlsx-limits.ts).
  */
 export async function xlsxGrid(bytes: Uint8Array): Promise<GridRow[] | string> {
+  const workbook = await boundedXlsx(bytes);
+  if (typeof workbook === 'string') return workbook;
   let data: unknown[][];
   try {
-    data = await readSheet<XlsxNumber>(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), { parseNumber: (text) => new XlsxNumber(text), trim: false });
+    data = await readSheet<XlsxNumber>(workbook, { parseNumber: (text) => new XlsxNumber(text), trim: false });
   } catch (error) {
     return `not a readable XLSX file: ${(error as Error).message}`;
   }
