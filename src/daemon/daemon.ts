@@ -116,10 +116,10 @@ export async function startDaemon(config: Config, log: Logger, commandShutdown?:
     });
     shutdown.register('reparse job', () => reparse.stop());
 
-    // The receiver stops first: on SIGTERM deliveries get 503 (or no
-    // connection) and the acknowledged ones finish committing whatever the jobs do, and a job can
-    // take longer to stop than SHUTDOWN_TIMEOUT_MS (a payout report import behind a lock gives up
-    // only at PAYOUT_REPORT_IMPORT_TIMEOUT_SECONDS; test/lifecycle/sigterm-receiver-stops-before-jobs.test.ts).
+    // The receiver stops first: on SIGTERM deliveries get 503 (or no connection) and the
+    // acknowledged ones finish committing whatever the jobs do; a job may still take long to stop
+    // (an archive's write to a stalled disk: docs/operating.md), and the receiver must not keep
+    // acknowledging meanwhile (test/lifecycle/sigterm-receiver-stops-before-jobs.test.ts).
     // Kubernetes' preStop sleep has taken the pod out of the endpoints by then (ops/kubernetes).
     // No job needs the listener: the inboxes and the reparse read only the receiver's commit pace.
     shutdown.stopFirst('receiver');

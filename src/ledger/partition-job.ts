@@ -7,7 +7,8 @@ import { assertStillHeld, LockLostError } from '../jobs/session-lock.js';
 import { runSingleton } from '../jobs/singleton.js';
 import type { Logger } from '../log/logger.js';
 import type { PartitionMetrics, PartitionRunOutcome } from './metrics.js';
-import { ensurePartitions, partitionState, repairPartitionBounds, retirePartitions, type ArchivedPartition } from './partitions.js';
+import { ensurePartitions, partitionState, repairPartitionBounds, retirePartitions } from './partitions.js';
+import type { ArchivedPartition } from './partition-archive.js';
 
 export interface PartitionContext {
   database: Database;
@@ -37,10 +38,16 @@ export function archiveDirectory(config: Pick<Config, 'DELIVERY_ARCHIVE_DIR' | '
  * it held skips: the holder does the same work). Counted in `metrics.partitions` (metrics.ts)
  * whatever its outcome; a run that did the work, complete or failed, then reads the months ahead
  * and the default partition's rows into the gauges (kept as they were if that read fails too).
+ *
+ * `signal` (the job's stop, at shutdown) stops the run between its steps and cuts an archive in
+ * progress short (partitions.ts retirePartitions): a month's archive is a COPY of the whole month,
+ * which can outlast SHUTDOWN_TIMEOUT_MS on a big ledger. The run then fails (the job logs it as
+ * stopped), leaving nothing half done that the next run does not finish.
  */
 export async function maintainPartitions(
   ctx: PartitionContext,
   now: Date = new Date(),
+  signal?: AbortSignal,
 ): Promise<PartitionMaintenance> {
   const { config } = ctx;
   const metrics = ctx.metrics.partitions;
@@ -55,21 +62,23 @@ export async function maintainPartitions(
     // a run whose lock session ended (killed, an idle timeout, a dropped connection) commits nothing
     // more; without it the new holder's CREATE TABLE of the same month failed
     // (test/ledger/partition-fencing.test.ts).
-    const result = await runSingleton(ctx, { lock: 'partitions', environment: config.PROVIDER_ENV, heartbeatMs: 0 }, async (_signal, lock) => {
+    // The steps take the job's signal, not the body's: that one also aborts when the lock session
+    // ends, which the fences already turn into a skip (LockLostError) where it matters.
+    const result = await runSingleton(ctx, { lock: 'partitions', environment: config.PROVIDER_ENV, heartbeatMs: 0 }, async (_lost, lock) => {
       ran = true;
       const fence = (tx: Parameters<typeof assertStillHeld>[0]) => assertStillHeld(tx, lock);
       const sql = ctx.database.sql;
       await retirePartitions(sql, now, config.DELIVERY_RETENTION_MONTHS, archiveDirectory(config), ctx.log, (done) => {
         archived.push(done);
         metrics.archived.inc();
-      }, fence);
+      }, fence, signal);
       // Before creating: a month cut short or overlong by 0012 (partitions.ts) would otherwise keep
       // its deliveries in the default partition, or refuse the next month's partition.
-      await repairPartitionBounds(sql, ctx.log, fence);
+      await repairPartitionBounds(sql, ctx.log, fence, signal);
       await ensurePartitions(sql, now, config.DELIVERY_PARTITIONS_AHEAD, (name) => {
         created.push(name);
         metrics.created.inc();
-      }, fence);
+      }, fence, signal);
     });
     outcome = result.skipped ? 'skipped' : 'complete';
     return { skipped: result.skipped, created, archived };
@@ -83,7 +92,8 @@ export async function maintainPartitions(
   } finally {
     metrics.runs.inc({ outcome });
     if (outcome === 'complete') metrics.lastSuccess.set(Date.now() / 1000);
-    if (ran) {
+    // Not after a stop: the shutdown does not wait for a count of the default partition.
+    if (ran && !signal?.aborted) {
       await partitionState(ctx.database.sql, now).then(
         (state) => {
           metrics.ahead.set(state.ahead);
@@ -104,8 +114,8 @@ export function startPartitionJob(ctx: PartitionContext & { shutdown: Pick<Shutd
     runAtStart: true,
     log,
     stopOn: ctx.shutdown.signal,
-    run: async () => {
-      const done = await maintainPartitions({ database: ctx.database, log, config: ctx.config, metrics: ctx.metrics });
+    run: async (signal) => {
+      const done = await maintainPartitions({ database: ctx.database, log, config: ctx.config, metrics: ctx.metrics }, new Date(), signal);
       if (done.created.length > 0) log.info({ created: done.created }, 'delivery partitions created');
       return done;
     },

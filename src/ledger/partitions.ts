@@ -1,24 +1,12 @@
-import { createHash } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
-import { mkdir, open, rename, stat, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { Transform } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
-import { createGzip } from 'node:zlib';
-import { getTableConfig } from 'drizzle-orm/pg-core';
 import type { Sql, TransactionSql } from 'postgres';
 import type { Logger } from '../log/logger.js';
-import { webhookDeliveries } from '../schema/deliveries.js';
 import { DEFAULT_PARTITION, PARTITION_PREFIX, addMonths, isRetired, monthOfPartition, monthStart, monthsCoveredAhead, monthsToEnsure, partitionName } from './partition-months.js';
 import { transaction } from '../db/transaction.js';
 import { errorCode } from '../db/errors.js';
+import { archivePartition, type ArchivedPartition } from './partition-archive.js';
+import { cancelOnAbort } from '../db/cancel-on-abort.js';
 
-/**
- * The columns of an archive, in order: every column of webhook_deliveries, read from the drizzle
- * schema so a column added later is archived too. A restore names them
- * (`\copy webhook_deliveries (…) from …`), and each manifest lists them.
- */
-export const ARCHIVE_COLUMNS: readonly string[] = getTableConfig(webhookDeliveries).columns.map((c) => c.name);
+export { ARCHIVE_COLUMNS, type ArchivedPartition } from './partition-archive.js';
 
 /**
  * DDL waits at most this long for its lock. Attaching takes the default partition's exclusive lock
@@ -34,6 +22,22 @@ const DDL_LOCK_TIMEOUT = '2s';
 export type Fence = (tx: TransactionSql | Sql) => Promise<void>;
 const unfenced: Fence = async () => {};
 
+/**
+ * One DDL transaction of a run, rolled back whole when `signal` (the job's stop) aborts: its
+ * statement is cancelled (db/cancel-on-abort.ts), so a month whose rows are still moving out of the
+ * default partition does not hold the stop. Not for the drop of an archived month (retirePartitions).
+ */
+async function stoppable<T>(sql: Sql, signal: AbortSignal | undefined, body: (tx: TransactionSql) => Promise<T>): Promise<T> {
+  return transaction(sql, async (tx) => {
+    const unwatch = signal ? await cancelOnAbort(sql, tx, signal) : undefined;
+    try {
+      return await body(tx);
+    } finally {
+      await unwatch?.();
+    }
+  });
+}
+
 async function attachedPartitions(sql: Sql): Promise<string[]> {
   const rows = await sql<{ name: string }[]>`
     select c.relname as name from pg_inherits i join pg_class c on c.oid = i.inhrelid
@@ -47,9 +51,9 @@ async function attachedPartitions(sql: Sql): Promise<string[]> {
  * there, never refused). Each is created standalone, given its waiting rows, and attached, in one
  * transaction: CREATE TABLE … PARTITION OF would lock the whole table against inserts, ATTACH only
  * the default partition. Idempotent; returns the names created, and tells `onCreated` of each as it
- * commits, so a run that fails later still counts the ones it made.
+ * commits, so a run that fails later still counts the ones it made. `signal` stops it (stoppable).
  */
-export async function ensurePartitions(sql: Sql, now: Date, ahead: number, onCreated?: (name: string) => void, fence: Fence = unfenced): Promise<string[]> {
+export async function ensurePartitions(sql: Sql, now: Date, ahead: number, onCreated?: (name: string) => void, fence: Fence = unfenced, signal?: AbortSignal): Promise<string[]> {
   const waiting = await sql<{ month: Date }[]>`
     select distinct date_trunc('month', received_at, 'UTC') as month from ${sql(DEFAULT_PARTITION)}`;
   const wanted = new Map<string, Date>();
@@ -58,10 +62,11 @@ export async function ensurePartitions(sql: Sql, now: Date, ahead: number, onCre
   const created: string[] = [];
   for (const [name, month] of [...wanted].sort(([a], [b]) => a.localeCompare(b))) {
     if (existing.has(name)) continue;
+    signal?.throwIfAborted();
     const from = month.toISOString();
     const to = addMonths(month, 1).toISOString();
     try {
-      await transaction(sql, async (tx) => {
+      await stoppable(sql, signal, async (tx) => {
         await fence(tx);
         await tx.unsafe(`set local lock_timeout = '${DDL_LOCK_TIMEOUT}'`);
         await tx`create table ${tx(name)} (like webhook_deliveries including defaults)`;
@@ -93,9 +98,9 @@ const BOUNDS_PATTERN = String.raw`^FOR VALUES FROM \('([^']+)'\) TO \('([^']+)'\
  * is March 28th) (test/ledger/partition-migration-time-zone.test.ts). Each is detached, its rows
  * outside the month go back through the parent (to their month or the default partition), the
  * default partition's rows of the month come in, and it is attached with the right bounds, in one
- * transaction. Returns the names re-bounded.
+ * transaction. Returns the names re-bounded. `signal` stops it (stoppable).
  */
-export async function repairPartitionBounds(sql: Sql, log: Logger, fence: Fence = unfenced): Promise<string[]> {
+export async function repairPartitionBounds(sql: Sql, log: Logger, fence: Fence = unfenced, signal?: AbortSignal): Promise<string[]> {
   // The bounds as Postgres prints them carry their offset, so the casts give the instants whatever
   // the session's zone.
   const rows = await sql<{ name: string; lower: number | null; upper: number | null }[]>`
@@ -111,7 +116,8 @@ export async function repairPartitionBounds(sql: Sql, log: Logger, fence: Fence 
     const from = month.toISOString();
     const to = addMonths(month, 1).toISOString();
     if (lower === month.getTime() && upper === addMonths(month, 1).getTime()) continue;
-    await transaction(sql, async (tx) => {
+    signal?.throwIfAborted();
+    await stoppable(sql, signal, async (tx) => {
       await fence(tx);
       await tx.unsafe(`set local lock_timeout = '${DDL_LOCK_TIMEOUT}'`);
       await tx.unsafe(`alter table webhook_deliveries detach partition "${name}"`);
@@ -129,12 +135,6 @@ export async function repairPartitionBounds(sql: Sql, log: Logger, fence: Fence 
   return repaired;
 }
 
-export interface ArchivedPartition {
-  table: string;
-  rows: number;
-  file: string;
-}
-
 /**
  * Retires the months older than the retention (partition-months.ts isRetired): each is detached,
  * exported to `<archiveDir>/<partition>.copy.gz` (Postgres COPY text format, gzip; the columns in
@@ -143,6 +143,11 @@ export interface ArchivedPartition {
  * else the table stays (detached, logged) and the run fails. A detached table left by a run that
  * died is finished first, so a crash between the steps loses nothing and is completed next time.
  * `onArchived` hears of each month once it is dropped, so a run that fails later still counts it.
+ *
+ * `signal` (the partition job's stop) stops it before and during each detach and each archive: an
+ * archive in progress is cut short (partition-archive.ts: no archive file is left, the month stays
+ * detached for the next run, as after a crash). A month whose archive is whole is dropped whatever
+ * the signal: a stop there would only have the next run archive it a second time.
  */
 export async function retirePartitions(
   sql: Sql,
@@ -152,12 +157,14 @@ export async function retirePartitions(
   log: Logger,
   onArchived?: (archived: ArchivedPartition) => void,
   fence: Fence = unfenced,
+  signal?: AbortSignal,
 ): Promise<ArchivedPartition[]> {
   for (const name of retentionMonths === undefined ? [] : await attachedPartitions(sql)) {
     const month = monthOfPartition(name);
     if (!month || !isRetired(month, now, retentionMonths)) continue;
+    signal?.throwIfAborted();
     try {
-      await transaction(sql, async (tx) => {
+      await stoppable(sql, signal, async (tx) => {
         await fence(tx);
         await tx.unsafe(`set local lock_timeout = '${DDL_LOCK_TIMEOUT}'`);
         await tx.unsafe(`alter table webhook_deliveries detach partition "${name}"`);
@@ -182,12 +189,13 @@ export async function retirePartitions(
     // Checked before the archive too, so a run that lost its lock does not write a second file of a
     // month the holder archives.
     await fence(sql);
+    signal?.throwIfAborted();
     let done: ArchivedPartition;
     try {
-      done = await archivePartition(sql, name, month, archiveDir);
+      done = await archivePartition(sql, name, month, archiveDir, signal);
     } catch (error) {
       // Archived and dropped by another run meanwhile: nothing left to do.
-      if (errorCode(error) === UNDEFINED_TABLE) continue;
+      if (errorCode(error) === UNDEFINED_TABLE && !signal?.aborted) continue;
       throw error;
     }
     await transaction(sql, async (tx) => {
@@ -238,61 +246,4 @@ async function attachMonth(tx: TransactionSql, name: string, from: string, to: s
 function isDuplicateTable(error: unknown): boolean {
   const code = errorCode(error);
   return code === DUPLICATE_TABLE || (code === UNIQUE_VIOLATION && (error as { constraint_name?: string }).constraint_name === 'pg_type_typname_nsp_index');
-}
-
-async function archivePartition(sql: Sql, table: string, month: Date, archiveDir: string): Promise<ArchivedPartition> {
-  await mkdir(archiveDir, { recursive: true });
-  // A month archived before (its partition re-created for a late delivery) keeps its file.
-  const taken = await stat(join(archiveDir, `${table}.copy.gz`)).then(() => true, () => false);
-  const file = join(archiveDir, taken ? `${table}.${Date.now()}.copy.gz` : `${table}.copy.gz`);
-  const [count] = await sql<{ n: string }[]>`select count(*)::text as n from ${sql(table)}`;
-  const expected = Number(count?.n ?? 0);
-  // COPY text format escapes newlines inside values, so every row is exactly one line.
-  let rows = 0;
-  const countLines = new Transform({
-    transform(chunk: Buffer, _encoding, done) {
-      for (let i = chunk.indexOf(10); i !== -1; i = chunk.indexOf(10, i + 1)) rows += 1;
-      done(null, chunk);
-    },
-  });
-  const hash = createHash('sha256');
-  const hashed = new Transform({
-    transform(chunk: Buffer, _encoding, done) {
-      hash.update(chunk);
-      done(null, chunk);
-    },
-  });
-  const columns = ARCHIVE_COLUMNS.join(', ');
-  const source = await sql.unsafe(`copy (select ${columns} from "${table}" order by id) to stdout`).readable();
-  await pipeline(source, countLines, createGzip(), hashed, createWriteStream(`${file}.part`));
-  if (rows !== expected) throw new Error(`archive of ${table} holds ${rows} rows, the table ${expected}: the table is kept (detached)`);
-  await durable(`${file}.part`, file);
-  const manifest = {
-    table,
-    from: month.toISOString(),
-    to: addMonths(month, 1).toISOString(),
-    format: 'postgres COPY text, gzip',
-    columns: ARCHIVE_COLUMNS,
-    rows,
-    sha256: hash.digest('hex'),
-  };
-  await writeFile(`${file}.json.part`, `${JSON.stringify(manifest, null, 2)}\n`);
-  await durable(`${file}.json.part`, `${file}.json`);
-  await fsyncPath(archiveDir);
-  return { table, rows, file };
-}
-
-/** fsync the written file, then rename it into place: a crash leaves a `.part` or the whole file. */
-async function durable(part: string, final: string): Promise<void> {
-  await fsyncPath(part);
-  await rename(part, final);
-}
-
-async function fsyncPath(path: string): Promise<void> {
-  const handle = await open(path, 'r');
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
 }

@@ -17,6 +17,8 @@ export interface PayoutReportFileOptions {
   noFollow?: boolean;
   /** PAYOUT_REPORT_IMPORT_TIMEOUT_SECONDS (its default when not given): see importPayoutReport */
   timeoutSeconds?: number;
+  /** Stops the import (the daemon's shutdown): see importPayoutReport */
+  signal?: AbortSignal;
 }
 
 /** A file read, parsed and imported: what the command, the upload and the inbox share. */
@@ -31,6 +33,7 @@ export async function importPayoutReportFile(
   return importPayoutReport(database, environment, report, {
     fileName: path.basename(file),
     ...(options.timeoutSeconds !== undefined ? { timeoutSeconds: options.timeoutSeconds } : {}),
+    ...(options.signal ? { signal: options.signal } : {}),
   });
 }
 

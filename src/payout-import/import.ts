@@ -6,6 +6,7 @@ import { transactionLock } from '../jobs/session-lock.js';
 import type { PayoutReportFile, PayoutReportRow } from '../payout-reports/read.js';
 import { transaction } from '../db/transaction.js';
 import { errorCode, SQLSTATE } from '../db/errors.js';
+import { cancelOnAbort } from '../db/cancel-on-abort.js';
 
 export interface PayoutReportImportResult {
   file: string | null;
@@ -41,6 +42,18 @@ export class PayoutReportImportTimeoutError extends Error {
 }
 
 /**
+ * The import was stopped by its caller's signal (the daemon stopping): its statement was cancelled
+ * and the transaction rolled back, nothing of the file is stored; the same file may be imported
+ * later. `cause` is the database's error, or the signal's reason.
+ */
+export class PayoutReportImportStoppedError extends Error {
+  override readonly name = 'PayoutReportImportStoppedError';
+  constructor(cause: unknown) {
+    super('the import was stopped (the daemon is stopping); nothing of the file was stored', { cause });
+  }
+}
+
+/**
  * Stores one parsed payout report (read.ts) in one transaction, whole or not at all.
  *
  * Each row is tied to a payout: by its Payout Reference (a payout's sepa_instruction_id, compared
@@ -58,18 +71,28 @@ export class PayoutReportImportTimeoutError extends Error {
  *
  * Bounded: a statement that runs or waits longer than `timeoutSeconds`
  * (PAYOUT_REPORT_IMPORT_TIMEOUT_SECONDS) stops the import with PayoutReportImportTimeoutError.
+ *
+ * Stoppable: when `signal` aborts (the inbox's, at shutdown) the running statement is cancelled
+ * (db/cancel-on-abort.ts), the transaction rolls back and the import fails with
+ * PayoutReportImportStoppedError, whatever it was waiting for: otherwise an import behind a lock
+ * holds the daemon's stop until PAYOUT_REPORT_IMPORT_TIMEOUT_SECONDS (120 s by default), past
+ * SHUTDOWN_TIMEOUT_MS (test/lifecycle/sigterm-receiver-stops-before-jobs.test.ts).
  */
 export async function importPayoutReport(
   database: Database,
   environment: ProviderEnvironment,
   report: PayoutReportFile,
-  options: { fileName?: string; timeoutSeconds?: number } = {},
+  options: { fileName?: string; timeoutSeconds?: number; signal?: AbortSignal } = {},
 ): Promise<PayoutReportImportResult> {
   const timeoutSeconds = options.timeoutSeconds ?? DEFAULT_PAYOUT_REPORT_IMPORT_TIMEOUT_SECONDS;
+  const { signal } = options;
   const started = performance.now();
   try {
-    return await importInTransaction(database, environment, report, options.fileName ?? null, timeoutSeconds * 1000);
+    return await importInTransaction(database, environment, report, options.fileName ?? null, timeoutSeconds * 1000, signal);
   } catch (error) {
+    // The stop's cancel (57014), or the signal found aborted between statements: a refusal of the
+    // file that came meanwhile still goes through as one.
+    if (signal?.aborted && (errorCode(error) === SQLSTATE.QUERY_CANCELED || error === signal.reason)) throw new PayoutReportImportStoppedError(error);
     // A cancel that came when the import had run the whole time was statement_timeout's (another,
     // pg_cancel_backend by an operator, comes sooner and goes on as it is); the message text is
     // not compared, since lc_messages may translate it.
@@ -86,49 +109,66 @@ async function importInTransaction(
   report: PayoutReportFile,
   file: string | null,
   timeoutMs: number,
+  signal: AbortSignal | undefined,
 ): Promise<PayoutReportImportResult> {
   const base = { file, format: report.format, sha256: report.sha256, rows: report.rows.length };
   if (report.rows.length === 0) throw new PayoutReportRefusedError('the file holds no rows');
   refuseDuplicates(report.rows);
+  signal?.throwIfAborted();
   return transaction(database.sql, async (tx) => {
-    // Every statement of the import, the wait for the environment's import lock first, is
-    // cancelled by the server past the timeout: without it an import stuck behind a lock held on a
-    // table it writes keeps its upload unanswered and its pool connection taken for as long as the
-    // lock is held (test/http/payout-report-upload-timeout.test.ts). The server enforces it on the
-    // statement itself, whatever the client's state; local to the transaction, it goes with it, so
-    // the connection returns to the pool without it.
-    await tx`select set_config('statement_timeout', ${String(timeoutMs)}, true)`;
-    await transactionLock(tx, lockKey('payoutReportImport', environment));
-    const [known] = await tx<{ id: number; payouts: string[] | null }[]>`
-      select r.id, (select array_agg(distinct payout_uuid::text order by payout_uuid::text) from payout_report_rows w where w.report_id = r.id) as payouts
-      from payout_reports r where r.environment = ${environment} and r.sha256 = ${report.sha256}`;
-    if (known) return { ...base, reportId: Number(known.id), alreadyImported: true, rowsNew: 0, payouts: known.payouts ?? [] };
-
-    await stage(tx, report.rows);
-    await tie(tx, environment);
-    await refuseDuplicatesByPayout(tx);
-    await refuseMixedCurrencies(tx, environment);
-    const [stored] = await tx<{ id: number }[]>`
-      insert into payout_reports (environment, sha256, file_name, format, row_count, imported_at)
-      values (${environment}, ${report.sha256}, ${file}, ${report.format}, ${report.rows.length}, clock_timestamp())
-      returning id`;
-    const reportId = Number(stored!.id);
-    const inserted = await tx`
-      insert into payout_report_rows (environment, report_id, line, payout_uuid, order_no, doc_no, doc_type, currency,
-                                      transaction_amount_cents, discount_rate_micros, mdr_rate_micros, transaction_fee_cents,
-                                      gross_purchase_price_cents, discount_cents, vat_on_discount_cents, transfer_amount_cents,
-                                      total_deductions_cents)
-      select ${environment}, ${reportId}, s.line, t.payout_uuid, s.order_no, s.doc_no, s.doc_type, s.currency,
-             s.transaction_amount_cents, s.discount_rate_micros, s.mdr_rate_micros, s.transaction_fee_cents,
-             s.gross_purchase_price_cents, s.discount_cents, s.vat_on_discount_cents, s.transfer_amount_cents,
-             s.total_deductions_cents
-      from staged_payout_rows s
-      join payout_report_tie t on t.payout_reference is not distinct from s.payout_reference
-      order by s.line
-      on conflict (environment, payout_uuid, doc_type, doc_no) do nothing`;
-    const payouts = await tx<{ payout_uuid: string }[]>`select distinct payout_uuid::text from payout_report_tie order by 1`;
-    return { ...base, reportId, alreadyImported: false, rowsNew: inserted.count, payouts: payouts.map((p) => p.payout_uuid) };
+    const unwatch = signal ? await cancelOnAbort(database.sql, tx, signal) : undefined;
+    try {
+      return await importIn(tx, environment, report, base, timeoutMs);
+    } finally {
+      await unwatch?.();
+    }
   });
+}
+
+async function importIn(
+  tx: TransactionSql,
+  environment: ProviderEnvironment,
+  report: PayoutReportFile,
+  base: Pick<PayoutReportImportResult, 'file' | 'format' | 'sha256' | 'rows'>,
+  timeoutMs: number,
+): Promise<PayoutReportImportResult> {
+  // Every statement of the import, the wait for the environment's import lock first, is
+  // cancelled by the server past the timeout: without it an import stuck behind a lock held on a
+  // table it writes keeps its upload unanswered and its pool connection taken for as long as the
+  // lock is held (test/http/payout-report-upload-timeout.test.ts). The server enforces it on the
+  // statement itself, whatever the client's state; local to the transaction, it goes with it, so
+  // the connection returns to the pool without it.
+  await tx`select set_config('statement_timeout', ${String(timeoutMs)}, true)`;
+  await transactionLock(tx, lockKey('payoutReportImport', environment));
+  const [known] = await tx<{ id: number; payouts: string[] | null }[]>`
+    select r.id, (select array_agg(distinct payout_uuid::text order by payout_uuid::text) from payout_report_rows w where w.report_id = r.id) as payouts
+    from payout_reports r where r.environment = ${environment} and r.sha256 = ${report.sha256}`;
+  if (known) return { ...base, reportId: Number(known.id), alreadyImported: true, rowsNew: 0, payouts: known.payouts ?? [] };
+
+  await stage(tx, report.rows);
+  await tie(tx, environment);
+  await refuseDuplicatesByPayout(tx);
+  await refuseMixedCurrencies(tx, environment);
+  const [stored] = await tx<{ id: number }[]>`
+    insert into payout_reports (environment, sha256, file_name, format, row_count, imported_at)
+    values (${environment}, ${report.sha256}, ${base.file}, ${report.format}, ${report.rows.length}, clock_timestamp())
+    returning id`;
+  const reportId = Number(stored!.id);
+  const inserted = await tx`
+    insert into payout_report_rows (environment, report_id, line, payout_uuid, order_no, doc_no, doc_type, currency,
+                                    transaction_amount_cents, discount_rate_micros, mdr_rate_micros, transaction_fee_cents,
+                                    gross_purchase_price_cents, discount_cents, vat_on_discount_cents, transfer_amount_cents,
+                                    total_deductions_cents)
+    select ${environment}, ${reportId}, s.line, t.payout_uuid, s.order_no, s.doc_no, s.doc_type, s.currency,
+           s.transaction_amount_cents, s.discount_rate_micros, s.mdr_rate_micros, s.transaction_fee_cents,
+           s.gross_purchase_price_cents, s.discount_cents, s.vat_on_discount_cents, s.transfer_amount_cents,
+           s.total_deductions_cents
+    from staged_payout_rows s
+    join payout_report_tie t on t.payout_reference is not distinct from s.payout_reference
+    order by s.line
+    on conflict (environment, payout_uuid, doc_type, doc_no) do nothing`;
+  const payouts = await tx<{ payout_uuid: string }[]>`select distinct payout_uuid::text from payout_report_tie order by 1`;
+  return { ...base, reportId, alreadyImported: false, rowsNew: inserted.count, payouts: payouts.map((p) => p.payout_uuid) };
 }
 
 /** A document twice for one payout reference in one file: refused, naming both lines. */

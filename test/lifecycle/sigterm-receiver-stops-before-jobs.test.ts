@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, rm, utimes, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Sql } from 'postgres';
@@ -16,9 +16,12 @@ import { payoutEvent } from '../statements/fixtures.js';
  * operating.md: "The first SIGTERM stops accepting, answers 503 to deliveries on open connections,
  * waits for acknowledged deliveries to commit", then stops the jobs. The receiver's stop must not
  * wait for a job's: here the payout report inbox's import waits on a lock held on payout_reports
- * (it takes no stop signal; it gives up only at PAYOUT_REPORT_IMPORT_TIMEOUT_SECONDS, 120 s), so
- * the stop reaches SHUTDOWN_TIMEOUT_MS. Before, the receiver was stopped after the jobs and kept
- * acknowledging deliveries until the forced exit; the deadline's log named it as not stopped.
+ * when the signal comes. The receiver is stopped first (before, it was stopped after the jobs and
+ * kept acknowledging deliveries until the forced exit), and the import is stopped by the shutdown's
+ * signal (its statement cancelled, rolled back, the file left in the inbox for the next start), so
+ * the daemon exits 0 within SHUTDOWN_TIMEOUT_MS. Before, the import took no signal and gave up
+ * only at PAYOUT_REPORT_IMPORT_TIMEOUT_SECONDS (120 s): the stop reached the deadline, exit 1,
+ * naming 'payout report inbox' as not stopped.
  */
 const SHUTDOWN_TIMEOUT_MS = 3000;
 const HEADER = 'Order No;Doc No;Doc Type;Transaction Amount;Discount %;MDR %;Transaction Fee;Gross Purchase Price;Discount;VAT on Discount;Transfer Amount;Total Deductions;Payout Reference';
@@ -35,8 +38,8 @@ afterAll(async () => {
   if (dataDir) await rm(dataDir, { recursive: true, force: true });
 });
 
-describe('SIGTERM while a job cannot stop', () => {
-  it('stops the receiver first: a delivery sent during the stop is not acknowledged, and the receiver is not among the components left', { timeout: 60_000 }, async () => {
+describe('SIGTERM while a payout report import waits on a lock', () => {
+  it('stops the receiver first (a delivery sent during the stop is not acknowledged), stops the import (nothing stored, the file left in the inbox) and exits 0 within SHUTDOWN_TIMEOUT_MS', { timeout: 60_000 }, async () => {
     const db = await createTestDatabase('lifecycle_receiver_stops_first');
     await payoutEvent(db, { sepa: 'PO0000000000000042', cents: 119748n, invoices: ['INV-1'], eventTime: '2026-03-02T10:00:00Z' });
     dataDir = await mkdtemp(path.join(tmpdir(), 'bnpl-recon-receiver-first-'));
@@ -63,7 +66,8 @@ describe('SIGTERM while a job cannot stop', () => {
           PORT: '0',
           METRICS_PORT: '0',
           HOST: '127.0.0.1',
-          LOG_LEVEL: 'info',
+          // debug: the shutdown logs each component as it stops, in order.
+          LOG_LEVEL: 'debug',
           PROVIDER_BASE_URL: providerUrl,
           PROVIDER_API_KEY: 'test-key',
           WEBHOOK_SECRET: TEST_SECRET,
@@ -79,22 +83,33 @@ describe('SIGTERM while a job cannot stop', () => {
         return rows.length > 0 ? true : undefined;
       }, 20_000, 50);
 
+      const signalled = performance.now();
       child.child.kill('SIGTERM');
       await sleep(500);
       const during = await postDelivery(url, JSON.stringify(samplePayload('order/confirmed', 2))).then((r) => r.status, () => 'no connection' as const);
       const exit = await Promise.race([child.exited, sleep(SHUTDOWN_TIMEOUT_MS + 10_000).then(() => 'hung' as const)]);
+      const tookMs = performance.now() - signalled;
 
       expect(during, 'a delivery sent 0.5 s into the stop was acknowledged: the receiver still accepted').not.toBe(200);
       const deadline = child.logs().find((l) => l.msg === 'shutdown deadline passed; some components did not stop');
-      // The import waits for nothing but the lock: that stop is the payout inbox's to bound.
-      expect(deadline?.notStopped).toContain('payout report inbox');
-      expect(deadline?.notStopped).not.toContain('receiver');
-      expect(exit).not.toBe('hung');
+      // The lock is still held here: only the stop's cancel ended the import.
+      expect(deadline, `not stopped at the deadline: ${JSON.stringify(deadline?.notStopped)}`).toBeUndefined();
+      expect(exit).toEqual({ code: 0, signal: null });
+      expect(tookMs).toBeLessThan(SHUTDOWN_TIMEOUT_MS + 500);
+      const stopped = child.logs().filter((l) => l.msg === 'stopped').map((l) => l.component);
+      expect(stopped.indexOf('receiver'), `stopped in this order: ${stopped.join(', ')}`).toBeGreaterThanOrEqual(0);
+      expect(stopped.indexOf('receiver')).toBeLessThan(stopped.indexOf('payout report inbox'));
+      expect(child.logs().some((l) => l.msg === 'payout report import stopped by shutdown: nothing of the file was stored; retried at the next start')).toBe(true);
       const [stored] = await db.sql<{ n: number }[]>`select count(*)::int as n from webhook_deliveries`;
       expect(stored?.n).toBe(1);
     } finally {
       await held`rollback`.catch(() => undefined);
       held.release();
     }
+    // The import rolled back whole and its file waits in the inbox (not moved to failed/) for the next start.
+    const [reports] = await db.sql<{ n: number }[]>`select count(*)::int as n from payout_reports`;
+    expect(reports?.n).toBe(0);
+    expect(await readdir(path.dirname(report))).toContain('report.csv');
+    expect(await readdir(path.join(path.dirname(report), 'failed')).catch(() => [])).toEqual([]);
   });
 });

@@ -1,0 +1,44 @@
+import type { Sql, TransactionSql } from 'postgres';
+
+/**
+ * Cancels the statement the transaction `tx` runs when `signal` aborts (a stop at shutdown), so the
+ * transaction fails with 57014 and rolls back whole instead of holding the stop: a statement
+ * waiting on a lock or streaming a COPY ignores an AbortSignal on the client. Used by the payout
+ * report import and the partition job (its DDL transactions and its archive's COPY); the
+ * reconciliation pass has its own (reconcile/pass.ts cancelOnAbort, which also marks its connection
+ * for writable-host.ts).
+ *
+ * The cancel is `pg_cancel_backend` on another pool connection, for the backend and the very
+ * transaction `tx` is (its pid and its start, pg_stat_activity.xact_start = now() in it), so it
+ * never cancels a statement of a later transaction given the same connection. A cancel that finds
+ * the backend between two statements cancels nothing (Postgres ignores it while reading a command),
+ * so it is repeated every CANCEL_REPEAT_MS until the caller stops watching. The returned function
+ * stops watching and waits for a cancel in flight: call it before the transaction ends, so no
+ * cancel reaches its ROLLBACK or COMMIT.
+ */
+export async function cancelOnAbort(sql: Sql, tx: TransactionSql, signal: AbortSignal): Promise<() => Promise<void>> {
+  const [self] = await tx<{ pid: number; started: string }[]>`select pg_backend_pid() as pid, now()::text as started`;
+  signal.throwIfAborted();
+  let watching = true;
+  let timer: NodeJS.Timeout | undefined;
+  let inFlight: Promise<unknown> = Promise.resolve();
+  const cancel = () => {
+    if (!watching) return;
+    inFlight = sql`
+      select pg_cancel_backend(pid) from pg_stat_activity where pid = ${self!.pid} and xact_start = ${self!.started}::timestamptz`
+      .catch(() => undefined)
+      .finally(() => {
+        if (watching) timer = setTimeout(cancel, CANCEL_REPEAT_MS);
+      });
+  };
+  signal.addEventListener('abort', cancel, { once: true });
+  return async () => {
+    watching = false;
+    signal.removeEventListener('abort', cancel);
+    clearTimeout(timer);
+    await inFlight;
+  };
+}
+
+/** Between two cancels of one stop: a statement sent just after a cancel found none waits no longer than this. */
+const CANCEL_REPEAT_MS = 200;
