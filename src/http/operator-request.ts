@@ -26,10 +26,13 @@ export interface GuardOptions {
    * one transaction whose waits for a lock the server gives up just after the deadline
    * (ledger-read.ts), so a read answered 503 behind a lock does not keep its pool connection.
    * 'none': it does not, and no connection is taken for it. 'own': through its own transactions
-   * (a write, an upload's import), on the pool it is given.
+   * (a write, an upload's import), on the pool it is given. A function chooses per request from
+   * its parameters (a streamed report reads on the pool: operator-api.ts says why).
    */
-  ledger?: 'read' | 'none' | 'own';
+  ledger?: LedgerUse | ((params: never) => LedgerUse);
 }
+
+export type LedgerUse = 'read' | 'none' | 'own';
 
 /**
  * One guarded route. `parse` checks the request's parameters and gives what the handler needs of
