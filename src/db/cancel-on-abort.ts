@@ -4,9 +4,8 @@ import type { Sql, TransactionSql } from 'postgres';
  * Cancels the statement the transaction `tx` runs when `signal` aborts (a stop at shutdown), so the
  * transaction fails with 57014 and rolls back whole instead of holding the stop: a statement
  * waiting on a lock or streaming a COPY ignores an AbortSignal on the client. Used by the payout
- * report import and the partition job (its DDL transactions and its archive's COPY); the
- * reconciliation pass has its own (reconcile/pass.ts cancelOnAbort, which also marks its connection
- * for writable-host.ts).
+ * report import, the partition job (its DDL transactions and its archive's COPY) and the
+ * reconciliation pass (reconcile/pass.ts, which also marks its connection for writable-host.ts).
  *
  * The cancel is `pg_cancel_backend` on another pool connection, for the backend and the very
  * transaction `tx` is (its pid and its start, pg_stat_activity.xact_start = now() in it), so it

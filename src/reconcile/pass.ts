@@ -1,4 +1,5 @@
 import type { TransactionSql } from 'postgres';
+import { cancelOnAbort } from '../db/cancel-on-abort.js';
 import type { Config } from '../config/schema.js';
 import type { Database } from '../db/database.js';
 import type { Logger } from '../log/logger.js';
@@ -124,24 +125,28 @@ const RECONCILE_LOCK_HEARTBEAT_MS = 5000;
 /**
  * Stops the transaction's statement when `signal` aborts (the lock is lost, or the caller stops the
  * pass: runSingleton joins the two): the transaction fails and rolls back at once instead of running
- * its remaining rules beside the next holder, or past a shutdown's deadline. Meanwhile its
- * connection is marked as running long statements, so a pool replacement for a stall (a readiness
- * check or a commit that waited behind the pass) keeps it while the server still works on it
- * (db/writable-host.ts); a pass that lost its lock or was stopped no longer wants its statement,
- * and unmarks it. Returns the function that stops watching.
+ * its remaining rules beside the next holder, or past a shutdown's deadline (db/cancel-on-abort.ts).
+ * Meanwhile its connection is marked as running long statements, so a pool replacement for a stall
+ * (a readiness check or a commit that waited behind the pass) keeps it while the server still works
+ * on it (db/writable-host.ts); a pass that lost its lock or was stopped no longer wants its
+ * statement, and unmarks it at once. Returns the function that stops watching, to be awaited
+ * before the transaction ends.
  */
-async function cancelOnAbort(ctx: ReconcileContext, tx: TransactionSql, signal: AbortSignal): Promise<() => void> {
-  const { pid, done } = await ctx.database.longStatements(tx);
-  const cancel = () => {
+async function watchPassStatement(ctx: ReconcileContext, tx: TransactionSql, signal: AbortSignal): Promise<() => Promise<void>> {
+  const { done } = await ctx.database.longStatements(tx);
+  signal.addEventListener('abort', done, { once: true });
+  let unwatch: () => Promise<void>;
+  try {
+    unwatch = await cancelOnAbort(ctx.database.sql, tx, signal);
+  } catch (error) {
     done();
-    ctx.database.sql`select pg_cancel_backend(${pid})`.catch((error: unknown) => ctx.log.debug({ err: error }, 'reconcile: cancelling the pass statement failed'));
-  };
-  if (signal.aborted) done();
-  signal.throwIfAborted();
-  signal.addEventListener('abort', cancel, { once: true });
-  return () => {
+    signal.removeEventListener('abort', done);
+    throw error;
+  }
+  return async () => {
     done();
-    signal.removeEventListener('abort', cancel);
+    signal.removeEventListener('abort', done);
+    await unwatch();
   };
 }
 
@@ -184,21 +189,21 @@ async function runRules(
   // adds to the pass). If either transaction fails the pass fails; what the other committed is
   // still true, and the next pass repeats it without effect.
   const duplicates = transaction(ctx.database.sql, async (tx) => {
-    const unwatch = await cancelOnAbort(ctx, tx, signal);
+    const unwatch = await watchPassStatement(ctx, tx, signal);
     try {
       await tuneForPass(tx);
       summary.duplicateDeliveries = await timed('duplicate_delivery', () => recordDuplicateDeliveries(tx, base));
       await assertStillHeld(tx, lock);
     } finally {
-      unwatch();
+      await unwatch();
     }
   });
   const orderAndPayoutRules = transaction(ctx.database.sql, async (tx) => {
-    const unwatch = await cancelOnAbort(ctx, tx, signal);
+    const unwatch = await watchPassStatement(ctx, tx, signal);
     try {
       await orderAndPayoutRulesIn(tx);
     } finally {
-      unwatch();
+      await unwatch();
     }
   });
   async function orderAndPayoutRulesIn(tx: TransactionSql): Promise<void> {
