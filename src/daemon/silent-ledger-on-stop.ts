@@ -1,3 +1,4 @@
+import { answerWithin } from '../db/answer-within.js';
 import type { Database } from '../db/database.js';
 import type { Shutdown } from '../lifecycle/shutdown.js';
 import type { Logger } from '../log/logger.js';
@@ -60,20 +61,13 @@ export function giveUpSilentLedgerOnStop(shutdown: Pick<Shutdown, 'stopping'>, d
  */
 async function ledgerAnswers(database: Pick<Database, 'sessions'>, withinMs: number): Promise<boolean> {
   const { session } = database.sessions.take({ fresh: true });
-  let timer: NodeJS.Timeout | undefined;
   try {
-    return await Promise.race([
-      session`select 1`.then(
-        () => true,
-        (error: unknown) => error instanceof Error && error.name === 'PostgresError',
-      ),
-      new Promise<boolean>((resolve) => {
-        timer = setTimeout(() => resolve(false), withinMs);
-        timer.unref();
-      }),
-    ]);
+    const answer = session`select 1`.then(
+      () => true,
+      (error: unknown) => error instanceof Error && error.name === 'PostgresError',
+    );
+    return await answerWithin(answer, withinMs, () => false);
   } finally {
-    clearTimeout(timer);
     void database.sessions.discard(session);
   }
 }

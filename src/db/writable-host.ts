@@ -1,5 +1,6 @@
 import postgres, { type Options, type PostgresType, type Sql } from 'postgres';
 import type { Logger } from '../log/logger.js';
+import { answerWithin } from './answer-within.js';
 import { formatDatabaseUrl, type DatabaseUrl } from './database-url.js';
 
 /** At most one switch of host per this many ms: during a failover no host may accept writes yet. */
@@ -130,24 +131,17 @@ export function writableHostClient(url: DatabaseUrl, settings: Options<Record<st
    */
   const longStatementRunning = async (backends: LongStatementBackend[]): Promise<boolean> => {
     const probe = open({ max: 1, idle_timeout: 0, max_lifetime: 0 });
-    let timer: NodeJS.Timeout | undefined;
     try {
       // The marks as a text parameter: typed json, postgres.js would encode the string once more.
-      const rows = await Promise.race([
-        probe<{ pid: number }[]>`
-          select a.pid from json_to_recordset(${JSON.stringify(backends.map((b) => ({ pid: b.pid, started: b.backendStart })))}::text::json) as b(pid int, started timestamptz)
-          join pg_stat_activity a on a.pid = b.pid and a.backend_start = b.started
-          where a.state = 'active' or a.state_change > now() - interval '1 second'`,
-        new Promise<[]>((resolve) => {
-          timer = setTimeout(() => resolve([]), LONG_STATEMENT_CHECK_MS);
-          timer.unref();
-        }),
-      ]);
+      const running = probe<{ pid: number }[]>`
+        select a.pid from json_to_recordset(${JSON.stringify(backends.map((b) => ({ pid: b.pid, started: b.backendStart })))}::text::json) as b(pid int, started timestamptz)
+        join pg_stat_activity a on a.pid = b.pid and a.backend_start = b.started
+        where a.state = 'active' or a.state_change > now() - interval '1 second'`;
+      const rows = await answerWithin(running, LONG_STATEMENT_CHECK_MS, () => []);
       return rows.length > 0;
     } catch {
       return false;
     } finally {
-      clearTimeout(timer);
       void probe.end({ timeout: 0 }).catch(() => undefined);
     }
   };

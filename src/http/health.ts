@@ -1,3 +1,4 @@
+import { answerWithin } from '../db/answer-within.js';
 import type { Database } from '../db/database.js';
 import { readOnlyReason } from '../db/writable.js';
 import { ledgerSchemaStatus } from '../ledger/migrate.js';
@@ -41,20 +42,13 @@ export function healthRoutes(database: Database, checks: ReadinessChecks): Route
         const stall = checks.commitStall?.();
         if (stall) return send(503, { status: stall });
         if (!checks.hasSigningSecret()) return send(503, { status: 'no webhook signing secret (GET /webhooks/keys failed and WEBHOOK_SECRET is unset)' });
-        let timer: NodeJS.Timeout | undefined;
         try {
-          const [schema, readOnly] = await Promise.race([
-            Promise.all([ledgerSchemaStatus(database), readOnlyReason(database.sql)]),
-            new Promise<never>((_, reject) => {
-              timer = setTimeout(() => {
-                // No answer: the pool's connections may be half-open after a failover, waiting
-                // ~15 min for TCP to give up. New ones reach whatever the address leads to now.
-                database.recycle(`the readiness check got no answer within ${CHECK_TIMEOUT_MS} ms`);
-                reject(new Error('database check timed out'));
-              }, CHECK_TIMEOUT_MS);
-              timer.unref();
-            }),
-          ]);
+          const [schema, readOnly] = await answerWithin(Promise.all([ledgerSchemaStatus(database), readOnlyReason(database.sql)]), CHECK_TIMEOUT_MS, () => {
+            // No answer: the pool's connections may be half-open after a failover, waiting
+            // ~15 min for TCP to give up. New ones reach whatever the address leads to now.
+            database.recycle(`the readiness check got no answer within ${CHECK_TIMEOUT_MS} ms`);
+            throw new Error('database check timed out');
+          });
           if (readOnly) {
             database.reportReadOnly(readOnly);
             return send(503, { status: 'database refuses writes', error: readOnly });
@@ -66,8 +60,6 @@ export function healthRoutes(database: Database, checks: ReadinessChecks): Route
           // The error text can name roles, hosts and databases: logged, never answered.
           unreachable({ err: (error as Error).message });
           send(503, { status: 'database unreachable' });
-        } finally {
-          clearTimeout(timer);
         }
       },
     },

@@ -1,4 +1,5 @@
 import type { Sql, TransactionSql } from 'postgres';
+import { answerWithin } from '../db/answer-within.js';
 import type { Database } from '../db/database.js';
 import type { Logger } from '../log/logger.js';
 
@@ -102,12 +103,7 @@ export async function tryAcquireSessionLock(database: Database, key: bigint, opt
       ? setInterval(() => {
           if (beating || controller.signal.aborted) return;
           beating = true;
-          let deadline: NodeJS.Timeout | undefined;
-          const timedOut = new Promise<'timeout'>((resolve) => {
-            deadline = setTimeout(() => resolve('timeout'), deadlineMs);
-            deadline.unref();
-          });
-          Promise.race([connection.unsafe<{ held: boolean }[]>(HELD(key, null)), timedOut])
+          answerWithin(connection.unsafe<{ held: boolean }[]>(HELD(key, null)), deadlineMs, () => 'timeout' as const)
             .then(
               (result) => {
                 if (result === 'timeout') {
@@ -118,7 +114,6 @@ export async function tryAcquireSessionLock(database: Database, key: bigint, opt
               (error: unknown) => markLost('its database connection failed', error),
             )
             .finally(() => {
-              clearTimeout(deadline);
               beating = false;
             });
         }, options.heartbeatMs)

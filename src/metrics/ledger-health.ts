@@ -1,6 +1,7 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { buildInfo } from '../package/version.js';
 import type { ProviderEnvironment } from '../config/schema.js';
+import { answerWithin } from '../db/answer-within.js';
 import type { Database } from '../db/database.js';
 import { METRIC_PREFIX } from './registry.js';
 
@@ -43,17 +44,10 @@ export function createLedgerReads(registry: Registry, options: { timeoutMs?: num
   });
   for (const source of READ_SOURCES) failures.inc({ source }, 0);
   const bound = (read: Promise<void>, source: ReadSource, onTimeout?: () => void): Promise<void> => {
-    let timer: NodeJS.Timeout | undefined;
-    const bounded = Promise.race([
-      read,
-      new Promise<void>((resolve) => {
-        timer = setTimeout(() => {
-          failures.inc({ source });
-          onTimeout?.();
-          resolve();
-        }, timeoutMs);
-      }),
-    ]).finally(() => clearTimeout(timer));
+    const bounded = answerWithin(read, timeoutMs, () => {
+      failures.inc({ source });
+      onTimeout?.();
+    });
     inFlight.add(bounded);
     void bounded.finally(() => inFlight.delete(bounded));
     return bounded;
