@@ -91,6 +91,8 @@ export async function runFailover(options: FailoverOptions): Promise<FailoverFig
   const sim = await startBusinessSimulator();
   const replicas: Replica[] = [];
   let ledger: postgres.Sql | undefined;
+  const views: { replica: number; at: number; ready: number; readyBody: string; up: number | undefined }[] = [];
+  let watching = true;
   try {
     const admin = postgres(cluster.primary.url(), { max: 1, onnotice: () => {} });
     await admin`create database recon`;
@@ -125,8 +127,6 @@ export async function runFailover(options: FailoverOptions): Promise<FailoverFig
     // can answer (after its 2 s database check times out) once the first 2xx has come, and what it
     // says is still the outage's. Sampled every 200 ms, both replicas in turn and timed by their
     // answers, a run saw neither signal (CI, Node 20).
-    const views: { replica: number; at: number; ready: number; up: number | undefined }[] = [];
-    let watching = true;
     const watcher = Promise.all(replicas.map(async (r, replica) => {
       while (watching) {
         const at = performance.now();
@@ -134,7 +134,7 @@ export async function runFailover(options: FailoverOptions): Promise<FailoverFig
           getText(`${r.url}/readyz`, 3000).catch(() => ({ status: 0, text: '' })),
           getText(r.metricsUrl, 3000).catch(() => ({ status: 0, text: '' })),
         ]);
-        views.push({ replica, at, ready: ready.status, up: metricValue(metrics.text, 'bnpl_recon_database_up') });
+        views.push({ replica, at, ready: ready.status, readyBody: ready.text, up: metricValue(metrics.text, 'bnpl_recon_database_up') });
         await sleep(50);
       }
     }));
@@ -235,9 +235,15 @@ export async function runFailover(options: FailoverOptions): Promise<FailoverFig
     };
   } catch (error) {
     // What the replicas said last, for the failure's reader.
-    const tail = replicas.map((r, i) => `replica ${i}:\n${r.cli.stdout().trim().split('\n').slice(-25).join('\n')}\n${r.cli.stderr().slice(-1000)}`).join('\n');
+    // and what each answered /readyz last (the status says why it is not ready).
+    const tail = replicas.map((r, i) => {
+      const last = views.filter((v) => v.replica === i).at(-1);
+      const readiness = last ? `last /readyz: ${last.ready} ${last.readyBody}` : 'no /readyz answer recorded';
+      return `replica ${i}: ${readiness}\n${r.cli.stdout().trim().split('\n').slice(-25).join('\n')}\n${r.cli.stderr().slice(-1000)}`;
+    }).join('\n');
     throw new Error(`${(error as Error).message}\n${tail}`, { cause: error });
   } finally {
+    watching = false;
     for (const r of replicas) r.cli.kill();
     await Promise.all(replicas.map((r) => r.cli.exited));
     await ledger?.end({ timeout: 2 });
