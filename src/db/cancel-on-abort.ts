@@ -15,8 +15,8 @@ import type { Sql, TransactionSql } from 'postgres';
  * stops watching and waits for a cancel in flight: call it before the transaction ends, so no
  * cancel reaches its ROLLBACK or COMMIT.
  */
-export async function cancelOnAbort(sql: Sql, tx: TransactionSql, signal: AbortSignal): Promise<() => Promise<void>> {
-  const [self] = await tx<{ pid: number; started: string }[]>`select pg_backend_pid() as pid, now()::text as started`;
+export async function cancelOnAbort(sql: Sql, tx: TransactionSql, signal: AbortSignal, known?: TransactionBackend): Promise<() => Promise<void>> {
+  const self = known ?? (await transactionBackend(tx));
   signal.throwIfAborted();
   let watching = true;
   let timer: NodeJS.Timeout | undefined;
@@ -24,7 +24,7 @@ export async function cancelOnAbort(sql: Sql, tx: TransactionSql, signal: AbortS
   const cancel = () => {
     if (!watching) return;
     inFlight = sql`
-      select pg_cancel_backend(pid) from pg_stat_activity where pid = ${self!.pid} and xact_start = ${self!.started}::timestamptz`
+      select pg_cancel_backend(pid) from pg_stat_activity where pid = ${self.pid} and xact_start = ${self.started}::timestamptz`
       .catch(() => undefined)
       .finally(() => {
         if (watching) timer = setTimeout(cancel, CANCEL_REPEAT_MS);
@@ -37,6 +37,18 @@ export async function cancelOnAbort(sql: Sql, tx: TransactionSql, signal: AbortS
     clearTimeout(timer);
     await inFlight;
   };
+}
+
+/** A transaction's backend: its pid and the transaction's start (now() in it), as text. */
+export interface TransactionBackend {
+  pid: number;
+  started: string;
+}
+
+/** The backend and start of the transaction `tx` is, one round trip (a caller that read them already passes them to cancelOnAbort). */
+async function transactionBackend(tx: TransactionSql): Promise<TransactionBackend> {
+  const [row] = await tx<TransactionBackend[]>`select pg_backend_pid() as pid, now()::text as started`;
+  return row!;
 }
 
 /** Between two cancels of one stop: a statement sent just after a cancel found none waits no longer than this. */

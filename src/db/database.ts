@@ -8,6 +8,7 @@ import { dedicatedSessions, type DedicatedSessions } from './sessions.js';
 import { parseDatabaseUrl, WRITABLE_SESSION_ATTRS } from './database-url.js';
 import { LEDGER_CLIENT_CONTROLS, writableHostClient, type LedgerClientControls } from './writable-host.js';
 import { noDelaySockets } from './socket.js';
+import type { TransactionBackend } from './cancel-on-abort.js';
 
 export type LedgerDb = PostgresJsDatabase<typeof schema>;
 
@@ -32,9 +33,10 @@ export interface Database {
   /**
    * Marks the connection `tx` holds (a transaction's) as running statements that may take long,
    * until `done` is called: recycle() then asks the server whether it still works on one before it
-   * replaces the connections (writable-host.ts says why). Returns the connection's backend pid too.
+   * replaces the connections (writable-host.ts says why). Returns the backend too: its pid, and
+   * when the transaction began (what cancel-on-abort.ts needs to name it, read in the same round trip).
    */
-  longStatements(tx: TransactionSql | Sql): Promise<{ pid: number; done: () => void }>;
+  longStatements(tx: TransactionSql): Promise<{ backend: TransactionBackend; done: () => void }>;
   /** True when this process started the server itself (no DATABASE_URL). */
   embedded: boolean;
   /** Where it is; only set for an embedded server, whose address is chosen at start. */
@@ -68,9 +70,10 @@ export function databaseOver(
     reportReadOnly: options.reportReadOnly ?? controls?.readOnly ?? (() => undefined),
     recycle: controls?.recycle ?? (() => undefined),
     async longStatements(tx) {
-      const [row] = await tx<{ pid: number; started: string }[]>`select pid, backend_start::text as started from pg_stat_activity where pid = pg_backend_pid()`;
+      const [row] = await tx<{ pid: number; started: string; xact_start: string }[]>`
+        select pid, backend_start::text as started, now()::text as xact_start from pg_stat_activity where pid = pg_backend_pid()`;
       const done = controls?.markLongStatements({ pid: row!.pid, backendStart: row!.started }) ?? (() => undefined);
-      return { pid: row!.pid, done };
+      return { backend: { pid: row!.pid, started: row!.xact_start }, done };
     },
     embedded: options.embedded ?? false,
     ...(options.embeddedUrl !== undefined ? { embeddedUrl: options.embeddedUrl } : {}),

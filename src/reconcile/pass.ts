@@ -133,11 +133,11 @@ const RECONCILE_LOCK_HEARTBEAT_MS = 5000;
  * before the transaction ends.
  */
 async function watchPassStatement(ctx: ReconcileContext, tx: TransactionSql, signal: AbortSignal): Promise<() => Promise<void>> {
-  const { done } = await ctx.database.longStatements(tx);
+  const { backend, done } = await ctx.database.longStatements(tx);
   signal.addEventListener('abort', done, { once: true });
   let unwatch: () => Promise<void>;
   try {
-    unwatch = await cancelOnAbort(ctx.database.sql, tx, signal);
+    unwatch = await cancelOnAbort(ctx.database.sql, tx, signal, backend);
   } catch (error) {
     done();
     signal.removeEventListener('abort', done);
