@@ -234,14 +234,22 @@ export async function runFailover(options: FailoverOptions): Promise<FailoverFig
       daemonStderr: replicas.map((r) => r.cli.stderr()).join(''),
     };
   } catch (error) {
-    // What the replicas said last, for the failure's reader.
-    // and what each answered /readyz last (the status says why it is not ready).
-    const tail = replicas.map((r, i) => {
+    // What the replicas said last, for the failure's reader: their last log lines, then (last, so
+    // an output cut from the top still shows it) what each answered /readyz last, whether it
+    // exited, and how often it logged each warning and error.
+    const tail = replicas.map((r, i) => `replica ${i}:\n${r.cli.stdout().trim().split('\n').slice(-15).join('\n')}\n${r.cli.stderr().slice(-1000)}`).join('\n');
+    const summary = replicas.map((r, i) => {
       const last = views.filter((v) => v.replica === i).at(-1);
-      const readiness = last ? `last /readyz: ${last.ready} ${last.readyBody}` : 'no /readyz answer recorded';
-      return `replica ${i}: ${readiness}\n${r.cli.stdout().trim().split('\n').slice(-25).join('\n')}\n${r.cli.stderr().slice(-1000)}`;
+      const readiness = last ? `last /readyz ${last.ready} ${last.readyBody}` : 'no /readyz answer recorded';
+      const exit = r.cli.child.exitCode ?? r.cli.child.signalCode;
+      const warnings: Record<string, number> = {};
+      for (const line of r.cli.logs()) {
+        if (Number(line.level) >= 40) warnings[String(line.msg)] = (warnings[String(line.msg)] ?? 0) + 1;
+      }
+      return `replica ${i}: ${exit === null ? 'running' : `exited (${exit})`}; ${readiness}; warnings and errors logged: ${JSON.stringify(warnings)}`;
     }).join('\n');
-    throw new Error(`${(error as Error).message}\n${tail}`, { cause: error });
+    const tailAndSummary = `${tail}\n${summary}`;
+    throw new Error(`${(error as Error).message}\n${tailAndSummary}`, { cause: error });
   } finally {
     watching = false;
     for (const r of replicas) r.cli.kill();
