@@ -156,7 +156,8 @@ export const statementPeriods = pgTable(
  * a bank sends for one day both cover the day wholly, yet the second's bookings are not the first's.
  * statement_key is the prefix the statement's entry keys start with (src/statements/line-key.ts
  * statementKeyPrefix), by which a stored entry finds its statement's balances. Written by the
- * readers that keep balances (MT940); statements imported before migration 0027 have no row.
+ * readers that keep balances (MT940, CAMT.053 of one currency); statements imported before
+ * migration 0027 have no row.
  */
 export const statementBalances = pgTable(
   'statement_balances',
@@ -169,13 +170,13 @@ export const statementBalances = pgTable(
     environment: providerEnvironment('environment').notNull(),
     statementKey: text('statement_key').notNull(),
     accountIban: text('account_iban'),
-    /** the field that states it ('60F', '60M'); null, with the three after it, when the statement has no opening balance */
+    /** the field that states it ('60F', '60M', 'OPBD', 'PRCD'); null, with the three after it, when the statement has no opening balance */
     openingKind: text('opening_kind'),
     openingDate: date('opening_date', { mode: 'string' }),
     openingCurrency: text('opening_currency'),
     /** signed minor units, a credit balance positive */
     openingCents: bigint('opening_cents', { mode: 'bigint' }),
-    /** the field that states it ('62F', '62M'); null, with the three after it, when the statement has no closing balance */
+    /** the field that states it ('62F', '62M', 'CLBD'); null, with the three after it, when the statement has no closing balance */
     closingKind: text('closing_kind'),
     closingDate: date('closing_date', { mode: 'string' }),
     closingCurrency: text('closing_currency'),

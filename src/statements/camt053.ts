@@ -13,6 +13,7 @@ import {
   type ParsedStatement,
   type ReaderOptions,
   type SectionSink,
+  type StatedBalance,
   type StatementLine,
   type StatementReader,
   type StatementSection,
@@ -172,6 +173,8 @@ function addPage(held: Held, page: Page, section: StatementSection, done: Open):
     periodFrom: [h.periodFrom, section.periodFrom].filter((v) => v !== null).sort()[0] ?? null,
     periodTo: [h.periodTo, section.periodTo].filter((v) => v !== null).sort().at(-1) ?? null,
     balances: combineChecks(h.balances, section.balances!),
+    // The statement of pages opens with its first page's opening balance and closes with this one's closing.
+    ...(h.ends && section.ends ? { ends: { opening: h.ends.opening, closing: section.ends.closing } } : { ends: undefined }),
   };
 }
 
@@ -284,6 +287,10 @@ function finishStatement(stmt: Node, open: Open, index: number, options: ReaderO
     section.balances = checks.find((check) => check.state === 'unbalanced') ?? checks.find((check) => check.state === 'unchecked') ?? checks[0]!;
   } else {
     section.balances = balanceCheck(c.where, opening, closing, section.booked, checkOptions);
+    // The ends that tell a statement continuing another of the same day (consecutive.ts): a bank
+    // that sends a day in two statements opens the second with the first's CLBD. A statement of
+    // several currencies has a pair per currency and keeps none: its days are matched as before.
+    section.ends = { opening: statedBalance(stmt, ['OPBD', 'PRCD'], c.where), closing: statedBalance(stmt, ['CLBD'], c.where) };
   }
   const page = text(at(stmt, 'StmtPgntn', 'PgNb')) ?? '';
   const sequence = text(stmt['ElctrncSeqNb']) ?? text(stmt['LglSeqNb']) ?? '';
@@ -341,15 +348,39 @@ function balance(stmt: Node, codes: string[], where: string, currency?: string):
   return null;
 }
 
-function balancesOf(stmt: Node, where: string): { code: string | undefined; cents: bigint; currency: string }[] {
-  const out: { code: string | undefined; cents: bigint; currency: string }[] = [];
+/**
+ * The first balance of `codes` with its code and date (Dt/Dt, or the day of Dt/DtTm as the bank
+ * wrote it), for statement_balances; null when none is stated, or it states no real day.
+ */
+function statedBalance(stmt: Node, codes: string[], where: string): StatedBalance | null {
+  for (const code of codes) {
+    const found = balancesOf(stmt, where).find((b) => b.code === code);
+    if (!found) continue;
+    const date = balanceDay(found.date, where);
+    return date === null ? null : { cents: found.cents, currency: found.currency, date, kind: code };
+  }
+  return null;
+}
+
+/** A balance's day, or null where the file states none or no real one: it only tells consecutive statements apart, so it refuses nothing. */
+function balanceDay(value: string | null, where: string): string | null {
+  if (value === null) return null;
+  try {
+    return bankDate(value, `${where}: balance date`);
+  } catch {
+    return null;
+  }
+}
+
+function balancesOf(stmt: Node, where: string): { code: string | undefined; cents: bigint; currency: string; date: string | null }[] {
+  const out: { code: string | undefined; cents: bigint; currency: string; date: string | null }[] = [];
   for (const bal of list(stmt['Bal'])) {
     const code = text(at(bal, 'Tp', 'CdOrPrtry', 'Cd')) ?? text(at(bal, 'Tp', 'CdOrPrtry', 'Prtry')) ?? undefined;
     const amount = amountOf(bal['Amt'], `${where}: balance ${code ?? ''}`);
     if (!amount) continue;
     const currency = amount.currency ?? text(at(stmt, 'Acct', 'Ccy'));
     if (currency === null || currency === undefined) throw new StatementFormatError(`${where}: balance ${code ?? ''} names no currency (Amt/@Ccy) and the account none (Acct/Ccy)`);
-    out.push({ code, cents: text(bal['CdtDbtInd']) === 'DBIT' ? -amount.cents : amount.cents, currency });
+    out.push({ code, cents: text(bal['CdtDbtInd']) === 'DBIT' ? -amount.cents : amount.cents, currency, date: dateOf(bal['Dt']) });
   }
   return out;
 }

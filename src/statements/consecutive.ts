@@ -7,7 +7,9 @@ import type { StatedBalance, StatementSection } from './types.js';
  * Consecutive statements: one opens with the balance the other closes with. A bank that sends two
  * MT940 statements for one day (:28C:00001/1 then 00001/2, or 00001 then 00002) opens the second
  * with the first's :62F: as its :60F:, both dated that day; each covers the day wholly (mt940.ts),
- * yet the second holds only the bookings after the first's closing balance. Matched by the day
+ * yet the second holds only the bookings after the first's closing balance. A CAMT.053 day sent in
+ * two statements, each with the whole day as its FrToDt, opens the second with the first's CLBD
+ * as its OPBD the same way (camt053.ts). Matched by the day
  * alone (rule 3 of overlap.ts), a booking of the second equal to one of the first in day and amount
  * would be taken for the first's and not stored, and by rule 2 one under a reference the bank
  * reuses (a standing order's), although both statements balance

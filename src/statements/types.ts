@@ -70,8 +70,8 @@ export interface StatementSection {
   /**
    * The balances that open and close the statement as its file states them (a statement of MT940
    * pages: its first page's opening, its last page's closing), each null where missing; absent for
-   * a reader that keeps none (CAMT.053, CSV). overlap.ts tells a statement that continues another
-   * by them (consecutive.ts).
+   * a reader that keeps none (CSV, and a CAMT.053 of several currencies, which states a pair per
+   * currency). overlap.ts tells a statement that continues another by them (consecutive.ts).
    */
   ends?: { opening: StatedBalance | null; closing: StatedBalance | null };
 }
@@ -83,7 +83,7 @@ export interface StatedBalance {
   currency: string;
   /** YYYY-MM-DD, the bank's date of the balance */
   date: string;
-  /** the field that states it: MT940 '60F', '60M' (opening), '62F', '62M' (closing) */
+  /** the field that states it: MT940 '60F', '60M' (opening), '62F', '62M' (closing); CAMT.053 'OPBD', 'PRCD' (opening), 'CLBD' (closing) */
   kind: string;
 }
 

@@ -132,3 +132,73 @@ describe('two MT940 statements of one day, one after the other', () => {
     expect(await importStatement(db, 'sandbox', forAccount(second, account), 'day-2.sta')).toMatchObject({ linesNew: 1, linesOverlap: 2 });
   });
 });
+
+// The same day in CAMT.053 (written for this project after the camt.053.001.02 schema): a bank that
+// sends one day in two statements (ElctrncSeqNb 64 and 65), each with the whole day as its FrToDt;
+// 64 opens with the day before's closing (PRCD), 65 opens (OPBD) with 64's CLBD of that day. Each
+// holds a 4.50 card payment without AcctSvcrRef.
+const CAMT_IBAN = 'DE02120300000000202051';
+const camtBalance = (code: string, amount: string, day: string) =>
+  `<Bal><Tp><CdOrPrtry><Cd>${code}</Cd></CdOrPrtry></Tp><Amt Ccy="EUR">${amount}</Amt><CdtDbtInd>CRDT</CdtDbtInd><Dt><Dt>${day}</Dt></Dt></Bal>`;
+const cardPayment = (text: string) =>
+  `<Ntry><Amt Ccy="EUR">4.50</Amt><CdtDbtInd>DBIT</CdtDbtInd><Sts>BOOK</Sts><BookgDt><Dt>2026-03-05</Dt></BookgDt><ValDt><Dt>2026-03-05</Dt></ValDt>` +
+  `<AddtlNtryInf>${text}</AddtlNtryInf></Ntry>`;
+interface CamtStatement { seq: number; opening: [code: string, amount: string, day: string]; closing: string; entries: string; page?: [number, boolean] }
+const camtStatement = (iban: string, s: CamtStatement) =>
+  `<Stmt><Id>2026-03-05-${s.seq}${s.page ? `-${s.page[0]}` : ''}</Id><ElctrncSeqNb>${s.seq}</ElctrncSeqNb>` +
+  (s.page ? `<StmtPgntn><PgNb>${s.page[0]}</PgNb><LastPgInd>${s.page[1]}</LastPgInd></StmtPgntn>` : '') +
+  `<CreDtTm>2026-03-06T06:00:00</CreDtTm><FrToDt><FrDtTm>2026-03-05T00:00:00</FrDtTm><ToDtTm>2026-03-05T23:59:59</ToDtTm></FrToDt>` +
+  `<Acct><Id><IBAN>${iban}</IBAN></Id><Ccy>EUR</Ccy></Acct>${camtBalance(...s.opening)}${camtBalance('CLBD', s.closing, '2026-03-05')}${s.entries}</Stmt>`;
+const camtFile = (messageId: string, iban: string, ...statements: CamtStatement[]) => Buffer.from(
+  `<?xml version="1.0" encoding="UTF-8"?><Document xmlns="urn:iso:std:iso:20022:tech:xsd:camt.053.001.02"><BkToCstmrStmt>` +
+  `<GrpHdr><MsgId>${messageId}</MsgId><CreDtTm>2026-03-06T06:00:00</CreDtTm></GrpHdr>${statements.map((s) => camtStatement(iban, s)).join('')}</BkToCstmrStmt></Document>`);
+const camtFirst: CamtStatement = { seq: 64, opening: ['PRCD', '100.00', '2026-03-04'], closing: '95.50', entries: cardPayment('KARTENZAHLUNG BAECKEREI 08:02') };
+const camtSecond: CamtStatement = { seq: 65, opening: ['OPBD', '95.50', '2026-03-05'], closing: '91.00', entries: cardPayment('KARTENZAHLUNG BAECKEREI 16:40') };
+/** An IBAN of its own for each test (German check digits, account number `n`), so none sees another's lines. */
+const camtAccount = (n: string) => germanIban('12030000', n);
+
+describe('two CAMT.053 statements of one day, one after the other', () => {
+  it('statement 64, then 65 (opening with 64’s CLBD): both card payments stored, and the balances kept with their codes', async () => {
+    const iban = camtAccount('0000000011');
+    const [one, two] = [camtFile('MSG-64', iban, camtFirst), camtFile('MSG-65', iban, camtSecond)];
+    const a = await importStatement(db, 'sandbox', one, 'day-64.xml');
+    const b = await importStatement(db, 'sandbox', two, 'day-65.xml');
+    expect([a.linesNew, b.linesNew, b.linesOverlap]).toEqual([1, 1, 0]);
+    expect(await storedSums({ account: iban })).toEqual(both(fileSums(one), fileSums(two)));
+    expect(await storedSums({ account: iban })).toEqual({ lines: 2, credit: 0n, debit: 900n });
+    const kept = await db.sql`
+      select opening_kind, opening_date, opening_cents::text, closing_kind, closing_date, closing_cents::text, balanced
+      from statement_balances where statement_id in (${a.statementId}, ${b.statementId}) order by statement_id`;
+    expect(kept).toEqual([
+      { opening_kind: 'PRCD', opening_date: '2026-03-04', opening_cents: '10000', closing_kind: 'CLBD', closing_date: '2026-03-05', closing_cents: '9550', balanced: true },
+      { opening_kind: 'OPBD', opening_date: '2026-03-05', opening_cents: '9550', closing_kind: 'CLBD', closing_date: '2026-03-05', closing_cents: '9100', balanced: true },
+    ]);
+  });
+
+  it('statement 65, then 64: both stored', async () => {
+    const iban = camtAccount('0000000012');
+    const b = await importStatement(db, 'sandbox', camtFile('MSG-65', iban, camtSecond), 'day-65.xml');
+    const a = await importStatement(db, 'sandbox', camtFile('MSG-64', iban, camtFirst), 'day-64.xml');
+    expect([b.linesNew, a.linesNew, a.linesOverlap]).toEqual([1, 1, 0]);
+    expect(await storedSums({ account: iban })).toEqual({ lines: 2, credit: 0n, debit: 900n });
+  });
+
+  it('65 in two pages, the first opening with 64’s CLBD: the statement of pages is consecutive with 64 by its first opening and last closing', async () => {
+    const iban = camtAccount('0000000013');
+    await importStatement(db, 'sandbox', camtFile('MSG-64', iban, camtFirst), 'day-64.xml');
+    const pages = camtFile('MSG-65', iban,
+      { ...camtSecond, closing: '95.50', entries: '', page: [1, false] },
+      { ...camtSecond, opening: ['OPBD', '95.50', '2026-03-05'], page: [2, true] });
+    expect(await importStatement(db, 'sandbox', pages, 'day-65-pages.xml')).toMatchObject({ linesNew: 1, linesOverlap: 0 });
+    expect(await storedSums({ account: iban })).toEqual({ lines: 2, credit: 0n, debit: 900n });
+  });
+
+  it('64 sent again in another message (the same balances: not a continuation) adds nothing; 64 and 65 in one file after them add nothing', async () => {
+    const iban = camtAccount('0000000014');
+    await importStatement(db, 'sandbox', camtFile('MSG-64', iban, camtFirst), 'day-64.xml');
+    await importStatement(db, 'sandbox', camtFile('MSG-65', iban, camtSecond), 'day-65.xml');
+    expect(await importStatement(db, 'sandbox', camtFile('MSG-64-COPY', iban, { ...camtFirst, seq: 66 }), 'day-64-copy.xml')).toMatchObject({ linesNew: 0 });
+    expect(await importStatement(db, 'sandbox', camtFile('MSG-BOTH', iban, camtFirst, camtSecond), 'day-both.xml')).toMatchObject({ linesNew: 0 });
+    expect(await storedSums({ account: iban })).toEqual({ lines: 2, credit: 0n, debit: 900n });
+  });
+});
