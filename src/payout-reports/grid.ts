@@ -8,7 +8,8 @@ import { boundedXlsx } from './xlsx-limits.js';
  * any column means anything. A number cell keeps the digits the file stores: read.ts turns them into
  * cents exactly.
  */
-export type Cell = string | null | { number: string } | { unreadable: string };
+/** A number cell shown as a percentage stores the fraction (xlsx-limits.ts): `percent` says so. */
+export type Cell = string | null | { number: string; percent?: true } | { unreadable: string };
 export interface GridRow {
   line: number;
   cells: Cell[];
@@ -92,21 +93,29 @@ export async function xlsxGrid(bytes: Uint8Array): Promise<GridRow[] | string> {
   if (typeof workbook === 'string') return workbook;
   let data: unknown[][];
   try {
-    data = await readSheet<XlsxNumber>(workbook, { parseNumber: (text) => new XlsxNumber(text), trim: false });
+    data = await readSheet<XlsxNumber>(workbook.zip, { parseNumber: (text) => new XlsxNumber(text), trim: false });
   } catch (error) {
     return `not a readable XLSX file: ${(error as Error).message}`;
   }
+  // read-excel-file gives row n of the sheet at index n - 1, from column A.
   return data.map((row, index) => ({
     line: index + 1,
-    cells: row.map((cell): Cell => {
+    cells: row.map((cell, column): Cell => {
       if (cell === null || cell === undefined) return null;
       if (typeof cell === 'string') return cell;
-      if (cell instanceof XlsxNumber) return { number: cell.text };
+      if (cell instanceof XlsxNumber) return workbook.percentCells.has(`${columnLetters(column + 1)}${index + 1}`) ? { number: cell.text, percent: true } : { number: cell.text };
       if (cell instanceof Date) return { unreadable: 'a date' };
       if (typeof cell === 'boolean') return { unreadable: 'a TRUE/FALSE value' };
       return { unreadable: `a value of type ${typeof cell}` };
     }),
   }));
+}
+
+/** A column's letters (1 -> A, 28 -> AB), as a cell reference writes them. */
+function columnLetters(n: number): string {
+  let name = '';
+  for (; n > 0; n = Math.floor((n - 1) / 26)) name = String.fromCharCode(65 + ((n - 1) % 26)) + name;
+  return name;
 }
 
 /** The text of a cell meant as text (Doc No, Doc Type ...): an integer as stored, another number as its shortest digits. */

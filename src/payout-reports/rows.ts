@@ -1,6 +1,6 @@
 import { amountParts, decimalEvidence, rateParts, splitAmount, type DecimalSeparator, type PayoutCurrency } from './amounts.js';
 import { AMOUNT_COLUMNS, documentedColumn, PAYOUT_REPORT_COLUMN_NAMES, REQUIRED_COLUMNS, resolveHeader, type AmountColumn, type PayoutReportColumn } from './columns.js';
-import { numberParts, percentMicros, scaled } from './decimal.js';
+import { numberParts, percentMicros, scaled, type DecimalParts } from './decimal.js';
 import { cellText, type Cell, type GridRow } from './grid.js';
 import { PayoutReportFormatError, type PayoutDocType, type PayoutReportRow } from './types.js';
 import { isStorableText, UNSTORABLE_TEXT } from '../db/text.js';
@@ -173,10 +173,19 @@ function amountCell(cell: Cell, decimal: DecimalSeparator | null, refuse: (probl
 function rateCell(cell: Cell, refuse: (problem: string) => Error): number | null {
   if (cell === null || (typeof cell === 'string' && cell.trim() === '')) return null;
   if (typeof cell !== 'string' && 'unreadable' in cell) throw refuse(`holds ${cell.unreadable}, not a percent`);
-  const shown = typeof cell === 'string' ? cell.trim() : cell.number;
-  const micros = percentMicros(typeof cell === 'string' ? rateParts(cell) : numberParts(Number(cell.number)));
+  const shown = typeof cell === 'string' ? cell.trim() : cell.percent ? `${cell.number} (shown as a percentage)` : cell.number;
+  // A cell shown as a percentage stores the fraction: 0.029 is 2.9 %.
+  const parts = typeof cell === 'string' ? rateParts(cell) : numberParts(Number(cell.number));
+  const micros = percentMicros(typeof cell !== 'string' && cell.percent ? hundredfold(parts) : parts);
   if (typeof micros === 'string') throw refuse(`'${shown}' ${micros}`);
   return micros;
+}
+
+/** The decimal times 100, exactly: the decimal point two places right. */
+function hundredfold(parts: DecimalParts | null): DecimalParts | null {
+  if (parts === null) return null;
+  const fraction = parts.fraction.padEnd(2, '0');
+  return { negative: parts.negative, units: `${parts.units}${fraction.slice(0, 2)}`.replace(/^0+(?=\d)/, ''), fraction: fraction.slice(2) };
 }
 
 /** The row's currency: its Currency cell, else the one its amounts name; a disagreement is refused. */

@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { SaxesParser, type SaxesTagPlain } from 'saxes';
 import { readZipParts, storedZip, ZipRefusal, type ZipPart } from './xlsx-zip.js';
@@ -43,12 +44,23 @@ export const XLSX_MAX_XML_BYTES = 128 * 1024 * 1024;
 /** The parts read-excel-file reads (its filterZipArchiveEntry): the rest are never inflated. */
 const isXmlPart = (name: string) => name.endsWith('.xml') || name.endsWith('.xml.rels');
 
+/** A workbook read-excel-file may read, and what it does not say about the first sheet's cells. */
+export interface BoundedWorkbook {
+  zip: Buffer;
+  /**
+   * References (`E12`) of the first sheet's number cells shown as a percentage (a number format
+   * with `%`): the cell stores the fraction, 0.029 for 2.9 %, and read-excel-file gives the number
+   * without its format.
+   */
+  percentCells: ReadonlySet<string>;
+}
+
 /**
  * The workbook as a ZIP that read-excel-file may read: its XML parts within XLSX_MAX_XML_BYTES
  * (counted while inflating, not taken from the archive's claims), stored uncompressed, and its
  * sheets within XLSX_MAX_ROWS, XLSX_MAX_COLUMNS and XLSX_MAX_CELLS; else why not, for the user.
  */
-export async function boundedXlsx(bytes: Uint8Array): Promise<Buffer | string> {
+export async function boundedXlsx(bytes: Uint8Array): Promise<BoundedWorkbook | string> {
   let parts: ZipPart[];
   try {
     parts = readZipParts(
@@ -61,13 +73,102 @@ export async function boundedXlsx(bytes: Uint8Array): Promise<Buffer | string> {
     if (!(error instanceof ZipRefusal)) throw error;
     return error.overBudget ? error.message : `not a readable XLSX file: ${error.message}`;
   }
+  let percentStyles: ReadonlySet<number>;
+  let firstSheet: string | undefined;
+  try {
+    percentStyles = percentStylesOf(parts.find((p) => p.name === 'xl/styles.xml'));
+    firstSheet = firstSheetPart(parts);
+  } catch (error) {
+    if (error instanceof Refused) return error.message;
+    throw error;
+  }
+  const percentCells = new Set<string>();
   for (const part of parts) {
     // read-excel-file reads rows only inside a sheetData element; a part without the name has none.
     if (!part.data.includes('sheetData')) continue;
-    const refusal = await sheetExtentRefusal(part);
+    const refusal = await sheetExtentRefusal(part, part.name === firstSheet ? { styles: percentStyles, cells: percentCells } : undefined);
     if (refusal !== undefined) return refusal;
   }
-  return storedZip(parts);
+  return { zip: storedZip(parts), percentCells };
+}
+
+/**
+ * The cell styles (indexes into styles.xml's cellXfs, a cell's `s`) whose number format shows a
+ * percentage: the built-in 9 (`0%`) and 10 (`0.00%`), or a custom format with a `%` outside its
+ * quoted text and escaped characters (ECMA-376 Part 1, 18.8.30-31).
+ */
+function percentStylesOf(styles: ZipPart | undefined): ReadonlySet<number> {
+  const percent = new Set<number>();
+  if (!styles) return percent;
+  const formats = new Map<string, string>();
+  const percentFormats = new Set(['9', '10']);
+  let inCellXfs = false;
+  let index = 0;
+  parseWhole(styles, {
+    opentag: (tag) => {
+      const name = localName(tag.name);
+      if (name === 'numFmt') {
+        const id = attribute(tag, 'numFmtId', styles.name);
+        const code = attribute(tag, 'formatCode', styles.name);
+        if (id !== undefined && code !== undefined) formats.set(id, code);
+      } else if (name === 'cellXfs') {
+        inCellXfs = true;
+      } else if (name === 'xf' && inCellXfs) {
+        const id = attribute(tag, 'numFmtId', styles.name) ?? '0';
+        const code = formats.get(id);
+        if (code !== undefined ? showsPercent(code) : percentFormats.has(id)) percent.add(index);
+        index += 1;
+      }
+    },
+    closetag: (tag) => {
+      if (localName(tag.name) === 'cellXfs') inCellXfs = false;
+    },
+  });
+  return percent;
+}
+
+/** Whether a number format shows `%`: not inside "quoted text", not escaped (\%), not a [color] or [condition]. */
+const showsPercent = (code: string) => code.replace(/"[^"]*"|\\.|\[[^\]]*\]/g, '').includes('%');
+
+/**
+ * The part of the workbook's first sheet, which read-excel-file reads: the first <sheet> of
+ * xl/workbook.xml, through its relationship in xl/_rels/workbook.xml.rels. Undefined when the
+ * workbook does not say (read-excel-file then refuses it).
+ */
+function firstSheetPart(parts: readonly ZipPart[]): string | undefined {
+  const workbook = parts.find((p) => p.name === 'xl/workbook.xml');
+  const rels = parts.find((p) => p.name === 'xl/_rels/workbook.xml.rels');
+  if (!workbook || !rels) return undefined;
+  let id: string | undefined;
+  parseWhole(workbook, {
+    opentag: (tag) => {
+      if (id === undefined && localName(tag.name) === 'sheet') id = attribute(tag, 'id', workbook.name);
+    },
+  });
+  let target: string | undefined;
+  parseWhole(rels, {
+    opentag: (tag) => {
+      if (target === undefined && localName(tag.name) === 'Relationship' && attribute(tag, 'Id', rels.name) === id) target = attribute(tag, 'Target', rels.name);
+    },
+  });
+  if (target === undefined) return undefined;
+  // A target is relative to xl/, or absolute from the package's root.
+  return target.startsWith('/') ? target.slice(1) : path.posix.normalize(`xl/${target}`);
+}
+
+/** Parses a small part (styles, the workbook, its relationships) at once. */
+function parseWhole(part: ZipPart, on: { opentag: (tag: SaxesTagPlain) => void; closetag?: (tag: SaxesTagPlain) => void }): void {
+  const parser = new SaxesParser({ xmlns: false });
+  parser.on('doctype', () => {
+    throw new Refused(`not a readable XLSX file: ${part.name} has a DOCTYPE`);
+  });
+  parser.on('opentag', on.opentag);
+  if (on.closetag) parser.on('closetag', on.closetag);
+  parser.on('error', (error) => {
+    throw new Refused(`not a readable XLSX file: ${part.name}: ${error.message.slice(0, 200)}`);
+  });
+  parser.write(new TextDecoder().decode(part.data));
+  parser.close();
 }
 
 class Refused extends Error {}
@@ -82,7 +183,7 @@ class Refused extends Error {}
  * (read-excel-file's parser does not read one as XML does); a package's XML has none (ECMA-376
  * Part 2 forbids DTDs).
  */
-async function sheetExtentRefusal(part: ZipPart): Promise<string | undefined> {
+async function sheetExtentRefusal(part: ZipPart, percent?: { styles: ReadonlySet<number>; cells: Set<string> }): Promise<string | undefined> {
   const parser = new SaxesParser({ xmlns: false });
   let height = 0;
   let rowNumber: number | undefined;
@@ -111,6 +212,12 @@ async function sheetExtentRefusal(part: ZipPart): Promise<string | undefined> {
         throw new Refused(`cell ${r} is beyond column ${columnName(XLSX_MAX_COLUMNS)}: a payout report has at most ${XLSX_MAX_COLUMNS} columns`);
       }
       if (++cells > XLSX_MAX_CELLS) throw new Refused(`a sheet of the workbook has more than ${XLSX_MAX_CELLS.toLocaleString('en')} cells, more than a payout report holds: split the report`);
+      if (percent && percent.styles.size > 0) {
+        // A number cell (no t, or t="n") whose style shows a percentage.
+        const type = attribute(tag, 't', part.name);
+        const style = attribute(tag, 's', part.name);
+        if ((type === undefined || type === 'n') && style !== undefined && percent.styles.has(Number(style))) percent.cells.add(r);
+      }
     }
   });
   parser.on('closetag', (tag) => {

@@ -57,4 +57,27 @@ describe.skipIf(!hasCalc)('an XLSX saved by LibreOffice Calc', () => {
       ['INV-2026-0009', -29n, -29n, 0n],
     ]);
   }, 180_000);
+
+  // Calc reads "2.5%" as the number 0.025 shown as a percentage, and saves it so: a rate cell
+  // holds the fraction with a number format of "0.00%".
+  it('reads the rates of a CSV with "2.5%" in them, opened in Calc and saved as XLSX, as 2.5 %', async () => {
+    const csvFile = path.join(dir, 'payout-percent.csv');
+    await writeFile(csvFile, CSV.replace(/,2\.5,2\.5,/g, ',2.5%,2.5%,').replace(/,2\.9,2\.9,/g, ',2.9%,2.9%,'));
+    const xlsxFile = await convertWithCalc(csvFile, dir, 'xlsx', 'CSV:44,34,76,1');
+    // What Calc stored: the fraction, as a number.
+    const sheet = await readSheet(xlsxFile);
+    expect(sheet[1]!.slice(5, 7)).toEqual([0.025, 0.025]);
+    const xlsx = await readPayoutReport(await readFile(xlsxFile));
+    expect(xlsx.rows.map((r) => [r.docNo, r.discountRateMicros, r.mdrRateMicros])).toEqual([
+      ['INV-2026-0001', 25000, 25000],
+      ['INV-2026-0002', 25000, 25000],
+      ['INV-2026-0003', 29000, 29000],
+      ['CN-2026-0001', null, null],
+      ['INV-2026-0009', null, null],
+    ]);
+    // The rest of the rows as from the CSV without the signs.
+    const plain = path.join(dir, 'payout-plain.csv');
+    await writeFile(plain, CSV);
+    expect(xlsx.rows).toEqual((await readPayoutReport(await readFile(plain))).rows);
+  }, 180_000);
 });

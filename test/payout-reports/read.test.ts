@@ -213,4 +213,27 @@ describe('an XLSX payout report', () => {
     expect(await refusal(await file(1e21))).toMatch(/'1e\+21' is beyond the largest amount the ledger stores/);
     expect((await readPayoutReport(await file(123456789012.34))).rows[0]!.transactionAmountCents).toBe(12345678901234n);
   });
+
+  // A spreadsheet shows 2.5 % from a cell that stores 0.025 with a percent format (how Excel and
+  // Calc store "2.5%" typed in); read as a number, that is 0.025 %, and every fee check of the row
+  // would fail against a contract of 2.5 %.
+  it('reads a rate cell shown as a percentage (it stores the fraction) as the percent it shows; a "%" quoted in the format is text, not a percentage', async () => {
+    const shownAsPercent = (value: number, format: string) => ({ value, type: Number, format });
+    const row = (discount: ReturnType<typeof shownAsPercent>, mdr: ReturnType<typeof shownAsPercent>) =>
+      [text('ORD-1'), text('INV-1'), text('invoice'), number(1234.56), discount, mdr, number(0.3), number(1234.56), number(30.86), number(5.92), number(1197.48), number(37.08)];
+    const read = async (...rows: ReturnType<typeof row>[]) => (await readPayoutReport(await writeXlsxFile([HEADER.map(text), ...rows]).toBuffer())).rows;
+    const [percent, decimals, quoted] = await read(
+      row(shownAsPercent(0.025, '0.00%'), shownAsPercent(0.025, '0%')),
+      row(shownAsPercent(0.029, '0.0000%'), shownAsPercent(0.00125, '0.000%')),
+      row(shownAsPercent(2.5, '0.00" %"'), shownAsPercent(2.5, '0.00\\%')),
+    );
+    expect([percent!.discountRateMicros, percent!.mdrRateMicros]).toEqual([25000, 25000]);
+    expect([decimals!.discountRateMicros, decimals!.mdrRateMicros]).toEqual([29000, 1250]);
+    expect([quoted!.discountRateMicros, quoted!.mdrRateMicros]).toEqual([25000, 25000]);
+    // The amounts of the same rows are read as before.
+    expect(percent!.transactionAmountCents).toBe(123456n);
+    // Past 100 % once shown as a percentage: refused, naming how the cell shows it.
+    expect(await refusal(await writeXlsxFile([HEADER.map(text), row(shownAsPercent(2.5, '0.00%'), shownAsPercent(0.025, '0.00%'))]).toBuffer()))
+      .toBe("line 2, column 'Discount %': '2.5 (shown as a percentage)' is not between 0 and 100");
+  });
 });
