@@ -2,6 +2,7 @@ import { withProcess, type Command } from './command.js';
 import { UsageError } from '../config/usage-error.js';
 import { ConfigError } from '../config/load.js';
 import { startDaemon } from '../daemon/daemon.js';
+import { surviveNullSocketWrite } from '../db/null-socket-write.js';
 
 export const command: Command = {
   summary: 'run the daemon until SIGTERM/SIGINT',
@@ -26,8 +27,18 @@ locks, close the pool; a second one exits at once.`,
       if (config.DATABASE_URL === undefined) {
         log.warn({ dataDir: config.RECON_DATA_DIR }, 'DATABASE_URL unset: the ledger is an embedded Postgres under RECON_DATA_DIR, for trying bnpl-recon out; set DATABASE_URL for a real deployment');
       }
+      // postgres.js 3.4.9 can throw from a timer when a connection closes under a write (the primary
+      // killed in a failover): that ends no daemon (db/null-socket-write.ts). Installed for the
+      // process's life, the pool's close at the stop included; in this command only, not in the
+      // processes that run the daemon inside something else (the demo, tests).
+      let replaceConnections = () => {};
+      surviveNullSocketWrite((error) => {
+        log.error({ err: error.message, upstream: 'porsager/postgres#1154' }, 'the database driver wrote to a connection that had closed: opening new ledger connections instead of exiting');
+        replaceConnections();
+      });
       try {
-        await startDaemon(config, log, shutdown);
+        const daemon = await startDaemon(config, log, shutdown);
+        replaceConnections = () => daemon.ctx.database.recycle('the database driver wrote to a connection that had closed');
       } catch (error) {
         // Stopped while starting (a migration lock awaited, the signing secrets fetched): a requested
         // stop that completed, exit 0 as after running.
