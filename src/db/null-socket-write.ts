@@ -34,5 +34,5 @@ export function surviveNullSocketWrite(onDefect: (error: Error) => void): () => 
 export function isNullSocketWrite(error: unknown): error is TypeError {
   if (!(error instanceof TypeError) || error.message !== "Cannot read properties of null (reading 'write')") return false;
   const firstFrame = (error.stack ?? '').split('\n').find((line) => /^\s+at /.test(line)) ?? '';
-  return /^\s+at (?:Immediate\.)?nextWrite \(\S*[\\/]postgres[\\/](?:cjs[\\/])?src[\\/]connection\.js:\d+:\d+\)$/.test(firstFrame);
+  return /^\s+at (?:Immediate\.)?nextWrite \([^()]*[\\/]postgres[\\/](?:cjs[\\/])?src[\\/]connection\.js:\d+:\d+\)$/.test(firstFrame);
 }

@@ -41,6 +41,7 @@ describe('a write of postgres.js to a closed connection', () => {
     const head = "TypeError: Cannot read properties of null (reading 'write')";
     expect(isNullSocketWrite(typeError(`${head}\n    at Immediate.nextWrite (file:///srv/app/node_modules/postgres/src/connection.js:255:22)\n    at process.processImmediate (node:internal/timers:483:21)`))).toBe(true);
     expect(isNullSocketWrite(typeError(`${head}\n    at nextWrite (C:\\app\\node_modules\\postgres\\cjs\\src\\connection.js:250:22)`))).toBe(true);
+    expect(isNullSocketWrite(typeError(`${head}\n    at Immediate.nextWrite (/home/a user/app/node_modules/postgres/src/connection.js:255:22)`))).toBe(true);
     // The same message from our own code, or from elsewhere in the driver: not this defect.
     expect(isNullSocketWrite(typeError(`${head}\n    at writeReport (file:///srv/app/dist/reports/stream.js:10:3)\n    at Immediate.nextWrite (file:///srv/app/node_modules/postgres/src/connection.js:255:22)`))).toBe(false);
     expect(isNullSocketWrite(typeError(`${head}\n    at Socket.data (file:///srv/app/node_modules/postgres/src/connection.js:320:9)`))).toBe(false);
