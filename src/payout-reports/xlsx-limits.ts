@@ -1,4 +1,3 @@
-import path from 'node:path';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { SaxesParser, type SaxesTagPlain } from 'saxes';
 import { readZipParts, storedZip, ZipRefusal, type ZipPart } from './xlsx-zip.js';
@@ -73,11 +72,15 @@ export async function boundedXlsx(bytes: Uint8Array): Promise<BoundedWorkbook | 
     if (!(error instanceof ZipRefusal)) throw error;
     return error.overBudget ? error.message : `not a readable XLSX file: ${error.message}`;
   }
+  // read-excel-file keeps the last copy of a name stored twice, these checks would see every copy.
+  const repeated = parts.find((p, i) => parts.findIndex((q) => q.name === p.name) !== i);
+  if (repeated) return `not a readable XLSX file: ${repeated.name} is stored twice in the archive`;
   let percentStyles: ReadonlySet<number>;
   let firstSheet: string | undefined;
   try {
-    percentStyles = percentStylesOf(parts.find((p) => p.name === 'xl/styles.xml'));
-    firstSheet = firstSheetPart(parts);
+    const named = workbookParts(parts);
+    firstSheet = named.firstSheet;
+    percentStyles = percentStylesOf(parts.find((p) => p.name === named.styles));
   } catch (error) {
     if (error instanceof Refused) return error.message;
     throw error;
@@ -94,66 +97,85 @@ export async function boundedXlsx(bytes: Uint8Array): Promise<BoundedWorkbook | 
 
 /**
  * The cell styles (indexes into styles.xml's cellXfs, a cell's `s`) whose number format shows a
- * percentage: the built-in 9 (`0%`) and 10 (`0.00%`), or a custom format with a `%` outside its
- * quoted text and escaped characters (ECMA-376 Part 1, 18.8.30-31).
+ * percentage: the built-in 9 (`0%`) and 10 (`0.00%`), or a custom format (numFmts) whose section
+ * for a positive value shows a `%` (ECMA-376 Part 1, 18.8.30-31).
  */
 function percentStylesOf(styles: ZipPart | undefined): ReadonlySet<number> {
   const percent = new Set<number>();
   if (!styles) return percent;
-  const formats = new Map<string, string>();
-  const percentFormats = new Set(['9', '10']);
-  let inCellXfs = false;
+  const formats = new Map<number, string>();
+  const percentFormats = new Set([9, 10]);
+  const formatId = (tag: SaxesTagPlain) => {
+    const id = attribute(tag, 'numFmtId', styles.name) ?? '0';
+    if (!/^\d{1,9}$/.test(id)) throw new Refused(`not a readable XLSX file: ${styles.name}: number format id '${id.slice(0, 20)}'`);
+    return Number(id);
+  };
+  let within: 'numFmts' | 'cellXfs' | undefined;
   let index = 0;
   parseWhole(styles, {
     opentag: (tag) => {
       const name = localName(tag.name);
-      if (name === 'numFmt') {
-        const id = attribute(tag, 'numFmtId', styles.name);
+      if (name === 'numFmts' || name === 'cellXfs') {
+        within = name;
+      } else if (name === 'numFmt' && within === 'numFmts') {
         const code = attribute(tag, 'formatCode', styles.name);
-        if (id !== undefined && code !== undefined) formats.set(id, code);
-      } else if (name === 'cellXfs') {
-        inCellXfs = true;
-      } else if (name === 'xf' && inCellXfs) {
-        const id = attribute(tag, 'numFmtId', styles.name) ?? '0';
+        if (code !== undefined) formats.set(formatId(tag), code);
+      } else if (name === 'xf' && within === 'cellXfs') {
+        const id = formatId(tag);
         const code = formats.get(id);
         if (code !== undefined ? showsPercent(code) : percentFormats.has(id)) percent.add(index);
         index += 1;
       }
     },
     closetag: (tag) => {
-      if (localName(tag.name) === 'cellXfs') inCellXfs = false;
+      const name = localName(tag.name);
+      if (name === within) within = undefined;
     },
   });
   return percent;
 }
 
-/** Whether a number format shows `%`: not inside "quoted text", not escaped (\%), not a [color] or [condition]. */
-const showsPercent = (code: string) => code.replace(/"[^"]*"|\\.|\[[^\]]*\]/g, '').includes('%');
+/**
+ * Whether a number format shows a positive value as a percentage: its first section (the one a
+ * positive value takes; `;` separates the sections) holds a `%` that is not in "quoted text", not
+ * escaped (`\%`), not the character after `_` (a space as wide as it) or `*` (a fill), and not in
+ * brackets (a [color], a [$-locale], a [condition]). A rate is never negative.
+ */
+function showsPercent(code: string): boolean {
+  const literal = /"[^"]*"|[\\_*].|\[[^\]]*\]/g;
+  const plain = code.replace(literal, (m) => (m.includes(';') ? ' '.repeat(m.length) : m.replace(/%/g, ' ')));
+  return (plain.split(';')[0] ?? '').includes('%');
+}
 
 /**
- * The part of the workbook's first sheet, which read-excel-file reads: the first <sheet> of
- * xl/workbook.xml, through its relationship in xl/_rels/workbook.xml.rels. Undefined when the
- * workbook does not say (read-excel-file then refuses it).
+ * The parts of the workbook's first sheet, which read-excel-file reads (the first <sheet> of
+ * xl/workbook.xml with a name), and of its styles, each through its relationship in
+ * xl/_rels/workbook.xml.rels (styles: xl/styles.xml when none names them). A sheet undefined when
+ * the workbook does not say (read-excel-file then refuses it).
  */
-function firstSheetPart(parts: readonly ZipPart[]): string | undefined {
+function workbookParts(parts: readonly ZipPart[]): { firstSheet: string | undefined; styles: string } {
   const workbook = parts.find((p) => p.name === 'xl/workbook.xml');
   const rels = parts.find((p) => p.name === 'xl/_rels/workbook.xml.rels');
-  if (!workbook || !rels) return undefined;
+  if (!workbook || !rels) return { firstSheet: undefined, styles: 'xl/styles.xml' };
   let id: string | undefined;
   parseWhole(workbook, {
     opentag: (tag) => {
-      if (id === undefined && localName(tag.name) === 'sheet') id = attribute(tag, 'id', workbook.name);
+      if (id === undefined && localName(tag.name) === 'sheet' && attribute(tag, 'name', workbook.name) !== undefined) id = attribute(tag, 'id', workbook.name);
     },
   });
-  let target: string | undefined;
+  let sheet: string | undefined;
+  let styles: string | undefined;
   parseWhole(rels, {
     opentag: (tag) => {
-      if (target === undefined && localName(tag.name) === 'Relationship' && attribute(tag, 'Id', rels.name) === id) target = attribute(tag, 'Target', rels.name);
+      if (localName(tag.name) !== 'Relationship') return;
+      const target = attribute(tag, 'Target', rels.name);
+      if (sheet === undefined && id !== undefined && attribute(tag, 'Id', rels.name) === id) sheet = target;
+      if (styles === undefined && attribute(tag, 'Type', rels.name)?.endsWith('/styles')) styles = target;
     },
   });
-  if (target === undefined) return undefined;
-  // A target is relative to xl/, or absolute from the package's root.
-  return target.startsWith('/') ? target.slice(1) : path.posix.normalize(`xl/${target}`);
+  // A target is relative to xl/, or absolute from the package's root; taken as written, as read-excel-file takes it.
+  const partName = (target: string) => (target.startsWith('/') ? target.slice(1) : `xl/${target}`);
+  return { firstSheet: sheet === undefined ? undefined : partName(sheet), styles: styles === undefined ? 'xl/styles.xml' : partName(styles) };
 }
 
 /** Parses a small part (styles, the workbook, its relationships) at once. */
@@ -204,7 +226,11 @@ async function sheetExtentRefusal(part: ZipPart, percent?: { styles: ReadonlySet
       if (r === undefined) return;
       const reference = /^([A-Z]{1,3})(\d+)$/.exec(r);
       if (!reference) throw new Refused(`not a readable XLSX file: ${part.name}: cell reference '${r.slice(0, 20)}'`);
-      // A row without its own number takes its first cell's.
+      // A row without its own number takes its first cell's. A cell numbered for another row than
+      // the one it is in: read-excel-file places it by its row, a reference would name another cell.
+      if (inRow && rowNumber !== undefined && Number(reference[2]) !== rowNumber) {
+        throw new Refused(`not a readable XLSX file: ${part.name}: cell ${r} in row ${rowNumber}`);
+      }
       if (inRow) rowNumber ??= Number(reference[2]);
       // An empty cell (<c r="CZ7" s="1"/>, a formatted one) holds no value and widens no row.
       if (tag.isSelfClosing) return;
@@ -214,9 +240,11 @@ async function sheetExtentRefusal(part: ZipPart, percent?: { styles: ReadonlySet
       if (++cells > XLSX_MAX_CELLS) throw new Refused(`a sheet of the workbook has more than ${XLSX_MAX_CELLS.toLocaleString('en')} cells, more than a payout report holds: split the report`);
       if (percent && percent.styles.size > 0) {
         // A number cell (no t, or t="n") whose style shows a percentage.
-        const type = attribute(tag, 't', part.name);
         const style = attribute(tag, 's', part.name);
-        if ((type === undefined || type === 'n') && style !== undefined && percent.styles.has(Number(style))) percent.cells.add(r);
+        if (style !== undefined && percent.styles.has(Number(style))) {
+          const type = attribute(tag, 't', part.name);
+          if (type === undefined || type === 'n') percent.cells.add(r);
+        }
       }
     }
   });
