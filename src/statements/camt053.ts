@@ -173,10 +173,16 @@ function addPage(held: Held, page: Page, section: StatementSection, done: Open):
     periodFrom: [h.periodFrom, section.periodFrom].filter((v) => v !== null).sort()[0] ?? null,
     periodTo: [h.periodTo, section.periodTo].filter((v) => v !== null).sort().at(-1) ?? null,
     balances: combineChecks(h.balances, section.balances!),
-    // The statement of pages opens with its first page's opening balance and closes with this one's closing.
-    ...(h.ends && section.ends ? { ends: { opening: h.ends.opening, closing: section.ends.closing } } : { ends: undefined }),
+    // The statement of pages opens with its first page's opening balance and closes with this one's
+    // closing, when this page opens where the one before closed: pages that do not continue each
+    // other balance each on its own, not as a whole, and tell no continuation (consecutive.ts).
+    ...(h.ends && section.ends && continues(h.ends.closing, section.ends.opening) ? { ends: { opening: h.ends.opening, closing: section.ends.closing } } : { ends: undefined }),
   };
 }
+
+/** Whether a page opens with the balance the page before closed with (amount and currency; its day may be the next). */
+const continues = (closing: StatedBalance | null, opening: StatedBalance | null) =>
+  closing !== null && opening !== null && closing.cents === opening.cents && closing.currency === opening.currency;
 
 /**
  * The statement the pages held make: one statement, so its pages' equal bookings (two 4.50 card

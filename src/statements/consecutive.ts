@@ -26,6 +26,16 @@ import type { StatedBalance, StatementSection } from './types.js';
  * balance is also an end of one of them, the balances cannot tell which end it is, and the day
  * decides as without balances. A statement without both balances, or stored before migration 0027
  * (no statement_balances row), is matched by the rules alone too.
+ *
+ * A day a bank sends in three statements or more is a chain: the third opens with the second's
+ * closing balance, not with the first's, yet holds none of the first's bookings either. So the
+ * stored statements consecutive with this one are those a chain of such steps reaches, each step
+ * going the same way (back from this one's opening balance, from closing to opening, or on from
+ * its closing balance): going back and then on again could reach a copy of this statement. Steps
+ * are taken only through balances dated within this statement's own span (its opening to its
+ * closing balance's date), so the chain stays within its days instead of walking the account's
+ * history; and no statement of the chain may open or close where this one does (a statement and
+ * its reversal, then its copy, would otherwise chain a copy in).
  */
 
 /** The statement's balances as statement_balances keeps them (a row only where its reader states them). */
@@ -52,19 +62,48 @@ export function writeBalances(
 /**
  * A condition on a stored entry key (`entryKey`, an SQL expression of key format 2: its first 32
  * characters are its statement's prefix, line-key.ts): its statement and `section` are
- * consecutive. Constant false when `section` is not balanced with both balances, or names no account.
+ * consecutive, directly or through a chain (above). Constant false when `section` is not balanced
+ * with both balances, or names no account. The chain is one uncorrelated subquery: Postgres
+ * evaluates it once per statement of the rules, not once per entry.
  */
 export function consecutiveWith(tx: TransactionSql, environment: ProviderEnvironment, section: StatementSection): (entryKey: PendingQuery<Row[]>) => PendingQuery<Row[]> {
   const o = section.ends?.opening;
   const c = section.ends?.closing;
   if (!o || !c || section.balances?.state !== 'balanced' || section.accountIban === null) return () => tx`false`;
   const balance = (b: StatedBalance) => tx`(${b.cents.toString()}::bigint, ${b.currency}::text, ${b.date}::date)`;
-  return (entryKey) => tx`
-    exists (
-      select 1 from statement_balances b
-      where b.environment = ${environment} and b.statement_key = left(${entryKey}, 32) and b.balanced and b.account_iban = ${section.accountIban}
-        and ((b.closing_cents, b.closing_currency, b.closing_date) = ${balance(o)} or (b.opening_cents, b.opening_currency, b.opening_date) = ${balance(c)})
-        and (b.opening_cents, b.opening_currency, b.opening_date) <> ${balance(o)}
-        and (b.closing_cents, b.closing_currency, b.closing_date) <> ${balance(c)}
-    )`;
+  const [first, last] = o.date <= c.date ? [o.date, c.date] : [c.date, o.date];
+  // A stored statement of this account that balanced, and shares neither end with this one.
+  const member = tx`
+    b.environment = ${environment} and b.balanced and b.account_iban = ${section.accountIban}
+    and (b.opening_cents, b.opening_currency, b.opening_date) <> ${balance(o)}
+    and (b.closing_cents, b.closing_currency, b.closing_date) <> ${balance(c)}`;
+  // One step: b continues k (back) or k continues b (on); neither's ends equal, the shared balance within this one's span.
+  const chain = tx`
+    with recursive
+      back(statement_key, opening_cents, opening_currency, opening_date, closing_cents, closing_currency, closing_date) as (
+        select b.statement_key, b.opening_cents, b.opening_currency, b.opening_date, b.closing_cents, b.closing_currency, b.closing_date
+        from statement_balances b
+        where ${member} and (b.closing_cents, b.closing_currency, b.closing_date) = ${balance(o)}
+        union
+        select b.statement_key, b.opening_cents, b.opening_currency, b.opening_date, b.closing_cents, b.closing_currency, b.closing_date
+        from back k join statement_balances b
+          on (b.closing_cents, b.closing_currency, b.closing_date) = (k.opening_cents, k.opening_currency, k.opening_date)
+        where ${member} and k.opening_date between ${first}::date and ${last}::date
+          and (b.opening_cents, b.opening_currency, b.opening_date) <> (k.opening_cents, k.opening_currency, k.opening_date)
+          and (b.closing_cents, b.closing_currency, b.closing_date) <> (k.closing_cents, k.closing_currency, k.closing_date)
+      ),
+      onward(statement_key, opening_cents, opening_currency, opening_date, closing_cents, closing_currency, closing_date) as (
+        select b.statement_key, b.opening_cents, b.opening_currency, b.opening_date, b.closing_cents, b.closing_currency, b.closing_date
+        from statement_balances b
+        where ${member} and (b.opening_cents, b.opening_currency, b.opening_date) = ${balance(c)}
+        union
+        select b.statement_key, b.opening_cents, b.opening_currency, b.opening_date, b.closing_cents, b.closing_currency, b.closing_date
+        from onward k join statement_balances b
+          on (b.opening_cents, b.opening_currency, b.opening_date) = (k.closing_cents, k.closing_currency, k.closing_date)
+        where ${member} and k.closing_date between ${first}::date and ${last}::date
+          and (b.opening_cents, b.opening_currency, b.opening_date) <> (k.opening_cents, k.opening_currency, k.opening_date)
+          and (b.closing_cents, b.closing_currency, b.closing_date) <> (k.closing_cents, k.closing_currency, k.closing_date)
+      )
+    select statement_key from back union select statement_key from onward`;
+  return (entryKey) => tx`left(${entryKey}, 32) in (${chain})`;
 }
