@@ -1,7 +1,7 @@
 import { TextDecoder } from 'node:util';
 import { parse } from 'csv-parse/sync';
 import { readSheet } from 'read-excel-file/node';
-import { boundedXlsx } from './xlsx-limits.js';
+import { boundedXlsx, columnName } from './xlsx-limits.js';
 
 /**
  * A payout report file as a grid of cells, each row with its line (CSV) or row number (XLSX), before
@@ -103,19 +103,12 @@ export async function xlsxGrid(bytes: Uint8Array): Promise<GridRow[] | string> {
     cells: row.map((cell, column): Cell => {
       if (cell === null || cell === undefined) return null;
       if (typeof cell === 'string') return cell;
-      if (cell instanceof XlsxNumber) return workbook.percentCells.has(`${columnLetters(column + 1)}${index + 1}`) ? { number: cell.text, percent: true } : { number: cell.text };
+      if (cell instanceof XlsxNumber) return workbook.percentCells.has(`${columnName(column + 1)}${index + 1}`) ? { number: cell.text, percent: true } : { number: cell.text };
       if (cell instanceof Date) return { unreadable: 'a date' };
       if (typeof cell === 'boolean') return { unreadable: 'a TRUE/FALSE value' };
       return { unreadable: `a value of type ${typeof cell}` };
     }),
   }));
-}
-
-/** A column's letters (1 -> A, 28 -> AB), as a cell reference writes them. */
-function columnLetters(n: number): string {
-  let name = '';
-  for (; n > 0; n = Math.floor((n - 1) / 26)) name = String.fromCharCode(65 + ((n - 1) % 26)) + name;
-  return name;
 }
 
 /** The text of a cell meant as text (Doc No, Doc Type ...): an integer as stored, another number as its shortest digits. */

@@ -298,7 +298,8 @@ function attribute(tag: SaxesTagPlain, wanted: string, part: string): string | u
 
 const columnNumber = (letters: string) => [...letters].reduce((n, c) => n * 26 + c.charCodeAt(0) - 64, 0);
 
-function columnName(n: number): string {
+/** A column's letters (1 -> A, 28 -> AB), as a cell reference writes them. */
+export function columnName(n: number): string {
   let name = '';
   for (; n > 0; n = Math.floor((n - 1) / 26)) name = String.fromCharCode(65 + ((n - 1) % 26)) + name;
   return name;
