@@ -72,38 +72,30 @@ export function consecutiveWith(tx: TransactionSql, environment: ProviderEnviron
   if (!o || !c || section.balances?.state !== 'balanced' || section.accountIban === null) return () => tx`false`;
   const balance = (b: StatedBalance) => tx`(${b.cents.toString()}::bigint, ${b.currency}::text, ${b.date}::date)`;
   const [first, last] = o.date <= c.date ? [o.date, c.date] : [c.date, o.date];
+  type End = 'opening' | 'closing';
+  const end = (alias: 'b' | 'k', which: End) => tx`(${tx(`${alias}.${which}_cents`)}, ${tx(`${alias}.${which}_currency`)}, ${tx(`${alias}.${which}_date`)})`;
   // A stored statement of this account that balanced, and shares neither end with this one.
   const member = tx`
     b.environment = ${environment} and b.balanced and b.account_iban = ${section.accountIban}
-    and (b.opening_cents, b.opening_currency, b.opening_date) <> ${balance(o)}
-    and (b.closing_cents, b.closing_currency, b.closing_date) <> ${balance(c)}`;
-  // One step: b continues k (back) or k continues b (on); neither's ends equal, the shared balance within this one's span.
+    and ${end('b', 'opening')} <> ${balance(o)} and ${end('b', 'closing')} <> ${balance(c)}`;
+  const columns = tx`b.statement_key, b.opening_cents, b.opening_currency, b.opening_date, b.closing_cents, b.closing_currency, b.closing_date`;
+  // One direction of the chain: statements whose `meets` end equals the `from` end of a statement
+  // already reached (this one's first), the shared balance within this one's span; neither end of
+  // a step equal to the other's. Back: b closes where k opens; on: b opens where k closes.
+  const walk = (name: 'back' | 'onward', from: End, meets: End, start: StatedBalance) => tx`
+      ${tx(name)}(statement_key, opening_cents, opening_currency, opening_date, closing_cents, closing_currency, closing_date) as (
+        select ${columns}
+        from statement_balances b
+        where ${member} and ${end('b', meets)} = ${balance(start)}
+        union
+        select ${columns}
+        from ${tx(name)} k join statement_balances b on ${end('b', meets)} = ${end('k', from)}
+        where ${member} and ${tx(`k.${from}_date`)} between ${first}::date and ${last}::date
+          and ${end('b', 'opening')} <> ${end('k', 'opening')}
+          and ${end('b', 'closing')} <> ${end('k', 'closing')}
+      )`;
   const chain = tx`
-    with recursive
-      back(statement_key, opening_cents, opening_currency, opening_date, closing_cents, closing_currency, closing_date) as (
-        select b.statement_key, b.opening_cents, b.opening_currency, b.opening_date, b.closing_cents, b.closing_currency, b.closing_date
-        from statement_balances b
-        where ${member} and (b.closing_cents, b.closing_currency, b.closing_date) = ${balance(o)}
-        union
-        select b.statement_key, b.opening_cents, b.opening_currency, b.opening_date, b.closing_cents, b.closing_currency, b.closing_date
-        from back k join statement_balances b
-          on (b.closing_cents, b.closing_currency, b.closing_date) = (k.opening_cents, k.opening_currency, k.opening_date)
-        where ${member} and k.opening_date between ${first}::date and ${last}::date
-          and (b.opening_cents, b.opening_currency, b.opening_date) <> (k.opening_cents, k.opening_currency, k.opening_date)
-          and (b.closing_cents, b.closing_currency, b.closing_date) <> (k.closing_cents, k.closing_currency, k.closing_date)
-      ),
-      onward(statement_key, opening_cents, opening_currency, opening_date, closing_cents, closing_currency, closing_date) as (
-        select b.statement_key, b.opening_cents, b.opening_currency, b.opening_date, b.closing_cents, b.closing_currency, b.closing_date
-        from statement_balances b
-        where ${member} and (b.opening_cents, b.opening_currency, b.opening_date) = ${balance(c)}
-        union
-        select b.statement_key, b.opening_cents, b.opening_currency, b.opening_date, b.closing_cents, b.closing_currency, b.closing_date
-        from onward k join statement_balances b
-          on (b.opening_cents, b.opening_currency, b.opening_date) = (k.closing_cents, k.closing_currency, k.closing_date)
-        where ${member} and k.closing_date between ${first}::date and ${last}::date
-          and (b.opening_cents, b.opening_currency, b.opening_date) <> (k.opening_cents, k.opening_currency, k.opening_date)
-          and (b.closing_cents, b.closing_currency, b.closing_date) <> (k.closing_cents, k.closing_currency, k.closing_date)
-      )
+    with recursive ${walk('back', 'opening', 'closing', o)}, ${walk('onward', 'closing', 'opening', c)}
     select statement_key from back union select statement_key from onward`;
   return (entryKey) => tx`left(${entryKey}, 32) in (${chain})`;
 }
