@@ -279,28 +279,34 @@ function finishStatement(stmt: Node, open: Open, index: number, options: ReaderO
   // No FrToDt: the statement covers whole days from its first to its last booking.
   section.periodFrom ??= instantOf(open.firstDay, false);
   section.periodTo ??= instantOf(open.lastDay, true);
-  const opening = balance(stmt, ['OPBD', 'PRCD'], c.where);
-  const closing = balance(stmt, ['CLBD'], c.where);
+  const stated = balancesOf(stmt, c.where);
+  const paged = text(at(stmt, 'StmtPgntn', 'PgNb')) !== null;
+  const { opening, closing } = endsOf(stated, paged);
   const checkOptions = { acceptUnbalanced: options.acceptUnbalanced, openingName: 'opening balance (OPBD/PRCD)', closingName: 'closing balance (CLBD)' };
   // A multi-currency account states a pair of balances per currency: each currency's bookings are
   // checked against its own pair (totals.ts refuses bookings in a currency no pair names). The
   // statement's result is the first currency's, or the first that did not balance.
-  const currencies = [...new Set(balancesOf(stmt, c.where).map((b) => b.currency))];
+  const currencies = [...new Set(stated.map((b) => b.currency))];
   if (currencies.length > 1) {
-    const checks = currencies.map((currency) =>
-      balanceCheck(`${c.where} (${currency})`, balance(stmt, ['OPBD', 'PRCD'], c.where, currency), balance(stmt, ['CLBD'], c.where, currency),
-        new Map([...section.booked].filter(([booked]) => booked === currency || !currencies.includes(booked))), checkOptions));
+    const checks = currencies.map((currency) => {
+      const ends = endsOf(stated, paged, currency);
+      return balanceCheck(`${c.where} (${currency})`, ends.opening, ends.closing,
+        new Map([...section.booked].filter(([booked]) => booked === currency || !currencies.includes(booked))), checkOptions);
+    });
     section.balances = checks.find((check) => check.state === 'unbalanced') ?? checks.find((check) => check.state === 'unchecked') ?? checks[0]!;
   } else {
     section.balances = balanceCheck(c.where, opening, closing, section.booked, checkOptions);
     // The ends that tell a statement continuing another of the same day (consecutive.ts): a bank
     // that sends a day in two statements opens the second with the first's CLBD. A statement of
     // several currencies has a pair per currency and keeps none: its days are matched as before.
-    section.ends = { opening: statedBalance(stmt, ['OPBD', 'PRCD'], c.where), closing: statedBalance(stmt, ['CLBD'], c.where) };
+    section.ends = { opening: statedEnd(opening, c.where), closing: statedEnd(closing, c.where) };
   }
   const page = text(at(stmt, 'StmtPgntn', 'PgNb')) ?? '';
   const sequence = text(stmt['ElctrncSeqNb']) ?? text(stmt['LglSeqNb']) ?? '';
-  section.identity = ['camt053', c.account ?? '', c.id, sequence, page, section.periodFrom ?? '', section.periodTo ?? '', opening?.cents ?? '', closing?.cents ?? ''].join('|');
+  // The identity names the first OPBD (else PRCD) and the first CLBD stated, whatever ends the
+  // check takes: statements stored before interim and per-day balances were read keep their keys.
+  const named = (codes: string[]) => codes.map((code) => stated.find((b) => b.code === code)).find((b) => b !== undefined)?.cents ?? '';
+  section.identity = ['camt053', c.account ?? '', c.id, sequence, page, section.periodFrom ?? '', section.periodTo ?? '', named(['OPBD', 'PRCD']), named(['CLBD'])].join('|');
   return section;
 }
 
@@ -345,27 +351,54 @@ function periodOf(period: unknown, where: string): Period {
   return out;
 }
 
-/** The statement's first balance of the first of `codes` it has, in `currency` when one is named. */
-function balance(stmt: Node, codes: string[], where: string, currency?: string): Balance | null {
-  for (const code of codes) {
-    const found = balancesOf(stmt, where).find((b) => b.code === code && (currency === undefined || b.currency === currency));
-    if (found) return { cents: found.cents, currency: found.currency };
-  }
-  return null;
+/** A balance as the statement states it (Bal): its type (Tp/CdOrPrtry/Cd, else Prtry) and subtype (Tp/SubTp/Cd). */
+interface StatementBalance extends Balance {
+  code: string | undefined;
+  subtype: string | undefined;
+  date: string | null;
 }
 
 /**
- * The first balance of `codes` with its code and date (Dt/Dt, or the day of Dt/DtTm as the bank
- * wrote it), for statement_balances; null when none is stated, or it states no real day.
+ * The balances a statement opens and closes with, of `currency` when one is named:
+ * - The opening is an OPBD, else a PRCD; the closing a CLBD. A statement of several days may state
+ *   one per day (the Finnish banks' ISO 20022 account statement guide: "the final balance data for
+ *   each day is indicated"): it opens with the earliest and closes with the latest, by Dt, the
+ *   first stated of equal dates.
+ * - A page of a paginated statement (StmtPgntn) opens or closes with an interim balance (ITBD)
+ *   where it does not open or close the statement: page 1 OPBD to ITBD, the next ITBD to ITBD, the
+ *   last ITBD to CLBD (the same guide: ITBD with subtype OIBD, opening interim booked, and CIBD,
+ *   closing). Without a subtype, the first ITBD stated opens and the last closes; one ITBD never
+ *   stands for both ends, so a page with a single ITBD and neither end stays unchecked.
  */
-function statedBalance(stmt: Node, codes: string[], where: string): StatedBalance | null {
-  for (const code of codes) {
-    const found = balancesOf(stmt, where).find((b) => b.code === code);
-    if (!found) continue;
-    const date = balanceDay(found.date, where);
-    return date === null ? null : { cents: found.cents, currency: found.currency, date, kind: code };
+function endsOf(stated: StatementBalance[], paged: boolean, currency?: string): { opening: StatementBalance | null; closing: StatementBalance | null } {
+  const of = currency === undefined ? stated : stated.filter((b) => b.currency === currency);
+  const firstOf = (codes: string[]) => {
+    for (const code of codes) {
+      const found = of.filter((b) => b.code === code);
+      if (found.length > 0) return found;
+    }
+    return [];
+  };
+  const byDate = (found: StatementBalance[], latest: boolean) =>
+    found.reduce<StatementBalance | null>((best, b) => (best === null || (b.date !== null && best.date !== null && (latest ? b.date > best.date : b.date < best.date)) ? b : best), null);
+  let opening = byDate(firstOf(['OPBD', 'PRCD']), false);
+  let closing = byDate(firstOf(['CLBD']), true);
+  if (paged && (opening === null || closing === null)) {
+    const interim = of.filter((b) => b.code === 'ITBD');
+    const opens = interim.filter((b) => b.subtype === 'OIBD');
+    const closes = interim.filter((b) => b.subtype === 'CIBD');
+    const untyped = interim.filter((b) => b.subtype !== 'OIBD' && b.subtype !== 'CIBD');
+    opening ??= opens[0] ?? (untyped.length > (closing === null && closes.length === 0 ? 1 : 0) ? untyped[0]! : null);
+    closing ??= closes.at(-1) ?? (untyped.length > 0 && untyped.at(-1) !== opening ? untyped.at(-1)! : null);
   }
-  return null;
+  return { opening, closing };
+}
+
+/** A balance with its code and day, for statement_balances; null when none is stated, or it states no real day. */
+function statedEnd(found: StatementBalance | null, where: string): StatedBalance | null {
+  if (found === null || found.code === undefined) return null;
+  const date = balanceDay(found.date, where);
+  return date === null ? null : { cents: found.cents, currency: found.currency, date, kind: found.code };
 }
 
 /** A balance's day, or null where the file states none or no real one: it only tells consecutive statements apart, so it refuses nothing. */
@@ -378,15 +411,16 @@ function balanceDay(value: string | null, where: string): string | null {
   }
 }
 
-function balancesOf(stmt: Node, where: string): { code: string | undefined; cents: bigint; currency: string; date: string | null }[] {
-  const out: { code: string | undefined; cents: bigint; currency: string; date: string | null }[] = [];
+function balancesOf(stmt: Node, where: string): StatementBalance[] {
+  const out: StatementBalance[] = [];
   for (const bal of list(stmt['Bal'])) {
     const code = text(at(bal, 'Tp', 'CdOrPrtry', 'Cd')) ?? text(at(bal, 'Tp', 'CdOrPrtry', 'Prtry')) ?? undefined;
+    const subtype = text(at(bal, 'Tp', 'SubTp', 'Cd')) ?? undefined;
     const amount = amountOf(bal['Amt'], `${where}: balance ${code ?? ''}`);
     if (!amount) continue;
     const currency = amount.currency ?? text(at(stmt, 'Acct', 'Ccy'));
     if (currency === null || currency === undefined) throw new StatementFormatError(`${where}: balance ${code ?? ''} names no currency (Amt/@Ccy) and the account none (Acct/Ccy)`);
-    out.push({ code, cents: text(bal['CdtDbtInd']) === 'DBIT' ? -amount.cents : amount.cents, currency, date: dateOf(bal['Dt']) });
+    out.push({ code, subtype, cents: text(bal['CdtDbtInd']) === 'DBIT' ? -amount.cents : amount.cents, currency, date: dateOf(bal['Dt']) });
   }
   return out;
 }
