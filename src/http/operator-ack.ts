@@ -8,6 +8,8 @@ import { UsageError } from '../config/usage-error.js';
 import { sendJson, type Route } from './server.js';
 import { isStorableText, UNSTORABLE_TEXT } from '../db/text.js';
 
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+
 const MAX_NOTE = 4000;
 /** The body: a 4,000-character note and a name, JSON-escaped, fit with room to spare. */
 const MAX_BODY_BYTES = 64 * 1024;
@@ -63,10 +65,17 @@ export function ackRoutes(deps: { config: Config; database: Database; log: Logge
           // body is read and checked before the ledger is reached (acknowledgeDiscrepancy's own
           // transaction), so a bad one is 400 whatever the ledger's state.
           let parsed: { note?: unknown; actor?: unknown };
+          let text: string;
           try {
-            parsed = JSON.parse((await readBody(req, MAX_BODY_BYTES)).toString('utf8')) as typeof parsed;
+            // Fatal: a byte that is not UTF-8 (a client sending Windows-1252) is refused, not stored as U+FFFD in the note.
+            text = UTF8.decode(await readBody(req, MAX_BODY_BYTES));
           } catch (error) {
             if (error instanceof BodyTooLargeError) throw new RequestRefused(413, `body is larger than ${MAX_BODY_BYTES} bytes (64 KiB): a note is at most 4,000 characters`);
+            throw new UsageError('body must be JSON in UTF-8: {"note": "..."}; it holds bytes that are not UTF-8');
+          }
+          try {
+            parsed = JSON.parse(text) as typeof parsed;
+          } catch {
             throw new UsageError('body must be JSON: {"note": "..."}');
           }
           const body = parseAckBody(parsed);

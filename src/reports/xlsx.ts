@@ -53,6 +53,13 @@ function moneyFormat(currency: unknown): string {
   return typeof currency === 'string' && /^[A-Z]{3}$/.test(currency) ? `${MONEY_FORMAT} "${currency}"` : MONEY_FORMAT;
 }
 
+/**
+ * What write-excel-file 4 removes from a cell's text (its removeInvalidXmlCharacters): C0 controls
+ * but tab, line feed and carriage return; U+007F-U+009F but U+0085; U+FFFD; lone surrogates;
+ * noncharacters (U+FDD0-U+FDEF and the last two code points of every plane).
+ */
+const DROPPED_BY_WRITER = /[\0-\x08\x0B\x0C\x0E-\x1F\x7F-\x84\x86-\x9F\uFFFD]|\p{Cs}|\p{Noncharacter_Code_Point}/gu;
+
 function cell(column: string, row: ReportRow, shape: ReportShape, money: ReadonlySet<string>): XlsxCell {
   const value = row[column];
   if (value === null || value === undefined || value === '') return null;
@@ -77,8 +84,11 @@ function cell(column: string, row: ReportRow, shape: ReportShape, money: Readonl
     if (!Number.isNaN(day.getTime())) return { value: day, type: Date, format: DATE_FORMAT };
   }
   // Written as a string cell (never a formula), and neutralised too: a workbook re-saved as CSV
-  // must not turn a hostile reference into a formula then.
-  return { value: numeric ? spreadsheetText(text, true) : neutralise(text), type: String };
+  // must not turn a hostile reference into a formula then. Neutralised as written: the writer drops
+  // the characters XML cannot hold or discourages, so a U+0001 or U+FFFD before a sign would go
+  // after the check, and the cell would start with the sign.
+  const written = text.replace(DROPPED_BY_WRITER, '');
+  return { value: numeric ? spreadsheetText(written, true) : neutralise(written), type: String };
 }
 
 /** Characters a cell shows: its text, money with thousands separators, decimals and the currency code. */
