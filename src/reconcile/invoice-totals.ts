@@ -1,13 +1,15 @@
 import type { TransactionSql } from 'postgres';
 import type { RuleParams } from './types.js';
 import { topic } from '../provider/vocabulary.js';
+import { factoredWithoutInvoiceEvent } from './rules/invoice-common.js';
 
 /**
  * Records on the pass's run (reconcile_runs.invoice_totals) what the invoice metrics show (money in
  * transit and what the payout reports kept back: payout-import/metrics.ts), from the invoice
  * evidence the pass staged (rules/invoice-common.ts) and the report rows:
  *  - in_transit / in_transit_cents: invoices whose latest factoring event is factoring/approved,
- *    not canceled, that no completed payout lists, and the sum of their factored amounts;
+ *    not canceled, that no completed payout lists, and the sum of their factored amounts; with them
+ *    the approved references no invoice event carries (rules/invoice-common.ts);
  *  - discount, fixed_fee, vat (invoice rows), credit_notes, buyer_payments, disputes (the amounts
  *    those rows took off the payout, their own fee and VAT included), in cents: the parts add up to
  *    what the reports kept back, as the payouts report's composition does. Only the rows of payouts
@@ -27,11 +29,16 @@ export async function recordInvoiceTotals(tx: TransactionSql, p: RuleParams, run
                'discount', kept.discount::text, 'fixed_fee', kept.fixed_fee::text, 'vat', kept.vat::text,
                'credit_notes', kept.credit_notes::text, 'buyer_payments', kept.buyer_payments::text, 'disputes', kept.disputes::text) as totals
       from (
-        select count(*) as n, coalesce(sum(f.invoice_amount_cents), 0) as cents
-        from pass_invoices i
-        join pass_factoring f on f.ref = i.ref
-        where f.topic = ${topic('factoring/approved')} and i.canceled_at is null
-          and not exists (select 1 from pass_listings l where l.status = 'complete' and l.ref = i.ref)
+        select count(*) as n, coalesce(sum(o.invoice_amount_cents), 0) as cents
+        from (
+          select i.ref, f.invoice_amount_cents
+          from pass_invoices i
+          join pass_factoring f on f.ref = i.ref
+          where f.topic = ${topic('factoring/approved')} and i.canceled_at is null
+          union all
+          select x.ref, x.invoice_amount_cents from (${factoredWithoutInvoiceEvent(tx, p.environment)}) x
+        ) o
+        where not exists (select 1 from pass_listings l where l.status = 'complete' and l.ref = o.ref)
       ) transit,
       (
         select coalesce(sum(discount_cents) filter (where doc_type = 'invoice'), 0) as discount,

@@ -27,7 +27,9 @@ import { payoutSettings } from './payout-common.js';
  * was deducted).
  *
  * Entity the statement line as statement_credit_without_payout names it (the bank's entry
- * reference, '#<line id>' without one, '<reference>#<line id>' when two flagged lines share one);
+ * reference, '#<line id>' without one; of credit lines sharing a reference, each after the first
+ * stored '<reference>#<line id>', ranked among every credit line so that a line stored later, or
+ * another line flagged or covered, never renames a finding and loses its acknowledgement);
  * subject R; observed = the credited cents. Resolves when completed payouts' reports deduct R as a
  * buyer payment by enough to cover it (D at least the credits up to it), or by acknowledgement.
  */
@@ -39,7 +41,10 @@ export const buyerPaidMerchantDirectly: Rule = {
     const result = await tx`
       with candidates as (
         select s.*, w.word
-        from (${creditLines(tx, p.environment, referencePattern)}) s
+        from (
+          select s.*, row_number() over (partition by s.bank_reference order by s.id) as nth_of_ref
+          from (${creditLines(tx, p.environment, referencePattern)}) s
+        ) s
         cross join lateral (
           select upper(s.sepa_reference) as word
           union
@@ -70,7 +75,7 @@ export const buyerPaidMerchantDirectly: Rule = {
         group by upper(w.doc_no)
       ),
       named as (
-        select distinct c.id, c.line_key, c.bank_reference, c.booking_date, c.amount_cents, c.counterparty_name, c.counterparty_iban, r.ref
+        select distinct c.id, c.line_key, c.bank_reference, c.nth_of_ref, c.booking_date, c.amount_cents, c.counterparty_name, c.counterparty_iban, r.ref
         from candidates c join invoice_refs r on r.ref = c.word
       ),
       -- A deduction of the reference covers its credits in order of booking: a buyer who paid an
@@ -87,12 +92,11 @@ export const buyerPaidMerchantDirectly: Rule = {
         from naming n
         left join deducted b on b.ref = n.ref
       ),
-      uncovered as (select * from claimed where deducted_cents = 0 or claimed_cents > deducted_cents),
-      flagged as (select n.*, count(*) over (partition by n.bank_reference) as same_ref from uncovered n)
+      flagged as (select * from claimed where deducted_cents = 0 or claimed_cents > deducted_cents)
       ${insertIntoFound(tx)}
       select ${p.environment}::provider_environment, 'buyer_paid_merchant_directly', 'statement_line',
              case when f.bank_reference is null then '#' || f.id::text
-                  when f.same_ref > count(*) over (partition by f.id) then f.bank_reference || '#' || f.id::text
+                  when f.nth_of_ref > 1 then f.bank_reference || '#' || f.id::text
                   else f.bank_reference end,
              f.ref, f.ref, null, null, f.amount_cents::text,
              format('Bank credit %s booked %s: %s cents from %s (%s) names invoice %s: the buyer paid the merchant directly; tell the provider, which deducts it from a later payout.%s',

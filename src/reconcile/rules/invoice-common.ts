@@ -4,6 +4,7 @@ import type { InvoiceRuleSettings, RuleParams } from '../types.js';
 import { latestPayouts } from './payout-common.js';
 import { invoiceFacts } from '../../ledger/invoices.js';
 import { stage } from '../stage.js';
+import { topic } from '../../provider/vocabulary.js';
 import { refreshKeptSet, type KeptSet } from '../kept-set.js';
 import { SCOPE_MARGIN_SECONDS } from '../scope.js';
 
@@ -23,8 +24,8 @@ export function invoiceSettings(p: RuleParams): InvoiceRuleSettings {
  *    payout) with the payout's status, SEPA reference (`sepa_key` upper-case), amount and anchor;
  *  - `pass_invoices`: each invoice with its reference, order, creation, cancellation and gross
  *    amount (ledger/invoices.ts invoiceFacts, the one definition the invoices report also reads);
- *  - `pass_factoring`: each invoice reference's latest factoring event (by arrival: factoring
- *    payloads carry no event_time), its topic, arrival and factored amount;
+ *  - `pass_factoring`: each invoice reference's latest factoring event (a decision over a pending,
+ *    then by arrival: factoring payloads carry no event_time), its topic, arrival and factored amount;
  *  - `pass_invoice_refs`: every reference any invoice event carries (payout_unknown_invoice).
  * The invoice rules look at every invoice whenever they run (no scope by invoice: their evidence
  * changes with time, a deadline days after factoring, and with payouts, which name invoices, not
@@ -119,10 +120,42 @@ function invoiceReferences(tx: TransactionSql, environment: ProviderEnvironment,
     where environment = ${environment} and external_reference_id is not null ${only}`;
 }
 
+/**
+ * The first key of an order that ranks a factoring decision (approved, declined) above a
+ * factoring/pending, whatever their arrival: manual review comes before the decision
+ * (provider-api.md: factoring/pending is factoring_state manual_review), factoring payloads carry no
+ * event_time, and a pending whose first delivery failed arrives after the decision by its retry.
+ * Taken as the latest by arrival, it made an approved invoice look undecided: invoice_not_paid_out
+ * never flagged it (and resolved its open finding). payout-deduction-mismatch.ts ranks the same way.
+ */
+export function decisionFirst(tx: TransactionSql, column = 'topic'): PendingQuery<Row[]> {
+  return tx`(${tx(column)} = ${topic('factoring/pending')})`;
+}
+
+/**
+ * Invoices known only from their factoring: the references whose latest factoring event
+ * (pass_factoring) is factoring/approved and that no invoice event carries (their invoice/created
+ * was lost, or is still to come), with the invoice uuid the approval names (provider-api.md:
+ * factoring/approved adds invoice_uuid), null where no approval names one. The provider owes the
+ * merchant for them as for any approved invoice (CONTRACT.md, invoice_not_paid_out: "an invoice
+ * factored (or created)"), and no invoice/canceled of theirs is in the ledger either.
+ */
+export function factoredWithoutInvoiceEvent(tx: TransactionSql, environment: ProviderEnvironment): PendingQuery<Row[]> {
+  return tx`
+    select (select e.invoice_uuid from factoring_events e
+            where e.environment = ${environment} and e.invoice_external_reference_id = f.ref
+              and e.topic = ${topic('factoring/approved')} and e.invoice_uuid is not null
+            order by e.received_at desc, e.event_key desc limit 1) as invoice_uuid,
+           f.ref, f.invoice_amount_cents, f.received_at
+    from pass_factoring f
+    where f.topic = ${topic('factoring/approved')}
+      and not exists (select 1 from pass_invoices i where i.ref = f.ref)`;
+}
+
 function latestFactoring(tx: TransactionSql, environment: ProviderEnvironment, only: PendingQuery<Row[]>) {
   return tx`
     select distinct on (invoice_external_reference_id collate "C") invoice_external_reference_id as ref, topic, received_at, invoice_amount_cents
     from factoring_events
     where environment = ${environment} and invoice_external_reference_id is not null ${only}
-    order by invoice_external_reference_id collate "C", received_at desc, event_key desc`;
+    order by invoice_external_reference_id collate "C", ${decisionFirst(tx)}, received_at desc, event_key desc`;
 }

@@ -1,7 +1,7 @@
 import type { TransactionSql } from 'postgres';
 import { ISO_FORMAT, insertIntoFound } from '../found.js';
 import type { Rule, RuleParams } from '../types.js';
-import { invoiceSettings } from './invoice-common.js';
+import { factoredWithoutInvoiceEvent, invoiceSettings } from './invoice-common.js';
 import { topic } from '../../provider/vocabulary.js';
 
 /**
@@ -10,7 +10,9 @@ import { topic } from '../../provider/vocabulary.js';
  *
  * Evidence (staged once per pass: invoice-common.ts), all of it required, with D =
  * INVOICE_PAYOUT_DAYS (default 7):
- *  - an invoice event of the invoice with its reference R;
+ *  - an invoice event of the invoice with its reference R, or a factoring/approved naming R when
+ *    no invoice event carries it (invoice-common.ts factoredWithoutInvoiceEvent: its invoice/created
+ *    was lost; entity the uuid the approval names, else R);
  *  - it is owed: when the environment's ledger has factoring events at all, the latest factoring
  *    event for R (by arrival: factoring payloads carry no event_time) is factoring/approved and
  *    its arrival is the start S; when it has none (the merchant does not subscribe to factoring),
@@ -41,9 +43,12 @@ export const invoiceNotPaidOut: Rule = {
         left join pass_factoring f on f.ref = i.ref
         where i.canceled_at is null
           and (not (select yes from any_factoring) or f.topic = ${topic('factoring/approved')})
+        union all
+        select x.invoice_uuid, x.ref, x.invoice_amount_cents, x.received_at
+        from (${factoredWithoutInvoiceEvent(tx, p.environment)}) x
       )
       ${insertIntoFound(tx)}
-      select ${p.environment}::provider_environment, 'invoice_not_paid_out', 'invoice', o.invoice_uuid::text, '',
+      select ${p.environment}::provider_environment, 'invoice_not_paid_out', 'invoice', coalesce(o.invoice_uuid::text, o.ref), '',
              o.ref, null, o.invoice_amount_cents::text, 'not paid out',
              format('Invoice %s (%s cents) is owed since %s, and no completed payout lists it %s days later.',
                     o.ref, coalesce(o.invoice_amount_cents::text, '?'), to_char(o.since at time zone 'UTC', ${ISO_FORMAT}), ${payoutDays}::int),

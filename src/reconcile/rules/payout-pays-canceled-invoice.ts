@@ -2,14 +2,16 @@ import type { TransactionSql } from 'postgres';
 import { ISO_FORMAT, insertIntoFound } from '../found.js';
 import type { Rule, RuleParams } from '../types.js';
 import { topic } from '../../provider/vocabulary.js';
+import { decisionFirst } from './invoice-common.js';
 
 /**
  * payout_pays_canceled_invoice: a payout paid the merchant for an invoice the provider does not owe.
  *
  * Evidence (staged once per pass: invoice-common.ts): a payout whose latest event is payout/complete, anchored at A (its event_time, else
  * arrival), lists reference R of an invoice that, before A, was canceled (an invoice/canceled
- * event whose event_time, else arrival, is earlier than A), or whose latest factoring event
- * received before A is factoring/declined.
+ * event whose event_time, else arrival, is earlier than A), or whose latest factoring decision
+ * received before the payout/complete first arrived is factoring/declined (both arrivals: factoring
+ * events carry no event_time).
  *
  * Near misses: a cancellation or a decline after the payout (the payout was right when made; what
  * happens to the money then is a credit note's business); a declined factoring later approved
@@ -44,7 +46,9 @@ export const payoutPaysCanceledInvoice: Rule = {
         select invoice_uuid, ref collate "default" as ref, canceled_at from pass_invoices where ref in (select ref from declined_refs)
       ),
       paid as materialized (
-        select i.invoice_uuid, i.ref, i.canceled_at, l.payout_uuid, l.sepa_instruction_id, l.anchor
+        select i.invoice_uuid, i.ref, i.canceled_at, l.payout_uuid, l.sepa_instruction_id, l.anchor,
+               (select min(pe.received_at) from payout_events pe
+                where pe.environment = ${p.environment} and pe.payout_uuid = l.payout_uuid and pe.status = 'complete') as arrived
         from suspect i
         join pass_listings l on l.ref = i.ref
         where l.status = 'complete'
@@ -54,13 +58,18 @@ export const payoutPaysCanceledInvoice: Rule = {
             where e.ref = l.ref and e.status = 'complete' and e.sepa_key = l.sepa_key
               and (e.anchor, e.payout_uuid) < (l.anchor, l.payout_uuid))
       ),
-      -- each such listing's latest factoring event received before its payout, as one join: probed
-      -- listing by listing it took 28 s for 1,000,000 listings (bench/README.md, reconcile)
+      -- each such listing's latest factoring decision received before its payout/complete first
+      -- arrived, as one join: probed listing by listing it took 28 s for 1,000,000 listings
+      -- (bench/README.md, reconcile). Both on our receipt clock: factoring payloads carry no
+      -- event_time, and the payout's (the provider's clock) is earlier than its arrival by the
+      -- delivery's transit and retries, so an approval received between the two was taken for one
+      -- after the payout, and the invoice called declined. A decision outranks a pending that
+      -- arrived after it (invoice-common.ts decisionFirst).
       factoring_before as (
         select distinct on (d.payout_uuid, d.ref) d.payout_uuid, d.ref, e.topic
         from paid d
-        join factoring_events e on e.environment = ${p.environment} and e.invoice_external_reference_id = d.ref and e.received_at < d.anchor
-        order by d.payout_uuid, d.ref, e.received_at desc, e.event_key desc
+        join factoring_events e on e.environment = ${p.environment} and e.invoice_external_reference_id = d.ref and e.received_at < d.arrived
+        order by d.payout_uuid, d.ref, ${decisionFirst(tx, 'e.topic')}, e.received_at desc, e.event_key desc
       ),
       judged as (
         select d.*, case when d.canceled_at < d.anchor then 'canceled'
