@@ -115,9 +115,12 @@ export async function startHttpServer(options: {
       return sendJson(res, 400, { error: url }, true);
     }
     const matches = (r: Route) => (typeof r.path === 'string' ? r.path === url.pathname : r.path.test(url.pathname));
-    const route = routes.find((r) => matches(r) && r.method === req.method);
+    // HEAD is GET without the body (RFC 9110 9.3.2: every general-purpose server supports both):
+    // uptime monitors probe with it. node:http sends no body for a HEAD request, whatever is written.
+    const method = req.method === 'HEAD' ? 'GET' : req.method;
+    const route = routes.find((r) => matches(r) && r.method === method);
     if (!route) {
-      const allowed = [...new Set(routes.filter(matches).map((r) => r.method))];
+      const allowed = [...new Set(routes.filter(matches).flatMap((r) => (r.method === 'GET' ? ['GET', 'HEAD'] : [r.method])))];
       req.resume();
       if (allowed.length === 0) return sendJson(res, 404, { error: 'not found' });
       res.setHeader('allow', allowed.join(', '));

@@ -18,7 +18,7 @@ import { createTestDatabase, serverUrl, type TestDatabase } from '../helpers/dat
 
 /**
  * What the public port (PORT) tells and refuses, against a running daemon on a real Postgres:
- * caching and sniffing headers, Allow on 405, request targets that are not plain paths, NUL in a
+ * caching and sniffing headers, Allow on 405, HEAD as GET without the body, request targets that are not plain paths, NUL in a
  * filter or a note, failed sign-ins (counted, logged at a limited rate, throttled per address),
  * and /readyz without the database's error text.
  */
@@ -49,7 +49,7 @@ afterAll(async () => {
   await rm(dataDir, { recursive: true, force: true });
 });
 
-async function call(target: string, options: { method?: 'GET' | 'POST'; token?: string; from?: string; body?: string } = {}) {
+async function call(target: string, options: { method?: 'GET' | 'POST' | 'HEAD'; token?: string; from?: string; body?: string } = {}) {
   const res = await request(`${daemon.url}${target}`, {
     method: options.method ?? 'GET',
     headers: {
@@ -75,7 +75,13 @@ describe('the public port', () => {
     const page = await call('/');
     expect([page.status, page.headers['cache-control'], page.headers['x-content-type-options']]).toEqual([200, 'no-cache', 'nosniff']);
     const readyz = await call('/readyz', { method: 'POST' });
-    expect([readyz.status, readyz.headers.allow]).toEqual([405, 'GET']);
+    expect([readyz.status, readyz.headers.allow]).toEqual([405, 'GET, HEAD']);
+    // HEAD is GET without the body (RFC 9110): what an uptime monitor probes with.
+    for (const [target, token] of [['/readyz', undefined], ['/api/discrepancies?format=csv', TOKEN]] as const) {
+      const [get, head] = [await call(target, { token }), await call(target, { token, method: 'HEAD' })];
+      expect([head.status, head.headers['content-type'], head.text], target).toEqual([get.status, get.headers['content-type'], '']);
+      expect(get.text.length, target).toBeGreaterThan(0);
+    }
     const webhooks = await call('/webhooks');
     expect([webhooks.status, webhooks.headers.allow]).toEqual([405, 'POST']);
     expect((await call('/nowhere')).headers.allow).toBeUndefined();
