@@ -149,7 +149,17 @@ export function createLedgerClient(url: string, options: SqlClientOptions): { sq
     // e.g. `now() - interval '7 days'` (http/operator-overview.ts) and `+ make_interval(days => …)`
     // (reconcile/rules/invoice-not-paid-out.ts) span 23 or 25 hours across a DST change in
     // Europe/Berlin, and migration 0012's partition bounds did (test/db/session-time-zone.test.ts).
-    connection: { application_name: options.applicationName ?? 'bnpl-recon', default_transaction_isolation: 'read committed' as const, TimeZone: 'UTC' },
+    //
+    // synchronous_commit on whatever the server's: the receiver answers 2xx once its commit returned,
+    // and a server set to `off` (or `local`, on a primary with a synchronous standby) returns before
+    // the commit is flushed (or on the standby's disk), so a crash then lost deliveries the provider
+    // had been told were stored. `on` waits for both; only `remote_apply`, a wait for the standby to
+    // apply as well, is given up, and no read of ours goes to a standby. A reparse still sets its
+    // own transactions off (ledger-rederive.ts: it rewrites what is already durable).
+    connection: {
+      application_name: options.applicationName ?? 'bnpl-recon', default_transaction_isolation: 'read committed' as const, TimeZone: 'UTC',
+      synchronous_commit: 'on' as const,
+    },
     // A documented option of postgres.js that its type declarations lack: every socket with
     // TCP_NODELAY (socket.ts says why).
     socket: noDelaySockets(),

@@ -10,6 +10,7 @@ export const WEBHOOK_OUTCOMES = [
   'forbidden_source',
   'invalid_json',
   'too_large',
+  'unsupported_encoding',
   'ledger_unavailable',
   'ack_deadline',
   'no_secret',

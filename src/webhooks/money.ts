@@ -13,6 +13,15 @@ const INTEGER_TEXT = /^-?(0|[1-9]\d*)$/;
  */
 export class NumberLiteral {
   constructor(readonly text: string) {}
+
+  /**
+   * The number again where the member is kept as JSON (a `*_cents` member of `bank_account` or
+   * `buyer`, which no schema reads as cents, goes to a jsonb column as the payload had it):
+   * serialised as the object, it was stored as {"text": "1234"}. As exact as JSON.parse made it.
+   */
+  toJSON(): number {
+    return Number(this.text);
+  }
 }
 
 /**

@@ -84,6 +84,7 @@ export function createWebhookHandler(options: ReceiverOptions): (req: IncomingMe
   const forbiddenSource = rateLimitedLog(log, 'warn', 'webhook refused: source address not allowed');
   const tooLarge = rateLimitedLog(log, 'warn', 'webhook refused: body too large');
   const unreadable = rateLimitedLog(log, 'warn', 'webhook body could not be read');
+  const encoded = rateLimitedLog(log, 'warn', 'webhook refused: the body has a content encoding (send it uncompressed)');
 
   const verify = async (rawBody: Buffer, header: string | undefined) => {
     let check = verifySignature(rawBody, header, options.secrets.current());
@@ -100,6 +101,16 @@ export function createWebhookHandler(options: ReceiverOptions): (req: IncomingMe
     if (options.allowedSources && (source === undefined || !options.allowedSources.has(source))) {
       forbiddenSource({ delivery: id, source });
       return finish(res, started, id, 'forbidden_source', 'none', 403, { error: 'source address not allowed' }, true, true);
+    }
+
+    // The signature is the digest of the JSON body as sent (provider-api.md), which the provider
+    // sends uncompressed: a compressed one would be refused later as "not JSON", naming the wrong
+    // problem. 415 names its coding, and the provider's retries can be redirected.
+    const coding = req.headers['content-encoding']?.trim().toLowerCase();
+    if (coding && coding !== 'identity') {
+      req.resume();
+      encoded({ delivery: id, source, encoding: coding.slice(0, 40) });
+      return finish(res, started, id, 'unsupported_encoding', 'none', 415, { error: `unsupported Content-Encoding ${coding.slice(0, 40)}: send the JSON body uncompressed` }, true, true);
     }
 
     let rawBody: Buffer;
