@@ -49,6 +49,12 @@ export const csvProfileSchema = z
         /** split amounts: a debit column and a credit column (either may be written negative) */
         debit: names.optional(),
         credit: names.optional(),
+        /**
+         * a fee the bank takes from the balance besides the amount (Revolut's 'Fee': the balance
+         * moves by Amount minus Fee), stored as a debit line of its own (a negative fee: a credit).
+         * Not for a fee the amount already includes (PayPal's 'Net').
+         */
+        fee: names.optional(),
         /** a column saying credit or debit (values in `credit` and `debit` below) */
         direction: names.optional(),
         currency: names.optional(),
@@ -113,6 +119,10 @@ export const csvProfileSchema = z
   .superRefine((p, ctx) => {
     const c = p.columns;
     if (!c.amount && !(c.debit && c.credit)) ctx.addIssue({ code: 'custom', path: ['columns'], message: 'needs an amount column, or a debit and a credit column' });
+    // Without them every row of the file is a non-booking, and the file imports with no lines at all.
+    if (c.rowType && p.bookingRowTypes.length === 0) {
+      ctx.addIssue({ code: 'custom', path: ['bookingRowTypes'], message: 'needs the record types of booking rows, since columns.rowType is given (rows of any other type are not stored)' });
+    }
     if (!p.header && p.cells === undefined) ctx.addIssue({ code: 'custom', path: ['cells'], message: 'a profile without a header row needs its cell count' });
     const positional = Object.values(c).flat().some((n) => typeof n === 'number');
     const named = Object.values(c).flat().some((n) => typeof n === 'string');
@@ -127,7 +137,9 @@ export type CsvField = keyof CsvProfile['columns'];
 export function parseCsvProfile(json: string, what: string): CsvProfile {
   let value: unknown;
   try {
-    value = JSON.parse(json);
+    // A byte order mark, as Notepad and Excel save UTF-8, is no JSON (csvSettings decodes the file as
+    // statements are, which drops it; this is for text from elsewhere).
+    value = JSON.parse(json.replace(/^\uFEFF/, ''));
   } catch (error) {
     throw new Error(`${what}: not JSON: ${(error as Error).message}`);
   }

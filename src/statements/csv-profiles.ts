@@ -722,6 +722,8 @@ const profiles: CsvProfileInput[] = [
       bookingDate: ['Completed Date'],
       remittance: ['Description'],
       amount: ['Amount'],
+      // Taken from the balance besides the amount: 'ATM,...,-100.00,2.00,EUR,COMPLETED,898.00' after 1000.00.
+      fee: ['Fee'],
       currency: ['Currency'],
       status: ['State'],
     },

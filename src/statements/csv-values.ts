@@ -90,29 +90,59 @@ export function csvDateReadings(value: string, formats: readonly DateFormat[], w
   return out;
 }
 
+/** How a file's dates are read: `read` each cell, then `end` once the file's last row is read. */
+export interface CsvDateReader {
+  read(value: string, what: string): string;
+  /** Refuses the file when its dates never told apart two formats that read them differently. */
+  end(): void;
+}
+
 /**
- * The dates of one file, read in one format. A profile may allow formats a date fits alike
- * ('01/05/2026': DD/MM/YYYY or MM/DD/YYYY). The first date that only one of them reads ('01/15/2026')
- * decides the file's format; until then a date read differently by two is read in the profile's
- * first, and the format is taken as decided. A date the decided format cannot read is refused, since
- * the rows before it may have been read in the wrong one (the import then stores nothing).
+ * The dates of one file, read in one format. A profile may allow formats a date fits alike with
+ * different days ('03/05/2026': 3 May as DD/MM/YYYY, 5 March as MM/DD/YYYY; PayPal writes either,
+ * after the account's country). Only the file can tell which: the first date that only one of them
+ * reads ('03/15/2026') decides the file's format. Until then such a date is read in the profile's
+ * first format provisionally; a deciding date in another format refuses the file at that row (the
+ * rows before it were read wrong, and the import stores nothing), and so does a file that ends
+ * undecided: its dates would be a guess. A date that every format reads alike ('05/05/2026') is no
+ * doubt. A profile with one format, or formats no date fits twice, never refuses here.
  */
-export function csvDateReader(formats: readonly DateFormat[]): (value: string, what: string) => string {
+export function csvDateReader(formats: readonly DateFormat[]): CsvDateReader {
   let decided: DateFormat | undefined;
-  return (value, what) => {
-    const readings = csvDateReadings(value, formats, what);
-    if (readings.length === 0) return csvDate(value, formats, what);
-    if (decided !== undefined) {
-      const reading = readings.find((r) => r.format === decided);
-      if (reading) return reading.iso;
+  // The date that decided it, for the message refusing a later one.
+  let decidedBy = '';
+  // The first date read provisionally: its cell, what it is, and the formats it fitted.
+  let doubt: { value: string; what: string; formats: DateFormat[] } | undefined;
+  const fitted = (d: NonNullable<typeof doubt>) => `${d.what} ${quoted(d.value)} fits ${d.formats.join(' and ')} alike`;
+  return {
+    read(value, what) {
+      const readings = csvDateReadings(value, formats, what);
+      if (readings.length === 0) return csvDate(value, formats, what);
+      if (decided !== undefined) {
+        const reading = readings.find((r) => r.format === decided);
+        if (reading) return reading.iso;
+        throw new StatementFormatError(`${what} ${quoted(value)} is no ${decided} date, the file's format since ${decidedBy}: write a profile with the file's one date format`);
+      }
+      const shaped = formats.filter((f) => shapedIso(value.trim(), f) !== undefined);
+      const distinct = new Set(readings.map((r) => r.iso));
+      if (distinct.size > 1) {
+        doubt ??= { value: value.trim(), what, formats: readings.map((r) => r.format) };
+      } else if (shaped.length > 1 && readings.length === 1) {
+        // Only one of the formats this cell's shape has reads it: the file's format.
+        decided = readings[0]!.format;
+        decidedBy = `${what} ${quoted(value.trim())}`;
+        if (doubt !== undefined && doubt.formats[0] !== decided) {
+          throw new StatementFormatError(`${what} ${quoted(value)} is no ${doubt.formats[0]} date, the format the file's earlier dates were read in (${fitted(doubt)}): write a profile with the file's one date format`);
+        }
+      }
+      return readings[0]!.iso;
+    },
+    end() {
+      if (doubt === undefined || decided !== undefined) return;
       throw new StatementFormatError(
-        `${what} ${quoted(value)} is no ${decided} date, the format the file's earlier dates were read in (they fit ${formats.join(' and ')} alike): write a profile with the file's one date format`,
+        `${fitted(doubt)}, and so does every other date of the file: which is day and which month is a guess; write a profile with the file's one date format (docs/how-it-decides.md, "CSV profiles")`,
       );
-    }
-    const shaped = formats.filter((f) => shapedIso(value.trim(), f) !== undefined);
-    const distinct = new Set(readings.map((r) => r.iso));
-    if (distinct.size > 1 || (shaped.length > 1 && readings.length === 1)) decided = readings[0]!.format;
-    return readings[0]!.iso;
+    },
   };
 }
 

@@ -57,6 +57,9 @@ export interface CsvLayout {
   currency: string | null;
 }
 
+/** The entry index of a file's first fee line (csvReader, `fees`): beyond any CSV's row count, within an int4. */
+const FEE_ENTRY_BASE = 1 << 30;
+
 /** A record longer than this is no bank's booking: refused, naming its row, instead of filling the import's heap. */
 export const MAX_RECORD_CHARS = 1 << 20;
 
@@ -64,9 +67,14 @@ export const MAX_RECORD_CHARS = 1 << 20;
 // discovery would take the first it meets and read a quote after another ending as text.
 const PARSE: Options = { record_delimiter: ['\r\n', '\n', '\r'], relax_column_count: true, relax_quotes: true, skip_empty_lines: false, max_record_size: MAX_RECORD_CHARS };
 
-/** The head's records with `delimiter`, the last (maybe cut) record dropped unless the head is the whole text. */
+/**
+ * The head's records with `delimiter`, the last (maybe cut) record dropped unless the head is the
+ * whole text: the head is cut at its last line ending of any kind, since a file whose records end
+ * with a bare CR (Excel for Mac's "CSV (Macintosh)") has no '\n' at all. A CR cut off its CRLF's LF
+ * ends its record all the same.
+ */
 function headRecords(head: string, delimiter: string, whole: boolean): string[][] {
-  const text = whole ? head : head.slice(0, Math.max(0, head.lastIndexOf('\n')));
+  const text = whole ? head : head.slice(0, Math.max(0, head.lastIndexOf('\n'), head.lastIndexOf('\r')));
   try {
     return parseSync(text, { ...PARSE, delimiter, to: HEADER_ROWS }) as string[][];
   } catch {
@@ -281,7 +289,18 @@ export function csvReader(emit: SectionSink, head: string, whole: boolean, optio
 
   let record = 0;
   let inPendingBlock = false;
-  const readDate = csvDateReader(profile.dateFormats);
+  const dates = csvDateReader(profile.dateFormats);
+  const readDate = dates.read;
+  // The first non-empty row after the last booking or pending line, when it is none itself (a
+  // balance row, a title, a booking's continued text): where another block may begin. A header row
+  // repeated after such rows starts another account's block (see `row`).
+  let afterData: number | null = null;
+  // The row a continuation row adds its text to: the last booking row's line (not its fee line).
+  let held: StatementLine | null = null;
+  // Fee lines (the profile's `fee` column) are entries of their own, numbered from here: after any
+  // booking row's, so a booking row keeps its position (line-key.ts) whether or not rows before it
+  // carry a fee, as it had in a statement stored before fees were read. entry_index is an int4.
+  let fees = 0;
   // Whether the row before was stored as a booking (or continued one): only its text continues
   // on a row with neither date nor amount; a pending line's continuation is dropped with it.
   let lastRowBooked = false;
@@ -306,13 +325,15 @@ export function csvReader(emit: SectionSink, head: string, whole: boolean, optio
   };
 
   const flush = (final: boolean) => {
-    // The last line stays behind until the next booking: a continuation row may still add to its text.
-    const keep = final ? 0 : 1;
+    // The last booking row's lines stay behind until the next booking: a continuation row may still add to its text.
+    const at = held === null ? -1 : batch.lastIndexOf(held);
+    const keep = final || at < 0 ? 0 : batch.length - at;
     if (batch.length - keep < (final ? 0 : BATCH)) return;
     const out = batch.slice(0, batch.length - keep);
     batch = batch.slice(batch.length - keep);
-    // Taken as the lines leave: no continuation row adds to their remittance after that.
-    for (const l of out) texts.update(`${JSON.stringify([l.counterpartyName, l.remittance])}\n`);
+    // Taken as the lines leave: no continuation row adds to their remittance after that. Fee lines
+    // are not part of the identity (see `fees`).
+    for (const l of out) if (l.entryIndex < FEE_ENTRY_BASE) texts.update(`${JSON.stringify([l.counterpartyName, l.remittance])}\n`);
     if (!final) emit(PROVISIONAL, out, true);
     else emit(section(), out);
   };
@@ -333,6 +354,18 @@ export function csvReader(emit: SectionSink, head: string, whole: boolean, optio
     // them stay recognised: rule 1 of overlap.ts finds their entries by that former identity where
     // the stored lines' texts are the file's (another account's booking is not).
     return { ...section, identity: `${identity}|${texts.digest('hex')}`, formerIdentity: identity };
+  };
+
+  /** The row's fee (signed cents: positive is taken from the balance), null when none or zero. */
+  const feeOf = (row: readonly string[], where: string, currency: string): bigint | null => {
+    const text = cellOf(row, 'fee');
+    if (text === null) return null;
+    const fee = csvAmount(text, profile.decimal, `${where}: fee`);
+    withinLedger(fee.cents, text, where);
+    if (fee.currency !== null && fee.currency !== currency) {
+      throw new StatementFormatError(`${where}: the fee ${quoted(text)} is in ${fee.currency}, the booking in ${currency}`);
+    }
+    return fee.cents === 0n ? null : fee.cents;
   };
 
   const amountOf = (row: readonly string[], where: string): { cents: bigint; direction: 'credit' | 'debit'; currency: string | null } => {
@@ -386,6 +419,16 @@ export function csvReader(emit: SectionSink, head: string, whole: boolean, optio
     lastRowPending = false;
     const where = `CSV row ${record}`;
     if (headerKey !== undefined && cells.map((c) => c.trim()).join('\u0000') === headerKey) {
+      // A header repeated right after bookings (or after a pending block's marker) goes on with the
+      // same table. After other rows it starts a block of its own: comdirect's export of all
+      // accounts writes each account's title, balances and header ('"Umsätze Tagesgeld
+      // PLUS-Konto";...', '"Neuer Kontostand";"500,00 EUR"'), naming no account, so its bookings
+      // would be stored as the first account's. Which block is which account cannot be told.
+      if (afterData !== null) {
+        throw new StatementFormatError(
+          `CSV row ${record}: the header again, after rows that are no bookings from row ${afterData} on: several accounts' blocks in one file (export one account per file)`,
+        );
+      }
       inPendingBlock = false;
       return;
     }
@@ -398,7 +441,12 @@ export function csvReader(emit: SectionSink, head: string, whole: boolean, optio
       inPendingBlock = true;
       return;
     }
-    if (inPendingBlock) return;
+    if (inPendingBlock) {
+      afterData = null;
+      return;
+    }
+    // Set back to null below by a booking or a pending line.
+    afterData ??= record;
     const firstCell = cells.find((c) => c.trim() !== '')!.trim().toLowerCase();
     // A balance or total row: a skip word as a whole cell, or at the start of the first. A dated row
     // is one only in a layout that dates them (`datedBalanceRows`: VR-Bank writes
@@ -423,6 +471,7 @@ export function csvReader(emit: SectionSink, head: string, whole: boolean, optio
     // A pending line (a status, a booking date such as 'offen', an amount without a booking date): not booked yet.
     if ((status && pending.status.includes(status)) || (dateText && pending.bookingDate.includes(dateText.toLowerCase())) || (!dateText && hasAmount)) {
       lastRowPending = true;
+      afterData = null;
       return;
     }
     if (!dateText) {
@@ -431,7 +480,6 @@ export function csvReader(emit: SectionSink, head: string, whole: boolean, optio
         lastRowPending = true;
         return;
       }
-      const held = batch.at(-1);
       if (!held) throw new StatementFormatError(`${where}: a row with neither booking date nor amount before any booking`);
       if (!continuesBooking) return;
       const more = cells.map((c) => c.trim()).filter((c) => c !== '').join(' ');
@@ -476,6 +524,7 @@ export function csvReader(emit: SectionSink, head: string, whole: boolean, optio
           (account ? `STATEMENT_ACCOUNT_CURRENCIES sets none for account ${account}` : 'names no account whose currency STATEMENT_ACCOUNT_CURRENCIES could set'),
       );
     }
+    const feeCents = feeOf(cells, where, currency);
     const remittance = present((columns.remittance ?? []).map((i) => cells[i]?.trim() ?? '').filter((v) => v !== '').join(' '));
     const endToEndId = cellOf(cells, 'endToEndId');
     const instructionId = cellOf(cells, 'instructionId');
@@ -498,13 +547,39 @@ export function csvReader(emit: SectionSink, head: string, whole: boolean, optio
       txIndex: 0,
       where,
     };
+    afterData = null;
     if (first === null || bookingDate < first) first = bookingDate;
     if (last === null || bookingDate > last) last = bookingDate;
     accountIban ??= account;
     digest.update(`${line.bookingDate}|${line.amountCents}|${line.currency}|${line.direction}|${line.bankReference ?? ''}|${line.endToEndId ?? ''}\n`);
     addTotal(booked, line.currency, line.direction, line.amountCents);
     batch.push(line);
+    held = line;
     lastRowBooked = true;
+    if (feeCents !== null) {
+      // The fee the bank took from the balance besides the amount (Revolut: the balance moves by
+      // Amount minus Fee), a booking of its own as a bank statement books its charges: the
+      // booking's amount stays what the counterparty paid or was paid, so payouts still match it,
+      // and the lines add up to what the account moved. A negative fee is one given back.
+      const feeHeader = present(layout.header?.[columns.fee![0]!]) ?? 'fee';
+      const fee: StatementLine = {
+        ...line,
+        amountCents: feeCents < 0n ? -feeCents : feeCents,
+        direction: feeCents < 0n ? 'credit' : 'debit',
+        counterpartyIban: null,
+        counterpartyName: null,
+        endToEndId: null,
+        instructionId: null,
+        bankReference: null,
+        remittance: remittance ? `${feeHeader}: ${remittance}` : feeHeader,
+        // Never the booking's: a payout's reference on its fee would match the payout to the fee.
+        sepaReference: null,
+        entryIndex: FEE_ENTRY_BASE + fees++,
+        where: `${where}: ${feeHeader}`,
+      };
+      addTotal(booked, fee.currency, fee.direction, fee.amountCents);
+      batch.push(fee);
+    }
   };
 
   const drain = () => {
@@ -524,6 +599,7 @@ export function csvReader(emit: SectionSink, head: string, whole: boolean, optio
     end() {
       parser.end();
       drain();
+      dates.end();
       flush(true);
     },
   };

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { importStatement } from '../../src/statements/import.js';
 import { parseStatement } from '../../src/statements/detect.js';
 import { entryKey, positionKey, statementKeyPrefix } from '../../src/statements/line-key.js';
+import { BUILT_IN_PROFILES } from '../../src/statements/csv-profiles.js';
 import { useTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { BANK_FIXTURES } from './csv-banks.js';
 
@@ -53,6 +54,29 @@ describe('CSV imports in parts', () => {
       const sum = (d: string) => f.lines.filter((l) => l[3] === d).reduce((n, l) => n + l[2], 0n);
       expect(rows, name).toEqual((['credit', 'debit'] as const).filter((d) => sum(d) > 0n).map((d) => ({ direction: d, cents: String(sum(d)) })));
     }
+  });
+
+  // Revolut takes a booking's fee from the balance besides its amount (the balance went 1000.00,
+  // 898.00, 947.50). Its fee is a line of its own, an entry after every booking row's: a file
+  // stored when fees were not read keeps its identity and its bookings' positions, and another
+  // download of it adds its fees alone.
+  it("stores a Revolut row's fee as a debit line of its own, and adds only the fees to a file stored without them", async () => {
+    const text = [
+      'Type,Product,Started Date,Completed Date,Description,Amount,Fee,Currency,State,Balance',
+      'TOPUP,Current,2026-07-01 09:00:00,2026-07-01 09:00:01,Top-up,1000.00,0.00,EUR,COMPLETED,1000.00',
+      'ATM,Current,2026-07-02 10:00:00,2026-07-02 10:00:05,Cash at ATM,-100.00,2.00,EUR,COMPLETED,898.00',
+      'TRANSFER,Current,2026-07-03 10:00:00,2026-07-03 10:00:05,Payout PO2026070300000001,50.00,0.50,EUR,COMPLETED,947.50',
+    ].join('\n') + '\n';
+    const revolut = BUILT_IN_PROFILES.find((p) => p.name === 'Revolut')!;
+    const { fee: _fee, ...columns } = revolut.columns;
+    const before = await importStatement(db, 'sandbox', Buffer.from(text), 'revolut-without-fees.csv', { csv: { profiles: [{ ...revolut, columns }] } });
+    expect(before).toMatchObject({ linesRead: 3, linesNew: 3 });
+    // Another download of it (the same bytes are taken as imported, whatever they now read as).
+    const r = await importStatement(db, 'sandbox', Buffer.from(text.replace(/\n/g, '\r\n')), 'revolut.csv');
+    expect(r).toMatchObject({ alreadyImported: false, linesRead: 5, linesNew: 2, linesKnown: 3, linesOverlap: 0 });
+    const [moved] = await db.sql<{ cents: string }[]>`
+      select sum(case when direction = 'credit' then amount_cents else -amount_cents end)::text as cents from statement_lines where statement_id in ${db.sql([before.statementId, r.statementId])}`;
+    expect(moved!.cents).toBe('94750');
   });
 
   it('stores nothing of a CSV refused at its last row, after parts of it were staged', async () => {
