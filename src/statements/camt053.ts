@@ -492,8 +492,10 @@ function entryLines(
       return line;
     });
   }
-  // One transaction that is the whole entry (or in another currency: an FX payment) lends the entry its references.
-  const only = txs.length === 1 && (whole || (amounts[0]?.currency ?? currency) !== currency || amounts[0] === null) ? txs[0]! : null;
+  // One transaction that is the whole entry (or in another currency: an FX payment, or less the
+  // charges it states) lends the entry its references.
+  const charges = txs.length === 1 && !whole ? chargesBetween(entry, txs[0]!, amounts[0]!, booked, entryWhere) : null;
+  const only = txs.length === 1 && (whole || charges !== null || (amounts[0]?.currency ?? currency) !== currency || amounts[0] === null) ? txs[0]! : null;
   const line = lineOf(base, booked.cents, currency, entryRef, only ?? {}, 0);
   const additional = text(entry['AddtlNtryInf']);
   if (!only && txs.length > 0) {
@@ -509,7 +511,59 @@ function entryLines(
   // payout in that other currency (reconcile/rules/payout-common.ts reads INSTRUCTED_NOTE).
   const instructed = only ? instructedElsewhere(only, currency, entryWhere) : null;
   if (instructed) line.remittance = `${line.remittance ? `${line.remittance}; ` : ''}${INSTRUCTED_NOTE} ${instructed.currency} ${instructed.cents}`;
+  if (charges !== null) line.remittance = `${line.remittance ? `${line.remittance}; ` : ''}${CHARGES_NOTE} ${currency} ${charges}`;
   return [line];
+}
+
+/** Written before the charges a booked amount is short of (or over) its one transaction by ('charges EUR 50'). */
+export const CHARGES_NOTE = 'charges';
+
+/**
+ * The charges that make the difference between an entry and its one transaction, in cents, or
+ * null: an incoming transfer of 100.00 less 0.50 of the bank's charges books 99.50 (an outgoing one
+ * 100.50), and its TxDtls states the 100.00 and the charges (Chrgs). Only when the difference is
+ * exactly the charges the transaction (else the entry) states in the booked currency, in the same
+ * direction, and the entry is no batch of several: then that transaction is the entry and lends it
+ * its references and parties. Otherwise it is details for part of a batch, and lends nothing.
+ */
+function chargesBetween(
+  entry: Node,
+  tx: Node,
+  amount: { cents: bigint; currency: string | null } | null,
+  booked: { cents: bigint; currency: string; direction: Direction },
+  entryWhere: string,
+): bigint | null {
+  if (amount === null || (amount.currency ?? booked.currency) !== booked.currency || txDirection(tx, booked.direction) !== booked.direction) return null;
+  for (const details of list(entry['NtryDtls'])) {
+    const count = text(at(details, 'Btch', 'NbOfTxs'));
+    if (count !== null && count !== '1') return null;
+  }
+  const charges = chargesOf(tx, booked.currency, entryWhere) ?? chargesOf(entry, booked.currency, entryWhere);
+  const difference = amount.cents > booked.cents ? amount.cents - booked.cents : booked.cents - amount.cents;
+  return charges !== null && charges > 0n && difference === charges ? charges : null;
+}
+
+/**
+ * The charges an element states in `currency`: Chrgs/TtlChrgsAndTaxAmt, else its records'
+ * Chrgs/Rcrd/Amt (camt.053.001.04 and later), else Chrgs/Amt (001.02, where Chrgs repeats); null
+ * where it states none, or any in another currency.
+ */
+function chargesOf(holder: Node, currency: string, where: string): bigint | null {
+  const stated: unknown[] = [];
+  for (const chrgs of list(holder['Chrgs'])) {
+    const c = node(chrgs);
+    if (c['TtlChrgsAndTaxAmt'] !== undefined) stated.push(c['TtlChrgsAndTaxAmt']);
+    else if (c['Rcrd'] !== undefined) for (const record of list(c['Rcrd'])) stated.push(node(record)['Amt']);
+    else stated.push(c['Amt']);
+  }
+  if (stated.length === 0) return null;
+  let sum = 0n;
+  for (const a of stated) {
+    const value = amountOf(a, `${where}: Chrgs`);
+    if (value === null || (value.currency ?? currency) !== currency) return null;
+    sum += value.cents;
+  }
+  return sum;
 }
 
 /**

@@ -27,9 +27,22 @@ export function mt940Details(value: string | undefined): Details {
   const lines = value.split('\n');
   const joined = lines.join('');
   const german = /^(\d{3})([^A-Za-z0-9 \n])\d{2}/.exec(joined);
-  if (german) return germanDetails(joined.slice(3), german[2]!);
+  if (german && isSubfielded(joined.slice(3), german[2]!)) return germanDetails(joined.slice(3), german[2]!);
   if (DUTCH_START.test(joined)) return dutchDetails(joined.trim());
   return { ...NONE, remittance: present(joinCut(lines, 65).replace(/\s+/g, ' ')) };
+}
+
+const SUBFIELD_CODE = /^(00|10|2\d|3[0-4]|6[0-3])/;
+
+/**
+ * Whether a :86: after its three-digit business code is split into subfields by `separator`: '?',
+ * the DFÜ-Abkommen's, always; another character only where at least two subfields of known codes
+ * follow it. A free text that starts with an amount ('100.00 CHF Auszahlung ...', '250,00 EUR ...')
+ * has a '.' or ',' and two digits there too, and split at it its remittance and reference were lost.
+ */
+function isSubfielded(body: string, separator: string): boolean {
+  if (separator === '?') return true;
+  return body.split(separator).slice(1).filter((part) => SUBFIELD_CODE.test(part)).length >= 2;
 }
 
 // DFÜ-Abkommen Anlage 3 (the German banks' MT940): SEPA keywords inside the purpose subfields.
