@@ -20,7 +20,7 @@ describe('signed bodies in forms the spec does not show', () => {
   it('keeps a numeric *_cents member of bank_account as the number sent in the jsonb column', async () => {
     // An extra member of bank_account (the schemas are loose: "fields the spec does not show are
     // tolerated"), holding an amount as a JSON number.
-    const body = { ...samplePayload('order/confirmed', 41), bank_account: { iban: 'DE89370400440532013000', fee_cents: 1234 } };
+    const body: Record<string, unknown> = { ...samplePayload('order/confirmed', 41), bank_account: { iban: 'DE89370400440532013000', fee_cents: 1234 } };
     const result = await postDelivery(receiver.url, JSON.stringify(body));
     expect(result.status).toBe(200);
     expect(result.body.parse_status).toBe('parsed');
