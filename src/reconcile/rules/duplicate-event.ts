@@ -12,8 +12,10 @@ import type { Rule, RuleParams } from '../types.js';
  * make the evidence go away.
  *
  * Three shapes, each one statement:
- *  - orders: >= 2 order_events with the same order_uuid and order_state (e.g. two order/confirmed
- *    with different event_time). Entity the order, subject = the state.
+ *  - orders: >= 2 order_events with the same order_uuid and order_state next to each other in
+ *    event_time order (e.g. two order/confirmed with different event_time and no other state between
+ *    them: an order that went confirmed, pending, confirmed changed twice). Entity the order,
+ *    subject = the state; the events listed are those next to one of their state.
  *  - payouts sharing a SEPA reference: >= 2 distinct payout_uuid in payout_events with one
  *    sepa_instruction_id. The payout the provider announced first holds it (earliest event_time,
  *    the provider's own clock, then earliest received_at, then uuid: stable, since applied rows
@@ -59,8 +61,16 @@ export const duplicateEvent: Rule = {
                string_agg(e.event_key, ',' order by e.event_key) as keys,
                jsonb_agg(jsonb_build_object('event_key', e.event_key, 'event_time', e.event_time)
                          order by e.event_time_sortable, e.event_key) as events
-        from pg_temp.duplicate_order_groups d
-        join order_events e on e.environment = ${p.environment} and e.order_uuid = d.order_uuid and e.order_state = d.order_state
+        from (
+          -- Each event of the candidate orders beside its neighbours in time: only events next to
+          -- one of the same state claim the same change. confirmed, pending, confirmed is an order
+          -- that went back (upsert.ts keeps such returns): two changes to confirmed, no duplicate.
+          select e.*, lag(e.order_state) over w as state_before, lead(e.order_state) over w as state_after
+          from (select distinct order_uuid from pg_temp.duplicate_order_groups) d
+          join order_events e on e.environment = ${p.environment} and e.order_uuid = d.order_uuid
+          window w as (partition by e.order_uuid order by e.event_time_sortable, e.event_key)
+        ) e
+        where e.state_before = e.order_state or e.state_after = e.order_state
         group by e.order_uuid, e.order_state
       ) g`;
     if (p.payoutsStand) return orders.count;
