@@ -10,7 +10,8 @@ export const command: Command = {
   help: `Usage: bnpl-recon reconcile
 
 Runs one reconciliation pass over the ledger of PROVIDER_ENV (missed_webhook, state_mismatch,
-orphan_webhook, duplicate_event, duplicate_delivery and the payout kinds) and prints its summary as
+orphan_webhook, duplicate_event, duplicate_delivery, the payout kinds and the invoice kinds: every
+kind but statement_unbalanced, which an import records) and prints its summary as
 JSON on stdout; logs go to stderr. If another replica is running a pass, this one is skipped
 (summary "skipped": true, exit 0).
 
