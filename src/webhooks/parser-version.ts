@@ -1,9 +1,15 @@
 /**
  * The version of what classify.ts and typed-rows.ts make of a raw body. Every delivery records the
  * version that classified it (webhook_deliveries.parser_version; 0 for rows stored before it was
- * recorded). Raise it with any change to classification (a topic, a schema, the event key) or to the
- * typed rows: the daemon then re-classifies the stored unparsed deliveries older than it by itself
+ * recorded). Raise it with any change to classification (a topic, a schema) or to the typed rows:
+ * the daemon then re-classifies the stored unparsed deliveries older than it by itself
  * (src/reparse), so what an earlier release could not read is reconciled after the upgrade.
+ *
+ * A change to the event key is not covered by that: the automatic reparse reads unparsed deliveries
+ * only, so applied ones keep their claims under the older key, and a retry stored unparsed would be
+ * applied again under the new key (two typed rows for one event; a test of it, simulating an older
+ * key, did so). Such a change needs every delivery re-keyed (`ledger reparse --status all`) before
+ * the new release ingests, or a claim check across key forms. No release has changed the key.
  *
  * 1: exact amounts as JSON numbers as well as strings (payloads.ts), hostile values named per field.
  * 2: event_time in year 0000 refused (event-time.ts: timestamptz has no year 0); numbers in a JSON
