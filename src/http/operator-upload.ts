@@ -6,7 +6,7 @@ import type { Config } from '../config/schema.js';
 import type { Database } from '../db/database.js';
 import type { Logger } from '../log/logger.js';
 import { describeImport, importPayoutReportFile, isRefusal } from '../payout-import/file.js';
-import { PayoutReportImportTimeoutError, type PayoutReportImportResult } from '../payout-import/import.js';
+import { PayoutReportImportStoppedError, PayoutReportImportTimeoutError, type PayoutReportImportResult } from '../payout-import/import.js';
 import { csvSettings } from '../statements/csv-settings.js';
 import { importStatementAsDaemon } from '../statements/daemon-import.js';
 import { describeStatementImport, type ImportResult } from '../statements/import.js';
@@ -155,6 +155,9 @@ export function uploadRoutes(deps: {
         // The file is `name` in a folder of its own: the import records path.basename(file), the name.
         const r = await importPayoutReportFile(database, config.PROVIDER_ENV, file, {
           columns: config.PAYOUT_REPORT_COLUMNS, maxFileBytes: config.PAYOUT_REPORT_MAX_FILE_BYTES, timeoutSeconds: config.PAYOUT_REPORT_IMPORT_TIMEOUT_SECONDS,
+          // The daemon's stop cancels it, as it does the statement upload and the payout inbox: an
+          // import waiting behind a lock would otherwise hold the stop up to its own timeout.
+          ...(deps.signal ? { signal: deps.signal } : {}),
         });
         return {
           status: r.alreadyImported ? 200 : 201,
@@ -163,6 +166,7 @@ export function uploadRoutes(deps: {
         };
       } catch (error) {
         if (isRefusal(error)) return { status: 422, error: (error as Error).message };
+        if (error instanceof PayoutReportImportStoppedError) return { status: 503, error: 'the daemon is stopping: nothing was stored; upload the file again once it is back' };
         if (error instanceof PayoutReportImportTimeoutError) {
           // Not the file's fault: the ledger's (a lock held on a table the import writes), so 503, as for a ledger that refuses.
           log.error({ file: name, timeoutSeconds: error.timeoutSeconds, err: (error.cause as Error).message }, `payout report upload not imported: ${error.message}`);

@@ -25,8 +25,14 @@ export const isLegacyExcel = (bytes: Uint8Array): boolean => bytes[0] === 0xd0 &
 // U+0080, not the euro sign), so they are mapped here.
 const CP1252_HIGH = '\u20ac\u0081\u201a\u0192\u201e\u2026\u2020\u2021\u02c6\u2030\u0160\u2039\u0152\u008d\u017d\u008f\u0090\u2018\u2019\u201c\u201d\u2022\u2013\u2014\u02dc\u2122\u0161\u203a\u0153\u009d\u017e\u0178';
 
-/** UTF-8 (BOM or not) when valid, else Windows-1252, the code page of older spreadsheet CSV exports ('€' is 0x80). */
+/**
+ * UTF-16 with its byte order mark (Excel's "Unicode Text", LibreOffice's UTF-16 CSV); else UTF-8
+ * (BOM or not) when valid, else Windows-1252, the code page of older spreadsheet CSV exports ('€'
+ * is 0x80). Read as Windows-1252, a UTF-16 file's every other byte was a NUL in its cells.
+ */
 export function decodeText(bytes: Uint8Array): string {
+  if (bytes[0] === 0xff && bytes[1] === 0xfe) return new TextDecoder('utf-16le').decode(bytes.subarray(2));
+  if (bytes[0] === 0xfe && bytes[1] === 0xff) return new TextDecoder('utf-16be').decode(bytes.subarray(2));
   try {
     return new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(bytes);
   } catch {
@@ -63,7 +69,9 @@ export function csvDelimiter(text: string, isHeader: (cell: string) => boolean):
 
 /** RFC 4180 rows by csv-parse; a row's line is where it starts (a quoted cell may span lines). */
 export function csvGrid(bytes: Uint8Array, isHeader: (cell: string) => boolean): GridRow[] | string {
-  const text = decodeText(bytes).replace(/^\uFEFF/, '');
+  // Records and quoted line breaks as LF alone: csv-parse counts a CRLF inside quotes as two lines,
+  // so the rows after such a cell were given (and quoted findings with) a line one too far.
+  const text = decodeText(bytes).replace(/^\uFEFF/, '').replace(/\r\n?/g, '\n');
   let records: { record: string[]; info: { lines: number } }[];
   try {
     // With `info`, csv-parse returns each record beside its position (its types describe the plain call).

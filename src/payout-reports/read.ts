@@ -25,5 +25,5 @@ export async function readPayoutReport(bytes: Uint8Array, options: ReadPayoutRep
   const grid = format === 'xlsx' ? await xlsxGrid(bytes) : csvGrid(bytes, (cell) => headerColumn(cell, columns) !== undefined);
   if (typeof grid === 'string') throw new PayoutReportFormatError(grid);
   const sha256 = createHash('sha256').update(bytes).digest('hex');
-  return { format, sha256, rows: reportRows(grid, columns) };
+  return { format, sha256, rows: reportRows(grid, columns, { separated: format === 'csv' }) };
 }

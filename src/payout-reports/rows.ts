@@ -21,12 +21,25 @@ const docTypeKey = (text: string) => text.toLowerCase().replace(/[\s_-]+/g, '');
 type Located = Map<PayoutReportColumn, { index: number; header: string }>;
 
 /** Turns a grid into report rows: header found, decimal separator decided, every cell checked. */
-export function reportRows(grid: readonly GridRow[], columns: Readonly<Record<string, string>>): PayoutReportRow[] {
+export function reportRows(grid: readonly GridRow[], columns: Readonly<Record<string, string>>, options: { separated?: boolean } = {}): PayoutReportRow[] {
   for (const [ours, documented] of Object.entries(columns)) {
     if (!documentedColumn(documented)) throw new PayoutReportFormatError(`the column map sends '${ours}' to '${documented}', which is no documented column`);
   }
   const { header, at } = findHeader(grid, columns);
   const data = grid.filter((row) => row.line > header.line && row.cells.some((c) => textOf(c) !== ''));
+  // In a CSV, a value past the header's last column: a separator inside an unquoted value (a decimal
+  // comma in a ',' file) moved every cell after it one column on, and the row would be read shifted.
+  // A spreadsheet's cells have their own columns: a note beside the report is no such sign.
+  const named = header.cells.reduce<number>((last, cell, i) => (textOf(cell) !== '' ? i : last), -1);
+  for (const row of options.separated ? data : []) {
+    const past = row.cells.findIndex((cell, i) => i > named && textOf(cell) !== '');
+    if (past >= 0) {
+      throw new PayoutReportFormatError(
+        `line ${row.line}: ${row.cells.length} cells, a value in column ${past + 1} where the header on line ${header.line} names ${named + 1}: ` +
+          'a separator inside an unquoted value (a decimal comma in a comma-separated file)?',
+      );
+    }
+  }
   const cellOf = (row: GridRow, column: PayoutReportColumn): Cell => {
     const place = at.get(column);
     return place === undefined ? null : (row.cells[place.index] ?? null);
