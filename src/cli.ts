@@ -6,6 +6,7 @@ import { UsageError } from './config/usage-error.js';
 import { buildInfo } from './package/version.js';
 
 import type { Command } from './commands/command.js';
+import { printable } from './log/printable.js';
 
 const COMMANDS: Record<string, () => Promise<{ command: Command }>> = {
   start: () => import('./commands/start.js'),
@@ -91,7 +92,7 @@ export async function main(argv: string[]): Promise<number> {
       process.stderr.write(`bnpl-recon ${name}: ${error.message}\n`);
       return 2;
     }
-    process.stderr.write(`bnpl-recon ${name}: ${(error as Error).message ?? String(error)}\n`);
+    process.stderr.write(`bnpl-recon ${name}: ${printable((error as Error).message ?? String(error), '\n\t')}\n`);
     return 1;
   }
 }

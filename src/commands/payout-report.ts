@@ -1,6 +1,7 @@
 import { withContext, type Command } from './command.js';
 import { UsageError } from '../config/usage-error.js';
 import { describeImport, importPayoutReportFile, isRefusal } from '../payout-import/file.js';
+import { printable } from '../log/printable.js';
 
 const HELP = `Usage: bnpl-recon payout-report import FILE...
 
@@ -41,8 +42,8 @@ export const command: Command = {
         } catch (error) {
           failed += 1;
           const reason = error instanceof Error ? error.message : String(error);
-          process.stdout.write(`${file}: failed: ${reason}\n`);
-          process.stderr.write(`bnpl-recon payout-report: ${file}: ${reason}\n`);
+          process.stdout.write(`${file}: failed: ${printable(reason, '\n\t')}\n`);
+          process.stderr.write(`bnpl-recon payout-report: ${file}: ${printable(reason, '\n\t')}\n`);
           if (!isRefusal(error)) ctx.log.error({ err: error, file }, 'payout report import failed');
         }
       }

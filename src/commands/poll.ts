@@ -4,6 +4,7 @@ import { startProgress } from '../lifecycle/progress.js';
 import { pollOnce } from '../poller/once.js';
 import { createProviderClient } from '../provider/client.js';
 import { withContext, type Command } from './command.js';
+import { printable } from '../log/printable.js';
 
 export const command: Command = {
   summary: "one full poll of the provider's orders, then exit",
@@ -40,7 +41,7 @@ Exit status: 0 the run is complete; 1 it failed or was interrupted (see the summ
         return 1;
       }
       process.stdout.write(`${JSON.stringify(summary)}\n`);
-      if (summary.status !== 'complete') process.stderr.write(`bnpl-recon poll: run ${summary.runId} ${summary.status}: ${summary.error ?? 'unknown error'}\n`);
+      if (summary.status !== 'complete') process.stderr.write(`bnpl-recon poll: run ${summary.runId} ${summary.status}: ${printable(summary.error ?? 'unknown error', '\n\t')}\n`);
       return summary.status === 'complete' ? 0 : 1;
     });
   },

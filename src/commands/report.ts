@@ -115,17 +115,26 @@ export const command: Command = {
     const query = which === 'discrepancies' ? parseDiscrepancyQuery({ format: values.format, status: values.status, kind: values.kind, since: values.since, env: values.env, search: values.search }) : undefined;
     const format = formatOf(values.format);
     envOf(values.env, 'sandbox');
-    // A closed pipe (`| head`) ends the report quietly instead of crashing on EPIPE.
-    const ignore = (): void => {};
-    process.stdout.on('error', ignore);
+    // A closed pipe (`| head`) ends the report quietly instead of crashing on EPIPE; any other
+    // error writing stdout (a full disk: ENOSPC, EIO) leaves the report cut short, which must not
+    // exit 0 as if it had been written.
+    let writeError: NodeJS.ErrnoException | undefined;
+    const onError = (error: NodeJS.ErrnoException): void => {
+      if (error.code !== 'EPIPE') writeError ??= error;
+    };
+    process.stdout.on('error', onError);
     try {
       return await withContext('report', { access: 'reader' }, async (ctx) => {
         const result = await write(ctx.database, which, query, format, envOf(values.env, ctx.config.PROVIDER_ENV), csv, deliveryStatus, values.ageing === true);
         ctx.log.debug({ report: which, rows: result.rows, aborted: result.aborted }, 'report written');
+        if (writeError) {
+          ctx.log.error({ err: writeError.message, code: writeError.code }, `report ${which} not written whole: cannot write stdout (${writeError.code ?? writeError.message})`);
+          return 1;
+        }
         return 0;
       });
     } finally {
-      process.stdout.off('error', ignore);
+      process.stdout.off('error', onError);
     }
   },
 };

@@ -6,6 +6,7 @@ import { describeStatementImport, importLimits, importStatementFile, type Import
 import { StatementFormatError } from '../statements/types.js';
 import { csvSettings } from '../statements/csv-settings.js';
 import type { CsvOptions } from '../statements/csv.js';
+import { printable } from '../log/printable.js';
 
 const HELP = `Usage: bnpl-recon statement import [--profile PROFILE.json] [--accept-unbalanced] FILE...
 
@@ -60,7 +61,7 @@ export const command: Command = {
         // Name the setting at fault (CONTRACT.md: bad configuration exits 2 naming it): the option
         // when it gave the file, else the setting the inbox reads as well.
         const source = profile === undefined ? 'STATEMENT_CSV_PROFILE' : '--profile';
-        process.stderr.write(`bnpl-recon statement: ${source}: ${(error as Error).message}\n`);
+        process.stderr.write(`bnpl-recon statement: ${source}: ${printable((error as Error).message, '\n\t')}\n`);
         return 2;
       }
       const done: ImportResult[] = [];
@@ -85,8 +86,8 @@ export const command: Command = {
         } catch (error) {
           failed += 1;
           const reason = error instanceof Error ? error.message : String(error);
-          process.stdout.write(`${file}: failed: ${reason}\n`);
-          process.stderr.write(`bnpl-recon statement: ${file}: ${reason}\n`);
+          process.stdout.write(`${file}: failed: ${printable(reason, '\n\t')}\n`);
+          process.stderr.write(`bnpl-recon statement: ${file}: ${printable(reason, '\n\t')}\n`);
           if (!(error instanceof StatementFormatError)) ctx.log.error({ err: error, file }, 'statement import failed');
         }
       }

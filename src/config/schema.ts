@@ -62,6 +62,15 @@ const csvList = z
 const positiveNumber = z.number().int().positive();
 const positiveInt = numberSetting(positiveNumber);
 
+// Node's timers hold at most 2^31 - 1 ms (about 24.8 days): a longer delay fires after 1 ms (a
+// TimeoutOverflowWarning), so a shutdown deadline passed at once and a key refresh ran every ms.
+const MAX_TIMER_MS = 2_147_483_647;
+const milliseconds = numberSetting(positiveNumber.max(MAX_TIMER_MS, { error: (issue) => `${String(issue.input)} ms is longer than a timer holds (${MAX_TIMER_MS} ms, about 24.8 days)` }));
+const seconds = numberSetting(positiveNumber.max(Math.floor(MAX_TIMER_MS / 1000), { error: (issue) => `${String(issue.input)} s is longer than a timer holds (${Math.floor(MAX_TIMER_MS / 1000)} s, about 24.8 days)` }));
+// A wait in days goes into the reconciliation's SQL as an integer interval: ten years is more than
+// any payout cadence, and far inside what Postgres computes without 'out of range' failing every pass.
+const days = numberSetting(positiveNumber.max(3650, { error: (issue) => `${String(issue.input)} days is more than ten years` }));
+
 /** A shared secret: refused when a placeholder or guessable (secret-strength.ts); the message never quotes it. */
 const strongSecret = z.string().superRefine((value, ctx) => {
   const weak = weakSecretReason(value);
@@ -155,11 +164,11 @@ export const configShape = {
       if (error) ctx.addIssue({ code: 'custom', message: `${error} (expected 'spec' or addresses and CIDR ranges)` });
     })
     .optional(),
-  WEBHOOK_KEYS_REFRESH_SECONDS: positiveInt.default(3600),
-  WEBHOOK_KEYS_MIN_REFETCH_SECONDS: positiveInt.default(30),
+  WEBHOOK_KEYS_REFRESH_SECONDS: seconds.default(3600),
+  WEBHOOK_KEYS_MIN_REFETCH_SECONDS: seconds.default(30),
   // A secret the provider stopped returning verifies this much longer (deliveries signed just
   // before a rotation); short, so a rotation after a leak takes effect within minutes.
-  WEBHOOK_KEYS_OVERLAP_SECONDS: positiveInt.default(600),
+  WEBHOOK_KEYS_OVERLAP_SECONDS: seconds.default(600),
   WEBHOOK_MAX_BODY_BYTES: positiveInt.default(1024 * 1024),
   // A delivery not committed this long after its request began is answered 503 (the provider gives
   // up after 5 s and retries), and readiness turns false while commits wait longer than this.
@@ -168,8 +177,8 @@ export const configShape = {
   PORT: port.default(8080),
   // How long a client may take to send a request's headers, and the whole request, on PORT and
   // METRICS_PORT: a slow client is cut off then (408) instead of holding a connection.
-  SERVER_HEADERS_TIMEOUT_MS: positiveInt.default(5000),
-  SERVER_REQUEST_TIMEOUT_MS: positiveInt.default(10000),
+  SERVER_HEADERS_TIMEOUT_MS: milliseconds.default(5000),
+  SERVER_REQUEST_TIMEOUT_MS: milliseconds.default(10000),
   METRICS_PORT: port.default(9464),
   HOST: z.string().default('0.0.0.0'),
   POLL_SCHEDULE: cronExpression.default('*/5 * * * *'),
@@ -179,11 +188,11 @@ export const configShape = {
   POLL_PAGE_PARAM: z.string().min(1).default('page'),
   POLL_PAGE_SIZE_PARAM: z.string().min(1).default('per_page'),
   POLL_CONCURRENCY: positiveInt.default(8),
-  HTTP_CONNECT_TIMEOUT_MS: positiveInt.default(5000),
-  HTTP_BODY_TIMEOUT_MS: positiveInt.default(30000),
+  HTTP_CONNECT_TIMEOUT_MS: milliseconds.default(5000),
+  HTTP_BODY_TIMEOUT_MS: milliseconds.default(30000),
   HTTP_MAX_RETRIES: numberSetting(z.number().int().min(0)).default(6),
-  WEBHOOK_GRACE_SECONDS: positiveInt.default(DEFAULT_WEBHOOK_GRACE_SECONDS),
-  PAYOUT_SETTLEMENT_DAYS: positiveInt.default(DEFAULT_PAYOUT_SETTLEMENT_DAYS),
+  WEBHOOK_GRACE_SECONDS: seconds.default(DEFAULT_WEBHOOK_GRACE_SECONDS),
+  PAYOUT_SETTLEMENT_DAYS: days.default(DEFAULT_PAYOUT_SETTLEMENT_DAYS),
   PAYOUT_SOURCE_IBANS: csvList.default([]),
   // The merchant's own accounts that receive payouts: payout_not_on_statement judges a payout only
   // on these accounts' statements (unset: the accounts payout credits were booked to).
@@ -194,7 +203,7 @@ export const configShape = {
   // amounts"); the ledger sees about one payout a day, so an invoice is normally listed within a day or two. Seven days
   // covers a weekend with a public holiday on each side and a payout run missed, without leaving
   // an unpaid invoice unnoticed for longer than a week.
-  INVOICE_PAYOUT_DAYS: positiveInt.default(DEFAULT_INVOICE_PAYOUT_DAYS),
+  INVOICE_PAYOUT_DAYS: days.default(DEFAULT_INVOICE_PAYOUT_DAYS),
   // The time zone the page shows dates and times in (an IANA zone such as Europe/Berlin); reports
   // and downloads stay in UTC. Canonicalised (utc -> UTC) so the page gets a name Intl accepts.
   DISPLAY_TIME_ZONE: ianaTimeZone.default('UTC'),
@@ -207,14 +216,14 @@ export const configShape = {
   // 32 MiB holds a CAMT.053 of some 20,000 entries (about 1.5 KB each); larger files go to the inbox.
   OPERATOR_UPLOAD_MAX_BYTES: positiveInt.default(32 * 1024 * 1024),
   MIGRATE_ON_START: booleanString.default(true),
-  SHUTDOWN_TIMEOUT_MS: positiveInt.default(10000),
+  SHUTDOWN_TIMEOUT_MS: milliseconds.default(10000),
   DB_POOL_MAX: positiveInt.default(10),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   // Poller: a ceiling on pages per run so a server that never ends a list cannot loop us
   // forever (100,000 pages of 100 = 10 million orders), and how often the poll-lock holder checks
   // that its lock (its database session) is still there.
   POLL_MAX_PAGES: positiveInt.default(100_000),
-  POLL_LOCK_HEARTBEAT_MS: positiveInt.default(5000),
+  POLL_LOCK_HEARTBEAT_MS: milliseconds.default(5000),
   // Payout reconciliation: a bank credit whose SEPA reference matches this Postgres regular
   // expression is a payout credit even when it comes from an IBAN not in PAYOUT_SOURCE_IBANS
   // (e.g. '^PO[0-9]{16}$' for the simulator). Unset: only the IBANs decide. Postgres checks it when
@@ -248,7 +257,7 @@ export const configShape = {
       return out;
     })
     .default({}),
-  STATEMENT_IMPORT_TIMEOUT_SECONDS: positiveInt.default(1800),
+  STATEMENT_IMPORT_TIMEOUT_SECONDS: seconds.default(1800),
   // The inbox's --accept-unbalanced: a statement whose balances disagree with its bookings is
   // stored with a statement_unbalanced finding instead of being moved to inbox/failed/.
   STATEMENT_ACCEPT_UNBALANCED: booleanString.default(false),

@@ -18,7 +18,9 @@ export interface DatabaseUrl {
 /** What the daemon accepts for target_session_attrs: it must write. */
 export const WRITABLE_SESSION_ATTRS = ['read-write', 'primary'] as const;
 
-const SHAPE = /^(postgres(?:ql)?:\/\/)(?:([^@/?#]*)@)?([^/?#]*)([^?#]*)(?:\?([^#]*))?$/;
+// The user and password end at the last '@' before the path: a password with a raw '@' (which
+// postgres.js takes) was read as part of the host, and the message naming the host printed it.
+const SHAPE = /^(postgres(?:ql)?:\/\/)(?:([^/?#]*)@)?([^@/?#]*)([^?#]*)(?:\?([^#]*))?$/;
 
 export function parseDatabaseUrl(url: string): DatabaseUrl | undefined {
   const match = SHAPE.exec(url);

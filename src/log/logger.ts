@@ -1,4 +1,5 @@
 import { pino, type Logger } from 'pino';
+import { needsQuotes, printable } from './printable.js';
 
 export type { Logger };
 
@@ -35,8 +36,8 @@ export function readableLine(json: string): string {
   const level = String(entry['level_name'] ?? entry['level'] ?? '');
   const fields = Object.entries(entry)
     .filter(([k]) => !HIDDEN.has(k))
-    .map(([k, v]) => `${k}=${typeof v === 'string' && !/\s/.test(v) ? v : JSON.stringify(v)}`);
-  return `${[time, level === 'info' ? '' : level.toUpperCase(), String(entry['msg'] ?? ''), ...fields].filter((p) => p !== '').join(' ')}\n`;
+    .map(([k, v]) => `${k}=${typeof v === 'string' && !needsQuotes(v) ? v : printable(JSON.stringify(v) ?? String(v))}`);
+  return `${[time, level === 'info' ? '' : level.toUpperCase(), printable(String(entry['msg'] ?? '')), ...fields].filter((p) => p !== '').join(' ')}\n`;
 }
 
 export function createLogger(level: string, destination: 'stdout' | 'stderr' = 'stdout', options: LoggerOptions = {}): Logger {
