@@ -12,6 +12,8 @@ export const KINDS = [
 const CENTS_KINDS = new Set([
   'payout_not_on_statement', 'statement_credit_without_payout', 'payout_amount_mismatch', 'payout_cancelled_but_credited',
   'invoice_not_paid_out', 'buyer_paid_merchant_directly', 'payout_report_mismatch',
+  // expected the closing balance, observed the balance the bookings reach (statements/import.ts).
+  'statement_unbalanced',
 ]);
 // Kinds whose expected and observed list each failing check as name=cents (payout-deduction-mismatch.ts).
 const NAMED_CENTS_KINDS = new Set(['payout_deduction_mismatch']);
@@ -140,7 +142,7 @@ async function openEvidence(id, focusNote = false) {
       el('details', {}, el('summary', { text: 'Add another note' }), ackForm))
     : ackForm;
   const cents = (v) => (NAMED_CENTS_KINDS.has(d.kind) ? namedCentsInText(v, d.currency)
-    : CENTS_KINDS.has(d.kind) && /^-?\d{1,19}$/.test(String(v ?? '')) ? moneyCents(v, d.currency || 'EUR') : v);
+    : CENTS_KINDS.has(d.kind) && /^-?\d{1,19}$/.test(String(v ?? '')) ? moneyCents(v, d.currency || d.evidence?.currency || 'EUR') : v);
   const sentence = (text) => (NAMED_CENTS_KINDS.has(d.kind) ? namedCentsInText(text, d.currency) : centsInText(text, d.currency));
   body.replaceChildren(
     el('dl', { class: 'facts' }, ...[
@@ -170,7 +172,11 @@ async function openEvidence(id, focusNote = false) {
 }
 
 async function downloadAs(format) {
-  const q = filterQuery();
+  // The list that is shown: the filters its rows were loaded with, not the form edited since and
+  // not applied (as Load more continues it); without it, whatever nothing was applied yet.
+  const q = new URLSearchParams(state.query ?? filterQuery());
+  q.delete('limit');
+  q.delete('cursor');
   q.set('format', format);
   if (format === 'csv') q.set('bom', '1');
   $('dl-status').textContent = 'Preparing download…';

@@ -11,6 +11,8 @@ function stage(r) {
   if (r.canceled === 'true') return 'canceled';
   if (r.bank_credit_date) return 'cash';
   if (r.payout_uuid) return 'paid';
+  // Not owed: the ageing of what is not yet paid out (reports/invoices.ts) leaves it out too.
+  if (r.factoring_state === 'declined') return 'declined';
   return 'waiting';
 }
 
