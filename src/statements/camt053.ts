@@ -559,8 +559,16 @@ function chargesOf(holder: Node, currency: string, where: string): bigint | null
   if (stated.length === 0) return null;
   let sum = 0n;
   for (const a of stated) {
-    const value = amountOf(a, `${where}: Chrgs`);
-    if (value === null || (value.currency ?? currency) !== currency) return null;
+    // Read only to explain the entry's amount: a charge in another currency, or with more decimals
+    // than cents (ISO allows five), explains nothing and must not refuse a file that imported before.
+    if ((text(node(a)['@_Ccy']) ?? currency) !== currency) return null;
+    let value: { cents: bigint; currency: string | null } | null;
+    try {
+      value = amountOf(a, `${where}: Chrgs`);
+    } catch {
+      return null;
+    }
+    if (value === null) return null;
     sum += value.cents;
   }
   return sum;

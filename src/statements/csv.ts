@@ -445,8 +445,6 @@ export function csvReader(emit: SectionSink, head: string, whole: boolean, optio
       afterData = null;
       return;
     }
-    // Set back to null below by a booking or a pending line.
-    afterData ??= record;
     const firstCell = cells.find((c) => c.trim() !== '')!.trim().toLowerCase();
     // A balance or total row: a skip word as a whole cell, or at the start of the first. A dated row
     // is one only in a layout that dates them (`datedBalanceRows`: VR-Bank writes
@@ -481,7 +479,13 @@ export function csvReader(emit: SectionSink, head: string, whole: boolean, optio
         return;
       }
       if (!held) throw new StatementFormatError(`${where}: a row with neither booking date nor amount before any booking`);
-      if (!continuesBooking) return;
+      if (!continuesBooking) {
+        // Text that continues no booking: a block's title. Balance and total rows (skip words) and a
+        // booking's continued text are no sign of another block: a paged export of one account
+        // repeats its header after 'Balance carried forward'. Set back to null by a booking or a pending line.
+        afterData ??= record;
+        return;
+      }
       const more = cells.map((c) => c.trim()).filter((c) => c !== '').join(' ');
       held.remittance = held.remittance ? `${held.remittance} ${more}` : more;
       held.sepaReference = sepaReferenceOf(held);
@@ -489,8 +493,12 @@ export function csvReader(emit: SectionSink, head: string, whole: boolean, optio
       return;
     }
     if (!hasAmount) {
-      // Text below the bookings (a disclaimer, a note) is no booking; a dated row without an amount may be one, and is refused.
-      if (!isCsvDate(dateText, profile.dateFormats)) return;
+      // Text below the bookings (a disclaimer, a note, a block's title in the date column) is no
+      // booking; a dated row without an amount may be one, and is refused.
+      if (!isCsvDate(dateText, profile.dateFormats)) {
+        afterData ??= record;
+        return;
+      }
       throw new StatementFormatError(`${where}: missing amount`);
     }
     // A booking row longer than its header had a delimiter inside a value: an unquoted decimal comma

@@ -24,7 +24,7 @@ function isoFromYymmdd(yymmdd: string, what: string): string {
 /**
  * The booking (entry) date MMDD of :61: with the year that puts it nearest its message's balance
  * dates (:60x: and :62x: carry whole dates, and an entry is booked between them), else nearest its
- * value date; of two as near, the value date's year. Taken from the value date alone, a SEPA refund
+ * value date; of two as near (both within the span), the one nearest the value date. Taken from the value date alone, a SEPA refund
  * booked on 5 January with the debit's value date of 20 November (PSD2 art. 76 dates it back) was
  * booked in the January of the value date's year, eleven months early: its statement then claimed
  * that whole year, and an unrelated booking of that day and amount took its place.
@@ -41,7 +41,11 @@ function bookingDateFrom(valueDate: string, mmdd: string | undefined, where: str
     return Math.max(0, from - t, t - to);
   };
   const valueYear = Number(valueDate.slice(0, 4));
-  const year = [valueYear, valueYear - 1, valueYear + 1].reduce((best, y) => (distance(y) < distance(best) ? y : best));
+  // Of years as near the balance dates (both inside a span longer than a year: an account that
+  // rarely moves opens with a balance of a year before), the one nearest the value date.
+  const fromValue = (y: number) => Math.abs(Date.UTC(y, month - 1, Math.min(day, new Date(Date.UTC(y, month, 0)).getUTCDate())) - time(valueDate));
+  const year = [valueYear, valueYear - 1, valueYear + 1].reduce((best, y) =>
+    distance(y) < distance(best) || (distance(y) === distance(best) && fromValue(y) < fromValue(best)) ? y : best);
   return bankDate(`${year}-${mmdd.slice(0, 2)}-${mmdd.slice(2, 4)}`, `${where}: :61: entry date`, mmdd);
 }
 

@@ -112,7 +112,7 @@ describe('CSV exports of several accounts', () => {
 
   it("refuses a file with a second account's block, naming its header row", () => {
     const text = [';', ...block('Girokonto', PAYOUT, TRANSFER), ...block('Tagesgeld PLUS-Konto', '"16.03.2026";"16.03.2026";"Übertrag / Überweisung";"Auftraggeber: Girokonto";"500,00";')].join('\r\n');
-    expect(outcome(text)).toBe("refused: CSV row 14: the header again, after rows that are no bookings from row 9 on: several accounts' blocks in one file (export one account per file)");
+    expect(outcome(text)).toBe("refused: CSV row 14: the header again, after rows that are no bookings from row 11 on: several accounts' blocks in one file (export one account per file)");
   });
 
   it('reads a header repeated right after bookings as the same table going on', () => {

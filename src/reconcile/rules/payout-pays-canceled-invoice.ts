@@ -11,7 +11,8 @@ import { decisionFirst } from './invoice-common.js';
  * arrival), lists reference R of an invoice that, before A, was canceled (an invoice/canceled
  * event whose event_time, else arrival, is earlier than A), or whose latest factoring decision
  * received before the payout/complete first arrived is factoring/declined (both arrivals: factoring
- * events carry no event_time).
+ * events carry no event_time), that decline received before A as well (one received between A and
+ * a late delivery of the payout may have been made after the payout).
  *
  * Near misses: a cancellation or a decline after the payout (the payout was right when made; what
  * happens to the money then is a credit note's business); a declined factoring later approved
@@ -66,14 +67,16 @@ export const payoutPaysCanceledInvoice: Rule = {
       -- after the payout, and the invoice called declined. A decision outranks a pending that
       -- arrived after it (invoice-common.ts decisionFirst).
       factoring_before as (
-        select distinct on (d.payout_uuid, d.ref) d.payout_uuid, d.ref, e.topic
+        select distinct on (d.payout_uuid, d.ref) d.payout_uuid, d.ref, e.topic, e.received_at as decided_at
         from paid d
         join factoring_events e on e.environment = ${p.environment} and e.invoice_external_reference_id = d.ref and e.received_at < d.arrived
         order by d.payout_uuid, d.ref, ${decisionFirst(tx, 'e.topic')}, e.received_at desc, e.event_key desc
       ),
       judged as (
         select d.*, case when d.canceled_at < d.anchor then 'canceled'
-                         when f.topic = ${topic('factoring/declined')} then 'declined' end as why
+                         -- ...and a decline received before the payout happened: one received
+                         -- between the payout's event_time and its late delivery may have come after it.
+                         when f.topic = ${topic('factoring/declined')} and f.decided_at < d.anchor then 'declined' end as why
         from paid d
         left join factoring_before f on f.payout_uuid = d.payout_uuid and f.ref = d.ref
       )
