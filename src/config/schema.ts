@@ -191,7 +191,8 @@ export const configShape = {
   HTTP_CONNECT_TIMEOUT_MS: milliseconds.default(5000),
   HTTP_BODY_TIMEOUT_MS: milliseconds.default(30000),
   HTTP_MAX_RETRIES: numberSetting(z.number().int().min(0)).default(6),
-  WEBHOOK_GRACE_SECONDS: seconds.default(DEFAULT_WEBHOOK_GRACE_SECONDS),
+  // No timer: a wait the reconciliation's SQL computes. A year is far past any webhook retry window.
+  WEBHOOK_GRACE_SECONDS: numberSetting(positiveNumber.max(31_536_000, { error: (issue) => `${String(issue.input)} s is more than a year` })).default(DEFAULT_WEBHOOK_GRACE_SECONDS),
   PAYOUT_SETTLEMENT_DAYS: days.default(DEFAULT_PAYOUT_SETTLEMENT_DAYS),
   PAYOUT_SOURCE_IBANS: csvList.default([]),
   // The merchant's own accounts that receive payouts: payout_not_on_statement judges a payout only
