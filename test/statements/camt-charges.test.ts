@@ -41,4 +41,9 @@ describe('camt.053: a single transaction with charges deducted', () => {
     expect([l.amountCents, l.sepaReference, l.counterpartyIban]).toEqual([9950n, null, null]);
     expect(l.remittance).toMatch(/details of 1 transaction\(s\), not the whole entry/);
   });
+
+  it('imports an entry whose charge it cannot read as cents (another currency, three decimals), lending nothing', () => {
+    const l = parseStatement(Buffer.from(CAMT.replace('<Chrgs><Amt Ccy="EUR">0.50</Amt></Chrgs>', '<Chrgs><Amt Ccy="BHD">0.195</Amt></Chrgs>'))).lines[0]!;
+    expect([l.amountCents, l.sepaReference]).toEqual([9950n, null]);
+  });
 });
