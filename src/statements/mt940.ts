@@ -24,35 +24,54 @@ function isoFromYymmdd(yymmdd: string, what: string): string {
 /**
  * The booking (entry) date MMDD of :61: with the year that puts it nearest its message's balance
  * dates (:60x: and :62x: carry whole dates, and an entry is booked between them), else nearest its
- * value date; of two as near (both within the span), the one nearest the value date. Taken from the value date alone, a SEPA refund
- * booked on 5 January with the debit's value date of 20 November (PSD2 art. 76 dates it back) was
- * booked in the January of the value date's year, eleven months early: its statement then claimed
- * that whole year, and an unrelated booking of that day and amount took its place.
+ * value date; of two as near (both within a span longer than a year: an account that rarely moves
+ * opens with the balance of a year before), the one nearest the value date. Taken from the value
+ * date alone, a SEPA refund booked on 5 January with the debit's value date of 20 November (PSD2
+ * art. 76 dates it back) was booked in the January of the value date's year, eleven months early:
+ * its statement then claimed that whole year, and an unrelated booking of that day and amount took
+ * its place. Day numbers, not Date objects: this runs for every line (with Date objects the MT940
+ * import of 100,000 lines ran at 0.73x the lines per second).
  */
 function bookingDateFrom(valueDate: string, mmdd: string | undefined, where: string, span: BalanceSpan): string {
   if (!mmdd) return valueDate;
   const month = Number(mmdd.slice(0, 2));
   const day = Number(mmdd.slice(2, 4));
   if (month < 1 || month > 12 || day < 1 || day > 31) throw new StatementFormatError(`${where}: :61: entry date not understood: ${quoted(mmdd)}`);
-  const time = (iso: string) => Date.parse(`${iso}T00:00:00Z`);
-  const [from, to] = span.from !== null && span.to !== null ? [time(span.from), time(span.to)] : [time(valueDate), time(valueDate)];
-  const distance = (year: number) => {
-    const t = Date.UTC(year, month - 1, Math.min(day, new Date(Date.UTC(year, month, 0)).getUTCDate()));
-    return Math.max(0, from - t, t - to);
-  };
   const valueYear = Number(valueDate.slice(0, 4));
-  // Of years as near the balance dates (both inside a span longer than a year: an account that
-  // rarely moves opens with a balance of a year before), the one nearest the value date.
-  const fromValue = (y: number) => Math.abs(Date.UTC(y, month - 1, Math.min(day, new Date(Date.UTC(y, month, 0)).getUTCDate())) - time(valueDate));
-  const year = [valueYear, valueYear - 1, valueYear + 1].reduce((best, y) =>
-    distance(y) < distance(best) || (distance(y) === distance(best) && fromValue(y) < fromValue(best)) ? y : best);
+  const value = dayNumber(valueYear, Number(valueDate.slice(5, 7)), Number(valueDate.slice(8, 10)));
+  const from = span.from ?? value;
+  const to = span.to ?? value;
+  const at = (year: number) => dayNumber(year, month, day);
+  const distance = (t: number) => Math.max(0, from - t, t - to);
+  let year = valueYear;
+  let best = at(valueYear);
+  // Within the span and half a year of the value date: every other year is farther from both.
+  if (distance(best) > 0 || Math.abs(best - value) > 182) {
+    for (const other of [valueYear - 1, valueYear + 1]) {
+      const t = at(other);
+      if (distance(t) < distance(best) || (distance(t) === distance(best) && Math.abs(t - value) < Math.abs(best - value))) {
+        year = other;
+        best = t;
+      }
+    }
+  }
   return bankDate(`${year}-${mmdd.slice(0, 2)}-${mmdd.slice(2, 4)}`, `${where}: :61: entry date`, mmdd);
 }
 
-/** The first and last of a message's balance dates (:60x:, :62x:), or nulls when it states neither. */
+const DAYS_BEFORE_MONTH = [0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334];
+
+/** Days since 1 January of year 0 (proleptic Gregorian); a day past its month's end counts as its last (30 February: bankDate). */
+function dayNumber(year: number, month: number, day: number): number {
+  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+  const length = month === 2 ? (leap ? 29 : 28) : [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1]!;
+  const before = year - 1;
+  return year * 365 + Math.floor(before / 4) - Math.floor(before / 100) + Math.floor(before / 400) + DAYS_BEFORE_MONTH[month - 1]! + (leap && month > 2 ? 1 : 0) + Math.min(day, length);
+}
+
+/** The first and last of a message's balance dates (:60x:, :62x:) as day numbers, or nulls when it states neither. */
 interface BalanceSpan {
-  from: string | null;
-  to: string | null;
+  from: number | null;
+  to: number | null;
 }
 
 // D/C mark, date, currency, amount; the amount as banks write it: '1234,56', '1234,', '1234', '1234.56'.
@@ -138,7 +157,8 @@ export function mt940Reader(emit: SectionSink, options: ReaderOptions = {}): Sta
     }
     const messageBooked = new Map() as StatementSection['booked'];
     const dates = [opening?.date, closing?.date].filter((d): d is string => d !== undefined && d !== null).sort();
-    const span: BalanceSpan = { from: dates[0] ?? null, to: dates.at(-1) ?? null };
+    const dayOf = (iso: string | undefined) => (iso === undefined ? null : dayNumber(Number(iso.slice(0, 4)), Number(iso.slice(5, 7)), Number(iso.slice(8, 10))));
+    const span: BalanceSpan = { from: dayOf(dates[0]), to: dayOf(dates.at(-1)) };
     fields.forEach((f, i) => {
       if (f.tag !== '61') return;
       const next = fields[i + 1];
