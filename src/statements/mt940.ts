@@ -41,15 +41,16 @@ function bookingDateFrom(valueDate: string, mmdd: string | undefined, where: str
   const value = dayNumber(valueYear, Number(valueDate.slice(5, 7)), Number(valueDate.slice(8, 10)));
   const from = span.from ?? value;
   const to = span.to ?? value;
-  const at = (year: number) => dayNumber(year, month, day);
-  const distance = (t: number) => Math.max(0, from - t, t - to);
   let year = valueYear;
-  let best = at(valueYear);
+  let best = dayNumber(valueYear, month, day);
   // Within the span and half a year of the value date: every other year is farther from both.
-  if (distance(best) > 0 || Math.abs(best - value) > 182) {
-    for (const other of [valueYear - 1, valueYear + 1]) {
-      const t = at(other);
-      if (distance(t) < distance(best) || (distance(t) === distance(best) && Math.abs(t - value) < Math.abs(best - value))) {
+  // (No closures here: this runs for every line.)
+  if (best < from || best > to || Math.abs(best - value) > 182) {
+    for (let other = valueYear - 1; other <= valueYear + 1; other += 2) {
+      const t = dayNumber(other, month, day);
+      const near = Math.max(0, from - t, t - to);
+      const bestNear = Math.max(0, from - best, best - to);
+      if (near < bestNear || (near === bestNear && Math.abs(t - value) < Math.abs(best - value))) {
         year = other;
         best = t;
       }
