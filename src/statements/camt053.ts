@@ -516,7 +516,7 @@ function entryLines(
 }
 
 /** Written before the charges a booked amount is short of (or over) its one transaction by ('charges EUR 50'). */
-export const CHARGES_NOTE = 'charges';
+const CHARGES_NOTE = 'charges';
 
 /**
  * The charges that make the difference between an entry and its one transaction, in cents, or
