@@ -57,6 +57,14 @@ it('a reparse run that lost its lock while its batch waited writes nothing besid
     await db.sql.unsafe(`select pg_terminate_backend(pid) from pg_locks where locktype = 'advisory' and granted
       and database = (select oid from pg_database where datname = current_database())
       and ((classid::bigint << 32) | objid::bigint) = ${lockKey('reparse', 'sandbox').toString()} and objsubid = 1`);
+    // pg_terminate_backend only signals: until that backend has exited, its advisory lock is still
+    // held, and B's run would find another replica reparsing and skip (a CI run timed out so).
+    await waitFor('the terminated session\'s lock released', async () => {
+      const rows = await db.sql.unsafe(`select 1 from pg_locks where locktype = 'advisory' and granted
+        and database = (select oid from pg_database where datname = current_database())
+        and ((classid::bigint << 32) | objid::bigint) = ${lockKey('reparse', 'sandbox').toString()} and objsubid = 1`);
+      return rows.length === 0 ? true : undefined;
+    }, 10_000, 20);
     const b = reparse(replicaB).then((s) => (s.skipped ? 'skipped' : s.aborted ? 'aborted' : 'complete'), (e: unknown) => String(e));
     await waiting(2);
     release();
