@@ -149,6 +149,7 @@ async function importIn(
   await tie(tx, environment);
   await refuseDuplicatesByPayout(tx);
   await refuseMixedCurrencies(tx, environment);
+  await refuseCorrections(tx, environment);
   const [stored] = await tx<{ id: number }[]>`
     insert into payout_reports (environment, sha256, file_name, format, row_count, imported_at)
     values (${environment}, ${report.sha256}, ${base.file}, ${report.format}, ${report.rows.length}, clock_timestamp())
@@ -231,6 +232,51 @@ async function refuseMixedCurrencies(tx: TransactionSql, environment: ProviderEn
     limit 1`;
   if (mixed) {
     throw new PayoutReportRefusedError(`rows of payout ${mixed.payout_uuid} name more than one currency: ${mixed.seen}; a payout is paid in one currency`);
+  }
+}
+
+/**
+ * A row for a document a previous file brought for the same payout, with other figures: refused,
+ * naming the line, the document, the file stored before and each figure that differs. Such a file
+ * is a corrected report, and the insert would keep the stored row and drop the new figures without
+ * a word (its result "rows new 0"); which report is right is for a person to settle with the
+ * provider. A row with the same figures is the same row and is not stored again.
+ */
+async function refuseCorrections(tx: TransactionSql, environment: ProviderEnvironment): Promise<void> {
+  const [differing] = await tx<{ line: number; doc: string; payout_uuid: string; stored_in: string; figures: string }[]>`
+    select s.line, replace(s.doc_type::text, '_', ' ') || ' ' || s.doc_no as doc, t.payout_uuid::text,
+           coalesce(r.file_name, 'report ' || r.id) || ' (imported ' || to_char(r.imported_at at time zone 'UTC', 'YYYY-MM-DD HH24:MI') || ' UTC)' as stored_in,
+           f.figures
+    from staged_payout_rows s
+    join payout_report_tie t on t.payout_reference is not distinct from s.payout_reference
+    join payout_report_rows w
+      on w.environment = ${environment} and w.payout_uuid = t.payout_uuid and w.doc_type = s.doc_type and w.doc_no = s.doc_no
+    join payout_reports r on r.id = w.report_id
+    cross join lateral (
+      select string_agg(format('%s %s against %s', v.label, coalesce(v.here, 'none'), coalesce(v.there, 'none')), ', ' order by v.n) as figures
+      from (values
+        (1, 'Order No', s.order_no, w.order_no),
+        (2, 'Currency', upper(s.currency), upper(w.currency)),
+        (3, 'Transaction Amount', (s.transaction_amount_cents / 100.0)::numeric(20,2)::text, (w.transaction_amount_cents / 100.0)::numeric(20,2)::text),
+        (4, 'Discount %', trim_scale(s.discount_rate_micros / 1000000.0)::text, trim_scale(w.discount_rate_micros / 1000000.0)::text),
+        (5, 'MDR %', trim_scale(s.mdr_rate_micros / 1000000.0)::text, trim_scale(w.mdr_rate_micros / 1000000.0)::text),
+        (6, 'Transaction Fee', (s.transaction_fee_cents / 100.0)::numeric(20,2)::text, (w.transaction_fee_cents / 100.0)::numeric(20,2)::text),
+        (7, 'Gross Purchase Price', (s.gross_purchase_price_cents / 100.0)::numeric(20,2)::text, (w.gross_purchase_price_cents / 100.0)::numeric(20,2)::text),
+        (8, 'Discount', (s.discount_cents / 100.0)::numeric(20,2)::text, (w.discount_cents / 100.0)::numeric(20,2)::text),
+        (9, 'VAT on Discount', (s.vat_on_discount_cents / 100.0)::numeric(20,2)::text, (w.vat_on_discount_cents / 100.0)::numeric(20,2)::text),
+        (10, 'Transfer Amount', (s.transfer_amount_cents / 100.0)::numeric(20,2)::text, (w.transfer_amount_cents / 100.0)::numeric(20,2)::text),
+        (11, 'Total Deductions', (s.total_deductions_cents / 100.0)::numeric(20,2)::text, (w.total_deductions_cents / 100.0)::numeric(20,2)::text)
+      ) as v(n, label, here, there)
+      where v.here is distinct from v.there
+    ) f
+    where f.figures is not null
+    order by s.line
+    limit 1`;
+  if (differing) {
+    throw new PayoutReportRefusedError(
+      `line ${differing.line}: ${differing.doc} of payout ${differing.payout_uuid} was stored from ${differing.stored_in} with other figures ` +
+        `(this file's against the stored: ${differing.figures}); a corrected report is not stored over the one before: settle with the provider which is right`,
+    );
   }
 }
 
