@@ -61,9 +61,9 @@ async function overview(database: Database, env: Config['PROVIDER_ENV']): Promis
       order by payout_uuid, event_time_sortable desc nulls last, received_at desc, event_key desc
     ),
     -- Credits by the payout they pay, as report payouts matches them (ledger/payout-credits.ts
-    -- payoutCredits): the page and its downloads must agree.
+    -- payoutCredits): the page and its downloads must agree. Lines in two currencies have no sum.
     credits as materialized (
-      select l.payout_uuid, l.payout_reference, sum(l.signed_cents) as cents
+      select l.payout_uuid, l.payout_reference, case when count(distinct upper(l.currency)) = 1 then sum(l.signed_cents) end as cents
       from (${payoutCredits(sql, env)}) l
       group by l.payout_uuid, l.payout_reference
     )

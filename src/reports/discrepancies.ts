@@ -68,8 +68,8 @@ export interface DiscrepancyFilters {
   status: StatusFilter;
   /** Unset or empty: every kind. */
   kinds?: DiscrepancyKind[];
-  /** Only discrepancies first detected at or after this instant. */
-  since?: Date;
+  /** Only discrepancies first detected at or after this instant (ISO text to the microsecond: sinceMicros). */
+  since?: string;
   /** Only those whose entity id, external reference or SEPA reference contains this (any case). */
   search?: string;
 }
@@ -102,7 +102,7 @@ export function parseDiscrepancyQuery(input: DiscrepancyQueryInput): { filters: 
   }
   const filters: DiscrepancyFilters = { status: status as StatusFilter, kinds: kinds as DiscrepancyKind[] };
   if (input.since !== undefined) {
-    const since = parseSince(input.since);
+    const since = sinceMicros(input.since);
     if (since === undefined) throw new UsageError(`--since must be an ISO 8601 date or timestamp (years 0001-9999), not '${input.since}'`);
     filters.since = since;
   }
@@ -136,6 +136,21 @@ export function parseSince(text: string): Date | undefined {
   const hasTime = text.length > 10;
   const at = new Date(hasTime ? (zone === undefined ? `${text}Z` : text) : `${text}T00:00:00Z`);
   return Number.isNaN(at.getTime()) || at.getUTCFullYear() < 1 || at.getUTCFullYear() > 9999 ? undefined : at;
+}
+
+/**
+ * parseSince's instant as ISO text to the microsecond, the precision first_detected_at is stored
+ * in: a Date keeps milliseconds, so `--since …10:00:00.123456Z` as a Date let in a finding of
+ * 10:00:00.1232. Digits past the sixth round up, so "at or after" never takes in an earlier
+ * microsecond.
+ */
+export function sinceMicros(text: string): string | undefined {
+  const at = parseSince(text);
+  if (at === undefined) return undefined;
+  const nanosPastMs = Number((/T[^.]*\.\d{3}(\d{1,6})/.exec(text)?.[1] ?? '').padEnd(6, '0') || '0');
+  const micros = Math.ceil(nanosPastMs / 1000);
+  const whole = new Date(at.getTime() + (micros === 1000 ? 1 : 0)).toISOString();
+  return `${whole.slice(0, -1)}${String(micros % 1000).padStart(3, '0')}Z`;
 }
 
 /** A LIKE pattern that matches `text` literally anywhere. */
@@ -176,7 +191,7 @@ export function discrepancySource(database: Database, filters: DiscrepancyFilter
     filters.environment ? sql`environment = ${filters.environment}` : sql`true`,
     filters.status === 'all' ? sql`true` : sql`status = ${filters.status}`,
     filters.kinds && filters.kinds.length > 0 ? sql`kind::text in ${sql(filters.kinds)}` : sql`true`,
-    filters.since ? sql`first_detected_at >= ${filters.since.toISOString()}::timestamptz` : sql`true`,
+    filters.since ? sql`first_detected_at >= ${filters.since}::timestamptz` : sql`true`,
     filters.search
       ? sql`(entity_id ilike ${containsPattern(filters.search)} or external_reference_id ilike ${containsPattern(filters.search)}
              or sepa_reference ilike ${containsPattern(filters.search)})`

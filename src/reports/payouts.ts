@@ -33,7 +33,8 @@ export const PAYOUT_SHAPE: ReportShape = {
  * whose reference another payout announced first (ledger/payout-credits.ts payoutCredits), with a
  * debit carrying the reference (a storno, a return) listed as '<reference> <date> debit'; invoice_references are
  * joined with ';'. credited_cents sums those credits less those debits; difference = credited − payout (decimal), empty
- * when nothing was credited. Currency: the credits' when there are any, else the payout report's
+ * when nothing was credited. Lines in more than one currency are not added: credited and difference
+ * are empty and each listed line ends with its currency. Currency: the credits' when there are any, else the payout report's
  * (its rows' Currency column or currency signs), else EUR (payout events name no currency). Cents leave Postgres as text (bigint), never a float.
  *
  * The composition, from the payout's report rows (payout_report_rows; empty until a report is
@@ -53,12 +54,25 @@ export function payoutsSource(database: Database, filters: { environment: Provid
     -- Credit lines grouped once by the payout they pay (ledger/payout-credits.ts: the reference
     -- wherever the bank put it, a later payout claiming the same reference paid by none).
     with credits as materialized (
-      select l.payout_uuid, l.payout_reference,
-             string_agg(coalesce(l.bank_reference, '#' || l.id::text) || ' ' || l.booking_date::text
-                        || case when l.direction = 'debit' then ' debit' else '' end, ';' order by l.booking_date, l.id) as lines,
-             sum(l.signed_cents) as cents, min(l.currency) as currency
-      from (${payoutCredits(sql, filters.environment)}) l
-      group by l.payout_uuid, l.payout_reference
+      -- Lines in two currencies have no sum (amounts of different currencies are never added:
+      -- docs/how-it-decides.md): credited and difference stay empty, and each line names its
+      -- currency instead.
+      select payout_uuid, payout_reference,
+             case when currencies = 1 then lines else lines_with_currency end as lines,
+             case when currencies = 1 then cents end as cents,
+             case when currencies = 1 then currency end as currency
+      from (
+        select l.payout_uuid, l.payout_reference,
+               string_agg(coalesce(l.bank_reference, '#' || l.id::text) || ' ' || l.booking_date::text
+                          || case when l.direction = 'debit' then ' debit' else '' end, ';' order by l.booking_date, l.id) as lines,
+               string_agg(coalesce(l.bank_reference, '#' || l.id::text) || ' ' || l.booking_date::text
+                          || case when l.direction = 'debit' then ' debit' else '' end || ' ' || coalesce(upper(l.currency), 'no currency'),
+                          ';' order by l.booking_date, l.id) as lines_with_currency,
+               count(distinct coalesce(upper(l.currency), '')) as currencies,
+               sum(l.signed_cents) as cents, min(upper(l.currency)) as currency
+        from (${payoutCredits(sql, filters.environment)}) l
+        group by l.payout_uuid, l.payout_reference
+      ) grouped
     ),
     latest as (
       select distinct on (payout_uuid) *

@@ -64,7 +64,7 @@ describe('reports', () => {
     expect(Object.keys(json[0]!)).toEqual([...DISCREPANCY_COLUMNS]);
     expect(typeof json[0]!.id).toBe('number');
     expect(json[0]!.entity_type).toBe('webhook_delivery');
-    const none = await report((out) => streamDiscrepancies(db, { status: 'all', since: new Date(Date.now() + 86_400_000) }, 'json', out));
+    const none = await report((out) => streamDiscrepancies(db, { status: 'all', since: new Date(Date.now() + 86_400_000).toISOString() }, 'json', out));
     expect(JSON.parse(none)).toEqual([]);
     const prod = await report((out) => streamDiscrepancies(db, { status: 'all', environment: 'production' }, 'json', out));
     expect(JSON.parse(prod)).toEqual([]);
