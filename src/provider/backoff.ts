@@ -34,7 +34,11 @@ export function parseRetryAfterMs(value: string | string[] | undefined, nowMs: n
   return Math.max(0, date - nowMs);
 }
 
-/** The delay before retry number `retry` (0-based): jitter, but never before Retry-After. */
+/**
+ * The delay before retry number `retry` (0-based): jitter, but never before Retry-After. The
+ * jitter's exponential window applies with a Retry-After too, so a Retry-After of 0 (or of a time
+ * already past) still backs off as the spec recommends on 429, instead of sending every retry at once.
+ */
 export function retryDelayMs(
   retry: number,
   retryAfterMs: number | undefined,
@@ -44,7 +48,7 @@ export function retryDelayMs(
   const jitter = fullJitterDelayMs(retry, policy, random);
   if (retryAfterMs === undefined) return jitter;
   // A little jitter on top of the floor, so every throttled request does not come back at once.
-  return retryAfterMs + Math.floor(random() * Math.min(policy.baseMs, jitter + 1));
+  return Math.max(retryAfterMs, jitter) + Math.floor(random() * Math.min(policy.baseMs, jitter + 1));
 }
 
 /** setTimeout that an AbortSignal cuts short (rejecting with the signal's reason). */

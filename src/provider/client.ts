@@ -165,7 +165,7 @@ export function createProviderClient(config: Config, log: Logger, metrics: Provi
         // Not every error answer (a proxy's 502 page, for one) has the spec's JSON error body.
       }
       const errors = parsed.errors.map((e) => ({ name: scrub(e.name, secrets), details: scrub(e.details, secrets) }));
-      const retryAfterMs = parseRetryAfterMs(response.headers['retry-after']);
+      const retryAfterMs = parseRetryAfterMs(response.headers['retry-after'], providerNowMs(response.headers.date));
       count(call.operation, status === 429 ? 'throttled' : status === 401 || status === 403 ? 'unauthorized' : status >= 500 ? 'server_error' : 'client_error');
       return { failure: new ProviderHttpError(call.method, call.path, status, errors, retryAfterMs), sentAt };
     } catch (error) {
@@ -278,4 +278,15 @@ function errorCodeOf(error: unknown): string | undefined {
     current = (current as { cause?: unknown }).cause;
   }
   return undefined;
+}
+
+/**
+ * The provider's clock as its answer's `Date` header states it, else ours: a Retry-After given as
+ * an HTTP-date is a time on the provider's clock, so it is measured from the provider's now. With
+ * its clock 5 s behind ours, "in 2 s" read against ours was 3 s past: no wait at all, and every
+ * retry spent inside the throttled second (test/provider/retry-after-clock-skew.test.ts).
+ */
+function providerNowMs(date: string | string[] | undefined): number {
+  const stated = Date.parse((Array.isArray(date) ? date[0] : date) ?? '');
+  return Number.isNaN(stated) ? Date.now() : stated;
 }

@@ -17,11 +17,18 @@ export const orderSchema = z.object({
 
 export type ProviderOrder = z.infer<typeof orderSchema>;
 
-/** An element of the list is either an order or, like the single-order response, `{ order: {...} }`. */
-const listedOrder = z.preprocess(
-  (v) => (typeof v === 'object' && v !== null && 'order' in v && typeof (v as { order: unknown }).order === 'object' ? (v as { order: unknown }).order : v),
-  orderSchema,
-);
+/**
+ * An element of the list is either an order or, like the single-order response, `{ order: {...} }`.
+ * Only an element without a uuid of its own whose `order` is an object is the wrapper: an order
+ * with an extra member named `order` (null, or an object of its own) is an order, whose unknown
+ * fields are dropped like any other's. Taken for the wrapper, `"order": null` failed its page on
+ * every poll.
+ */
+function unwrapped(item: unknown): unknown {
+  return isRecord(item) && !('uuid' in item) && isRecord(item.order) ? item.order : item;
+}
+
+const listedOrder = z.preprocess(unwrapped, orderSchema);
 
 /** Public clients read `{"orders": [...]}`; a bare array is accepted too. */
 export const ordersPageSchema = z.union([
@@ -38,8 +45,7 @@ function isRecord(v: unknown): v is Record<string, unknown> {
 
 /** One listed order checked by hand, or undefined when it is anything but the plain, valid case. */
 function plainOrder(item: unknown): ProviderOrder | undefined {
-  if (!isRecord(item)) return undefined;
-  const o = 'order' in item ? item.order : item;
+  const o = unwrapped(item);
   if (!isRecord(o)) return undefined;
   const { uuid, state, external_reference_id: ref } = o;
   if (typeof uuid !== 'string' || !GUID.test(uuid) || typeof state !== 'string' || state.length === 0) return undefined;
