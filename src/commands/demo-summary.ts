@@ -262,6 +262,30 @@ export async function lostDeliveries(database: Database, attempts: readonly Atte
   return rows.map((r) => r.key);
 }
 
+/**
+ * Deliveries the simulator sent (not the copies signed with the wrong key) that no attempt got a
+ * 2xx for and that are not in webhook_deliveries: refused (a 403, a 413, a 5xx) or timed out until
+ * the simulator gave up. Judged once settled, when nothing is left to retry; answered before, they
+ * may still be retried. The answers each got, counted, name why.
+ */
+export async function unansweredDeliveries(database: Database, attempts: readonly AttemptRecord[]): Promise<{ keys: string[]; answers: string }> {
+  const sent = attempts.filter((a) => a.env === 'sandbox' && a.variant !== 'wrong_secret');
+  const answered = new Set(sent.filter((a) => a.status !== null && a.status >= 200 && a.status < 300).map((a) => a.eventKey));
+  const candidates = [...new Set(sent.filter((a) => !answered.has(a.eventKey)).map((a) => a.eventKey))];
+  if (candidates.length === 0) return { keys: [], answers: '' };
+  const rows = await database.sql<{ key: string }[]>`
+    select k as key from unnest(${candidates}::text[]) as k
+    where not exists (select 1 from webhook_deliveries w where w.environment = 'sandbox' and w.event_key = k)`;
+  const keys = new Set(rows.map((r) => r.key));
+  const counts = new Map<string, number>();
+  for (const a of sent) {
+    if (!keys.has(a.eventKey)) continue;
+    const answer = a.status !== null ? String(a.status) : a.error ?? 'no answer';
+    counts.set(answer, (counts.get(answer) ?? 0) + 1);
+  }
+  return { keys: [...keys], answers: [...counts].map(([answer, n]) => `${answer} x${n}`).join(', ') };
+}
+
 /** Every delivery refused for its signature, from the counter the receiver increments for each. */
 export async function badSignatureCount(deliveries: Counter<'outcome' | 'parse_status'>): Promise<number> {
   const { values } = await deliveries.get();
@@ -273,7 +297,13 @@ export async function badSignatureCount(deliveries: Counter<'outcome' | 'parse_s
  * everything in flight was judged, so each difference is named from the ground truth; while it
  * runs, a difference may still be on its way and is described as such.
  */
-export async function demoSummary(database: Database, sim: Simulator, refusedSignatures: number, graceSeconds: number, settlementDays: number, dataDir?: string, settled = false): Promise<string> {
+export interface DemoSummary {
+  text: string;
+  /** the summary names a difference the ground truth does not explain: a defect (the demo exits 1) */
+  defect: boolean;
+}
+
+export async function demoSummary(database: Database, sim: Simulator, refusedSignatures: number, graceSeconds: number, settlementDays: number, dataDir?: string, settled = false): Promise<DemoSummary> {
   const truth = sim.groundTruth({ environment: 'sandbox' });
   const [deliveries] = await database.sql<{ n: number }[]>`select count(*)::int as n from webhook_deliveries`;
   const [open] = await database.sql<{ n: number }[]>`select count(*)::int as n from discrepancies where status = 'open'`;
@@ -294,7 +324,11 @@ export async function demoSummary(database: Database, sim: Simulator, refusedSig
     ...(lost.length === 0 ? [] : [`  difference: ${lost.length} deliveries answered 2xx are not in webhook_deliveries (event keys ${lost.slice(0, NAMED_PER_KIND).join(', ')}${lost.length > NAMED_PER_KIND ? ', ...' : ''}): ${UNEXPLAINED}`]),
     ...(signatures.length === 0 ? [] : [`  difference: ${signatures.join(', ')}: ${UNEXPLAINED}`]),
   ];
-  if (!settled) return [head, ...delivered, ...describeTallies(tallies, graceSeconds, dataDir)].join('\n');
+  if (!settled) return { text: [head, ...delivered, ...describeTallies(tallies, graceSeconds, dataDir)].join('\n'), defect: delivered.length > 0 };
+  const unanswered = await unansweredDeliveries(database, attempts);
+  if (unanswered.keys.length > 0) {
+    delivered.push(`  difference: ${unanswered.keys.length} deliveries the simulator gave up on were never answered 2xx and are not stored (answers: ${unanswered.answers}; event keys ${unanswered.keys.slice(0, NAMED_PER_KIND).join(', ')}${unanswered.keys.length > NAMED_PER_KIND ? ', ...' : ''}): ${UNEXPLAINED}`);
+  }
   const found = await database.sql<FoundFinding[]>`
     select d.kind::text as kind, d.entity_type::text as entity_type, d.entity_id, d.status::text as status, d.subject,
            w.event_key, w.entity_id::text as delivered_entity_id
@@ -308,6 +342,8 @@ export async function demoSummary(database: Database, sim: Simulator, refusedSig
   const statementsEnd = end?.end_ms === null || end?.end_ms === undefined ? undefined : new Date(end.end_ms);
   const differences = [...delivered, ...nameDifferences(truth, found, tallies, { days: settlementDays, statementsEnd })];
   const all = `${dataDir === undefined ? '' : `RECON_DATA_DIR=${dataDir} `}npx bnpl-recon report discrepancies --status all`;
-  return [head, `  found/injected: ${tallies.map((t) => `${t.kind} ${t.found}/${t.injected}`).join(', ')}`,
+  const text = [head, `  found/injected: ${tallies.map((t) => `${t.kind} ${t.found}/${t.injected}`).join(', ')}`,
     ...(differences.length === 0 ? [`  every delivery answered 2xx is stored and every finding matches one injected, by kind and entity; the findings: ${all}`] : differences)].join('\n');
+  // Every line of a difference the ground truth cannot explain ends with UNEXPLAINED (nameDifferences, above).
+  return { text, defect: differences.some((line) => line.includes(UNEXPLAINED)) };
 }

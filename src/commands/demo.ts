@@ -43,13 +43,37 @@ and, every 10 seconds, the open discrepancies by kind. Stops on Ctrl-C, or after
   --duration SECONDS   stop by itself after this long (default: run until interrupted)
   --seed N             the simulator's seed (default 1): the same seed plays the same business
   --time-scale S       simulated milliseconds per real millisecond (default 8640)
-  PORT, METRICS_PORT and LOG_LEVEL (default warn here) apply as for start; HOST defaults to
-  127.0.0.1 here (the demo prints a bearer token), set HOST=0.0.0.0 to listen on every address.`;
+  PORT, METRICS_PORT, LOG_LEVEL (default warn here), DISPLAY_TIME_ZONE and SHUTDOWN_TIMEOUT_MS
+  apply as for start; HOST defaults to 127.0.0.1 here (the demo prints a bearer token), set
+  HOST=0.0.0.0 to listen on every address. Other settings in the environment are ignored: the
+  demo's provider, ledger and schedules are its own.
+
+Exit status: 0; 1 when the final summary names a difference it calls a defect (a delivery
+answered 2xx but not stored, refused though correctly signed, or never answered 2xx; a finding the
+simulator's ground truth does not explain), or with --duration when settling failed.`;
 
 
 function formatSimulated(timeScale: number): string {
   const minutes = timeScale / 60;
   return minutes >= 1 ? `${Number(minutes.toFixed(1))} simulated minutes` : `${Number(timeScale.toFixed(1))} simulated seconds`;
+}
+
+/**
+ * The settings a demo takes from its environment: where it listens, what it logs, how the page
+ * shows times, how long it may take to stop. Everything else is the demo's own: a shell holding the
+ * real provider's settings (WEBHOOK_SIGNATURE_HEADER, WEBHOOK_ALLOWED_IPS, PAYOUT_REPORT_COLUMNS,
+ * POLL_PAGE_PARAM, ...) made the daemon refuse or misread its own simulator (every delivery 401 or
+ * 403, nothing stored).
+ */
+const DEMO_PASSED_THROUGH = ['PORT', 'METRICS_PORT', 'HOST', 'LOG_LEVEL', 'DISPLAY_TIME_ZONE', 'SHUTDOWN_TIMEOUT_MS'] as const;
+
+function passedThrough(env: NodeJS.ProcessEnv): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const key of DEMO_PASSED_THROUGH) {
+    const value = env[key];
+    if (value !== undefined) out[key] = value;
+  }
+  return out;
 }
 
 export const command: Command = {
@@ -96,7 +120,7 @@ export const command: Command = {
       let daemon: Daemon;
       try {
         const config = loadConfig({
-          ...process.env,
+          ...passedThrough(process.env),
           LOG_LEVEL: base.LOG_LEVEL,
           // It prints a bearer token: loopback only, unless HOST says otherwise.
           HOST: process.env.HOST || '127.0.0.1',
@@ -127,6 +151,8 @@ export const command: Command = {
 
       const auth = `-H 'Authorization: Bearer ${operatorToken}'`;
       let settled = false;
+      // A difference the ground truth cannot explain, in the final summary: the demo exits 1.
+      let defect = false;
       const summary = async () => demoSummary(daemon.ctx.database, sim, await badSignatureCount(daemon.ctx.metrics.webhooks.deliveries), graceSeconds, daemon.ctx.config.PAYOUT_SETTLEMENT_DAYS, dataDir, settled);
       out.write(`
   bnpl-recon demo is running: a simulated merchant business (seed ${sim.seed}) with faults injected.
@@ -156,7 +182,7 @@ export const command: Command = {
   the ${graceSeconds}-second grace period. Ctrl-C stops.
 
   `);
-      const ticker = setInterval(() => void summary().then((text) => out.write(`${text}\n`)).catch(() => undefined), 10_000);
+      const ticker = setInterval(() => void summary().then(({ text }) => out.write(`${text}\n`)).catch(() => undefined), 10_000);
       daemon.ctx.shutdown.register('demo ticker', () => clearInterval(ticker));
       // The merchant's bank statement and the provider's payout reports so far, imported every 20 s as
       // an accountant would, so the payout and invoice-to-cash kinds show too. (payout_not_on_statement
@@ -229,11 +255,18 @@ export const command: Command = {
       daemon.ctx.shutdown.register('demo final summary', async () => {
         clearInterval(ticker);
         await summary().then(
-          (text) => out.write(`\nfinal: ${text}\n`),
-          (error: unknown) => log.warn({ err: error }, 'the demo could not make its final summary'),
+          (final) => {
+            out.write(`\nfinal: ${final.text}\n`);
+            defect ||= final.defect;
+          },
+          (error: unknown) => {
+            defect = true;
+            log.error({ err: error }, 'the demo could not make its final summary');
+          },
         );
       });
       const stopped = shutdown.stopping();
+      let unsettled = false;
       if (duration !== undefined) {
         const ended = await Promise.race([stopped.then(() => 'stopped' as const), delay(duration * 1000, undefined, { ref: false }).then(() => 'ended' as const)]);
         if (ended === 'ended') {
@@ -244,7 +277,8 @@ export const command: Command = {
           const settling = settle().then(
             () => true,
             (error: unknown) => {
-              log.warn({ err: error }, 'the demo could not settle: its final summary is of what was found so far');
+              log.error({ err: error }, 'the demo could not settle: its final summary is of what was found so far');
+              unsettled = true;
               return false;
             },
           );
@@ -253,7 +287,11 @@ export const command: Command = {
       } else await stopped;
       clearInterval(ticker);
       await daemon.stop('demo stopping');
-      return 0;
+      // Exit 1 (CONTRACT.md: any failure) when the final summary names a difference it calls a
+      // defect (a delivery lost, refused or wrongly signed-off; a finding the ground truth does not
+      // explain), when it could not be made, or when `--duration`'s settling failed: a CI job
+      // running `demo --duration 60` must be able to tell.
+      return defect || unsettled ? 1 : 0;
     });
   },
 };

@@ -148,34 +148,53 @@ describe("the demo's summary against the simulator's record of its deliveries", 
   it('counts deliveries answered 2xx that are not in webhook_deliveries, and calls them a difference', async () => {
     // Three invoice events answered 200 (one of them twice), none stored: three acknowledged deliveries lost.
     const sim = fakeSim(truth([]), [attempt('k1', 200), attempt('k2', 200), attempt('k3', 200), attempt('k3', 200)]);
-    const text = await demoSummary(db, sim, 0, 10, 3, undefined, true);
+    const { text, defect } = await demoSummary(db, sim, 0, 10, 3, undefined, true);
     expect(text).toContain('acknowledged (2xx) but not stored 3,');
     expect(text).toMatch(/difference: 3 deliveries answered 2xx are not in webhook_deliveries \(event keys k1, k2, k3\)/);
     expect(text).not.toContain('every delivery answered 2xx is stored');
+    expect(defect).toBe(true);
   });
 
   it('finds nothing lost when every delivery answered 2xx is stored', async () => {
     await db.sql`insert into webhook_deliveries (delivery_uuid, environment, headers, raw_body, signature_valid, parse_status, event_key)
       values (gen_random_uuid(), 'sandbox', '{}'::jsonb, '\\x7b7d'::bytea, true, 'parsed', 'stored-key')`;
-    const text = await demoSummary(db, fakeSim(truth([]), [attempt('stored-key', 200)]), 0, 10, 3, undefined, true);
+    const { text, defect } = await demoSummary(db, fakeSim(truth([]), [attempt('stored-key', 200)]), 0, 10, 3, undefined, true);
     expect(text).toContain('acknowledged (2xx) but not stored 0,');
     expect(text).toContain('every delivery answered 2xx is stored and every finding matches one injected');
+    expect(defect).toBe(false);
+  });
+
+  it('calls a delivery the simulator gave up on, refused and not stored, a difference and a defect once settled', async () => {
+    // A correctly signed delivery answered 403 at every attempt (an allow-list that leaves the
+    // simulator out), and one answered 503 then 200: only the first is a difference.
+    const attempts = [attempt('k403', 403), attempt('k403', 403), attempt('k503', 503), attempt('k503', 200), attempt('stored-key', 200)];
+    const settled = await demoSummary(db, fakeSim(truth([]), attempts), 0, 10, 3, undefined, true);
+    expect(settled.text).toContain('difference: 1 deliveries the simulator gave up on were never answered 2xx and are not stored (answers: 403 x2; event keys k403)');
+    // k503 was answered 200 in the end: not given up (not stored here, so it counts as lost instead).
+    expect(settled.text.split('\n').find((l) => l.includes('gave up'))).not.toContain('k503');
+    expect(settled.defect).toBe(true);
+    // While the demo runs, a refused delivery may still be retried: not yet a difference.
+    const running = await demoSummary(db, fakeSim(truth([]), attempts.slice(0, 2)), 0, 10, 3, undefined, false);
+    expect(running.text).not.toContain('gave up');
   });
 
   it('calls a 401 to a correctly signed delivery a difference, not "as expected"', async () => {
     // One injected wrong-key copy refused (right) and one genuine, correctly signed delivery refused (wrong).
     const rejected = [{ environment: 'sandbox' as const, signed_with: 'production' as const, topic: 'order/confirmed', entity_type: 'order', entity_id: 'o1', event_key: 'k1', details: '' }];
-    const text = await demoSummary(db, fakeSim({ ...truth([]), rejected_deliveries: rejected }, [attempt('k1', 401, 'wrong_secret'), attempt('k2', 401, 'original')]), 2, 10, 3, undefined, true);
+    const { text, defect } = await demoSummary(db, fakeSim({ ...truth([]), rejected_deliveries: rejected }, [attempt('k1', 401, 'wrong_secret'), attempt('k2', 401, 'original')]), 2, 10, 3, undefined, true);
     expect(text).toContain('1 correctly signed deliveries answered 401: a difference');
     expect(text).not.toContain('as expected');
+    expect(defect).toBe(true);
   });
 
   it('calls a wrong-key copy answered 2xx a difference, and every 401 on a wrong-key copy none', async () => {
-    const forged = await demoSummary(db, fakeSim(truth([]), [attempt('k1', 200, 'wrong_secret')]), 0, 10, 3, undefined, false);
+    const { text: forged, defect: forgedDefect } = await demoSummary(db, fakeSim(truth([]), [attempt('k1', 200, 'wrong_secret')]), 0, 10, 3, undefined, false);
     expect(forged).toContain('1 copies signed with the wrong key answered 2xx: a difference');
-    const right = await demoSummary(db, fakeSim(truth([]), [attempt('k1', 401, 'wrong_secret'), attempt('k1', 401, 'wrong_secret')]), 2, 10, 3, undefined, false);
+    const { text: right, defect: rightDefect } = await demoSummary(db, fakeSim(truth([]), [attempt('k1', 401, 'wrong_secret'), attempt('k1', 401, 'wrong_secret')]), 2, 10, 3, undefined, false);
     expect(right).toContain('every refusal one of them, none of them accepted');
     expect(right).not.toContain('difference');
+    expect(forgedDefect).toBe(true);
+    expect(rightDefect).toBe(false);
   });
 
   // Last: it stores a statement, which the tests above do not expect.
@@ -188,8 +207,9 @@ describe("the demo's summary against the simulator's record of its deliveries", 
     await db.sql`
       insert into statement_periods (statement_id, section_index, environment, period_from, period_to)
       values (${statement!.id}, 0, 'sandbox', '2025-12-01T00:00:00Z', '2026-01-06T23:59:59Z')`;
-    const text = await demoSummary(db, fakeSim(truth([short('P-1', '2026-01-05T10:00:00.000Z'), short('P-2', '2026-01-01T10:00:00.000Z')]), []), 0, 10, 3, undefined, true);
+    const { text, defect } = await demoSummary(db, fakeSim(truth([short('P-1', '2026-01-05T10:00:00.000Z'), short('P-2', '2026-01-01T10:00:00.000Z')]), []), 0, 10, 3, undefined, true);
     expect(text).toContain('    payout P-1 injected (payout_amount_mismatch), not found: its credit is short, judged once the statements cover PAYOUT_SETTLEMENT_DAYS (3) after the payout; the last imported one ends 2026-01-06T23:59:59.000Z');
     expect(text).toContain('    payout P-2 injected (payout_amount_mismatch), not found: unexplained by the ground truth (a defect: please report it with the seed)');
+    expect(defect).toBe(true);
   });
 });
