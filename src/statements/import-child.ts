@@ -16,13 +16,19 @@ process.once('message', (message: ChildRequest) => {
   process.on('message', (m: PressureMessage) => {
     pressureMs = m.pressureMs;
   });
-  void run(message).then((reply) => {
-    process.send?.({ ...reply, peakRssMb: Math.round(process.resourceUsage().maxRSS / 1024) }, () => process.disconnect());
+  const database = databaseOver(createSqlClient(message.databaseUrl, { poolMax: 1, applicationName: 'bnpl-recon statement import' }));
+  // The answer goes as soon as the import has committed or rolled back, before the connection is
+  // closed: closing may take seconds (a network that stalls after the commit; postgres.js waits up
+  // to 5 s), and a time limit reached meanwhile moved a stored file to failed/ as "did not finish".
+  // Once answered, the parent no longer stops this process (isolated-import.ts kill).
+  void run(database, message).then(async (reply) => {
+    await new Promise<void>((sent) => process.send?.({ ...reply, peakRssMb: Math.round(process.resourceUsage().maxRSS / 1024) }, () => sent()) ?? sent());
+    await database.close().catch(() => undefined);
+    process.disconnect();
   });
 });
 
-async function run(request: ChildRequest): Promise<ChildReply> {
-  const database = databaseOver(createSqlClient(request.databaseUrl, { poolMax: 1, applicationName: 'bnpl-recon statement import' }));
+async function run(database: ReturnType<typeof databaseOver>, request: ChildRequest): Promise<ChildReply> {
   try {
     const result = await importStatementSource(database, request.environment, fileSource(request.file, { noFollow: true }), request.name, {
       maxFileBytes: request.maxFileBytes,
@@ -37,8 +43,6 @@ async function run(request: ChildRequest): Promise<ChildReply> {
   } catch (error) {
     const e = error as Error;
     return { ok: false, message: e.message ?? String(error), code: errorCode(error), changed: error instanceof FileChangedError, refused: error instanceof StatementFormatError };
-  } finally {
-    await database.close();
   }
 }
 

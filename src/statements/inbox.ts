@@ -1,5 +1,5 @@
 import { lstat, mkdir, readdir, rename, unlink, writeFile } from 'node:fs/promises';
-import type { Dirent } from 'node:fs';
+import type { Dirent, Stats } from 'node:fs';
 import path from 'node:path';
 import type { Config } from '../config/schema.js';
 import type { Database } from '../db/database.js';
@@ -37,7 +37,9 @@ export interface InboxOptions {
 }
 
 // Names written to while a copy is in progress, then renamed: .filepart is WinSCP's.
-const IGNORED = /^\.|\.(tmp|part|partial|filepart|crdownload|swp)$|\.error$/i;
+// A `.error` file is written in failed/ only: one dropped in the inbox is a file like any other
+// (ignored, it stayed there unread and unsaid).
+const IGNORED = /^\.|\.(tmp|part|partial|filepart|crdownload|swp)$/i;
 
 /** What an inbox of files does with each one (startFileInbox): statements here, payout reports in payout-reports/. */
 export interface FileInboxKind<R> {
@@ -151,6 +153,7 @@ export function startFileInbox<R>(
   const log = ctx.log.child({ component: kind.name });
   const stuck = new Set<string>();
   const skipped = new Map<string, string>();
+  const settledAhead = new Map<string, string>();
   const ready = mkdir(dir, { recursive: true });
 
   const job = startJob({
@@ -163,7 +166,7 @@ export function startFileInbox<R>(
     run: async () => {
       await ready;
       for (const folder of SUBFOLDERS) await ensureFolder(path.join(dir, folder), log);
-      const result = await scan(kind, dir, settleMs, log, stuck, skipped);
+      const result = await scan(kind, dir, settleMs, log, stuck, skipped, settledAhead);
       afterScan?.(result);
       return result;
     },
@@ -179,6 +182,7 @@ async function scan<R>(
   log: Logger,
   stuck: Set<string>,
   skipped: Map<string, string>,
+  settledAhead: Map<string, string>,
 ): Promise<InboxRunResult<R>> {
   const result: InboxRunResult<R> = { imported: [], failed: [], deferred: [] };
   // Names as bytes: a name that is not UTF-8 (Latin-1 "M\xE4rz" from an SMB share or a zip) read as
@@ -193,6 +197,7 @@ async function scan<R>(
   }
   const present = new Set(entries.map((e) => e.name));
   for (const name of skipped.keys()) if (!present.has(name)) skipped.delete(name);
+  for (const name of settledAhead.keys()) if (!present.has(name)) settledAhead.delete(name);
   for (const { entry, raw, utf8, name } of entries.sort((a, b) => (a.name < b.name ? -1 : 1))) {
     if (IGNORED.test(name)) continue;
     if (!entry.isFile()) {
@@ -207,18 +212,33 @@ async function scan<R>(
     const file = path.join(dir, name);
     let seen = '';
     let stored = false;
+    let current: Stats | undefined;
     try {
       const info = await lstat(utf8 ? file : Buffer.concat([Buffer.from(`${dir}${path.sep}`), raw]));
+      current = info;
       // Replaced by something else since the listing: looked at again at the next scan.
       if (!info.isFile()) continue;
       seen = `${name}\n${info.size}\n${info.mtimeMs}`;
       if (stuck.has(seen)) continue;
       // mtimeMs has a fraction of a millisecond and Date.now() none: a file written in this very
       // millisecond looked newer than now, and with settleMs 0 was left for the next scan.
-      if (Date.now() - Math.floor(info.mtimeMs) < settleMs) {
+      const age = Date.now() - Math.floor(info.mtimeMs);
+      if (age < 0) {
+        // A time ahead of this clock is no sign of a copy in progress: a file unzipped from a bank's
+        // ZIP (local times, no zone) or copied with its times from a host whose clock runs ahead.
+        // Such a file waited, unsaid, until the clock reached its time. It is settled once its size
+        // and time stayed the same from one scan to the next.
+        if (settledAhead.get(name) !== seen) {
+          settledAhead.set(name, seen);
+          result.deferred.push(name);
+          log.warn({ file: name, modifiedAt: new Date(info.mtimeMs).toISOString() }, 'inbox: file modified in the future (by this clock): imported once it is unchanged at the next scan');
+          continue;
+        }
+      } else if (age < settleMs) {
         result.deferred.push(name);
         continue;
       }
+      settledAhead.delete(name);
       if (!utf8) {
         // Renamed in place to its name with the odd bytes escaped (%E4), which the import records
         // and the logs show; never over a file already there (then left, with an error logged once).
@@ -235,6 +255,12 @@ async function scan<R>(
       stored = true;
       result.imported.push(imported);
       kind.imported?.(imported, name);
+      // Only the file that was imported is moved: one renamed over its name meanwhile (the next
+      // statement, written as NAME.part and renamed) went to imported/ unread.
+      if (await replacedSince(file, info)) {
+        log.warn({ file: name }, 'imported; another file took its name meanwhile: that one is left for the next scan');
+        continue;
+      }
       await moveAside(file, path.join(dir, 'imported'), log);
     } catch (error) {
       if (stored) {
@@ -257,6 +283,13 @@ async function scan<R>(
         continue;
       }
       const reason = error instanceof Error ? error.message : String(error);
+      if (current !== undefined && (await regularFileReplacedSince(file, current))) {
+        // The reason may be the other file's: the one there now is judged at the next scan (a
+        // symlink or pipe swapped in is what the import refused, and goes to failed/ below).
+        result.deferred.push(name);
+        log.warn({ file: name, reason }, 'not imported; another file took its name meanwhile: that one is left for the next scan');
+        continue;
+      }
       result.failed.push({ file: name, error: reason });
       try {
         const target = await moveAside(file, path.join(dir, 'failed'), log);
@@ -270,6 +303,30 @@ async function scan<R>(
     }
   }
   return result;
+}
+
+/**
+ * Whether the file at `file` is no longer the one `before` describes: another file (another inode)
+ * took its name, or it was written to (size or time). Gone counts as replaced: there is nothing to move.
+ */
+async function replacedSince(file: string, before: Stats): Promise<boolean> {
+  try {
+    const now = await lstat(file);
+    return now.dev !== before.dev || now.ino !== before.ino || now.size !== before.size || now.mtimeMs !== before.mtimeMs;
+  } catch (error) {
+    if (isGone(error)) return true;
+    throw error;
+  }
+}
+
+/** Whether another regular file (another inode) holds the name now; false when none does, or on an error. */
+async function regularFileReplacedSince(file: string, before: Stats): Promise<boolean> {
+  try {
+    const now = await lstat(file);
+    return now.isFile() && (now.dev !== before.dev || now.ino !== before.ino);
+  } catch {
+    return false;
+  }
 }
 
 /** The name as a string when its bytes are UTF-8, else undefined. */

@@ -140,10 +140,11 @@ export function importInChildProcess(request: ChildRequest, options: IsolatedImp
       stderr = (stderr + chunk.toString('utf8')).slice(-2000);
     });
     const kill = (error: Error) => {
-      // Once the child has answered, its import has committed or rolled back and it is exiting: a
-      // time limit or a shutdown that comes now must not turn a stored file into a failed one.
-      if (reply) return;
-      why ??= error;
+      // Once the child has answered, its import has committed or rolled back and only its
+      // connection's close is left: a time limit or a shutdown that comes now still ends the
+      // process (a close a stalled network holds up must not hold the inbox), but must not turn a
+      // stored file into a failed one: the answer stands.
+      if (!reply) why ??= error;
       child.kill('SIGKILL');
     };
     const started = performance.now();
