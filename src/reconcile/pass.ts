@@ -14,7 +14,7 @@ import { recordDuplicateDeliveries } from './rules/duplicate-delivery.js';
 import { DEFAULT_PAYOUT_SETTINGS } from './rules/payout-common.js';
 import { RULES } from './rules/registry.js';
 import { INVOICE_EVIDENCE_KINDS, invoiceEvidenceSince, invoiceRulesKey, PAYOUT_EVIDENCE_KINDS } from './invoice-scope.js';
-import type { DeductionTerms, PassSummary, RuleParams } from './types.js';
+import type { DeductionTerms, DiscrepancyKind, PassSummary, RuleParams } from './types.js';
 import { currentRelease, INVOICE_RULES_SETTING, judgingSettings, RELEASE_SETTING } from './settings.js';
 import { DEFAULT_INVOICE_SETTINGS, stageInvoiceEvidence } from './rules/invoice-common.js';
 import { transaction } from '../db/transaction.js';
@@ -222,7 +222,12 @@ async function runRules(
       : await timed('invoice_scope', () => invoiceEvidenceSince(tx, scoped, scope.since!, scope.invoiceRulesKey ?? null));
     summary.invoices = { judged: invoices.changed, reason: invoices.reason, ...(invoices.standing.length > 0 ? { standing: invoices.standing } : {}) };
     summary.payouts = { judged: invoices.payouts.changed, reason: invoices.payouts.reason };
-    const standing = [...(invoices.changed ? invoices.standing : INVOICE_EVIDENCE_KINDS), ...(invoices.payouts.changed ? [] : PAYOUT_EVIDENCE_KINDS)];
+    // Without CONTRACT_TERMS deductions are not judged (CONTRACT.md: "reported, not judged"): their
+    // findings stand, rather than resolve as if the rows now agreed with a contract (a one-off
+    // `reconcile` from a shell without the terms resolved the daemon's findings, and its next pass
+    // reopened them).
+    const unjudged: DiscrepancyKind[] = base.invoice?.terms ? [] : ['payout_deduction_mismatch'];
+    const standing = [...(invoices.changed ? invoices.standing : INVOICE_EVIDENCE_KINDS), ...(invoices.payouts.changed ? [] : PAYOUT_EVIDENCE_KINDS), ...unjudged];
     const params: RuleParams = { ...scoped, payoutsStand: !invoices.payouts.changed };
     const rules = RULES.filter((rule) => !standing.includes(rule.kind));
     await createFoundTable(tx);
