@@ -134,7 +134,10 @@ export async function resolveCleared(tx: TransactionSql, p: RuleParams, kinds: r
                else format('not proven with the grace period of %s s (API state %s, latest webhook state %s)',
                            ${p.graceSeconds}::int, coalesce(s.state, 'none'), coalesce(latest.order_state, 'none')) end
              when 'orphan_webhook' then case
-               when s.last_seen_run_id is not null then 'a poll listed the order'
+               -- Listed by a run after the one that proved the orphan: a listing before it (the
+               -- order's last_seen_run_id from an earlier poll) is no reason it resolved.
+               when s.last_seen_run_id is not null and upd.evidence->>'poll_run_id' ~ '^[0-9]{1,18}$'
+                    and s.last_seen_run_id > (upd.evidence->>'poll_run_id')::bigint then 'a poll listed the order'
                else format('not proven with the grace period of %s s', ${p.graceSeconds}::int) end
              else 'evidence no longer present' end,
            jsonb_build_object('previous', upd.evidence, 'api_state', s.state, 'api_last_seen_run_id', s.last_seen_run_id,
