@@ -23,9 +23,13 @@ import { ORDER_STATES_WITH_TOPIC, type Rule, type RuleParams } from '../types.js
  *
  * Resolves when the order/<S> webhook arrives (the row appears). Subject = S, so a lost confirmed
  * webhook and a lost canceled one of the same order are two findings. The evidence hash covers S and
- * the start of the latest sighting of S past the grace period (each observation of S and the
- * snapshot's state_since start one): an acknowledged finding reopens only when the poller saw S anew
- * (A -> B -> A) and that sighting too went a grace period without its webhook.
+ * the start of the latest sighting of S past the grace period (each observation of S starts one):
+ * an acknowledged finding reopens only when the poller saw S anew (A -> B -> A) and that sighting
+ * too went a grace period without its webhook. The snapshot's state_since counts only for an order
+ * with no observation of S (one first seen before observations were kept): within one poll run a
+ * change back (A, B, A) keeps the first observation (poller/upsert.ts) while the snapshot's
+ * state_since moves to the second reading, so the hash changed back once the order moved on, and
+ * reopened an acknowledged finding on no new evidence.
  *
  * Cost: one pass over the topic-bearing snapshots and observations with one (parallel) hash
  * anti-join against order_events; staged (stage.ts), then described.
@@ -41,14 +45,15 @@ export const missedWebhook: Rule = {
     // (at 1,000,000 orders: group 2,000,000 rows vs ~1,000). min(since) over the rows past the
     // cutoff equals min over all rows whenever any is past it.
     await stage(tx, 'missed_seen', tx`
-      select u.order_uuid, u.state, min(u.since) as since, max(u.since) as latest
+      select u.order_uuid, u.state, min(u.since) as since,
+             coalesce(max(u.since) filter (where u.observed), max(u.since)) as latest
       from (
-        select s.order_uuid, s.state, s.state_since as since
+        select s.order_uuid, s.state, s.state_since as since, false as observed
         from order_snapshots s
         where s.environment = ${p.environment} and s.state in ${tx(ORDER_STATES_WITH_TOPIC)} and s.state_since <= ${cutoff}
           ${inScope(tx, p, 's')}
         union all
-        select o.order_uuid, o.state, o.observed_at
+        select o.order_uuid, o.state, o.observed_at, true
         from order_state_observations o
         where o.environment = ${p.environment} and o.state in ${tx(ORDER_STATES_WITH_TOPIC)} and o.observed_at <= ${cutoff}
           ${inScope(tx, p, 'o')}
