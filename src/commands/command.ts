@@ -79,6 +79,11 @@ export function withContext<K extends keyof Config, T>(
 ): Promise<T> {
   return withProcess(name, options, async ({ config, log, shutdown }) => {
     const ctx = await openContext(config, log, { migrate: config.MIGRATE_ON_START, ...options, shutdown });
-    return body(ctx as CommandContext<K>);
+    const running = body(ctx as CommandContext<K>);
+    // The body is the last thing to stop: a signal's drain waits for it (within SHUTDOWN_TIMEOUT_MS)
+    // before it closes the pool, so the work records how it ended (a reconcile pass its run row)
+    // instead of failing on a closed pool, and a body that does not stop meets the deadline.
+    shutdown.register(`${name} in progress`, () => running.then(() => undefined, () => undefined));
+    return running;
   });
 }

@@ -37,7 +37,7 @@ names the daemon's pass). Otherwise this shell's settings apply.`,
         }
       }
       const progress = startProgress({ label: `reconcile ${ctx.config.PROVIDER_ENV}`, unit: 'steps', log: ctx.log });
-      const summary = await runReconcilePass(passCtx, undefined, { onStep: (steps) => progress.update(steps) }).finally(() => progress.finish());
+      const summary = await runReconcilePass(passCtx, undefined, { signal: ctx.shutdown.signal, onStep: (steps) => progress.update(steps) }).finally(() => progress.finish());
       const out = adoptedSettingsFrom === undefined ? summary : { ...summary, adoptedSettingsFrom };
       process.stdout.write(`${JSON.stringify(out)}\n`);
       return 0;

@@ -67,6 +67,9 @@ export async function startDaemon(config: Config, log: Logger, commandShutdown?:
     }
 
     const receiver = await createWebhookReceiver(ctx, provider ? { fetchSecrets: (signal) => provider.fetchWebhookSecrets(signal) } : {});
+    // The secrets' fetch may take a while: a signal meanwhile stops the start here, before a
+    // listener opens after the drain has closed the database.
+    shutdown.throwIfStopping();
     shutdown.register('commit stall watch', watchCommitStalls(() => receiver.commitStall(), database));
     // The listener before the jobs, so that a PORT already taken stops the start before any job
     // ran (a second instance must not import the inbox's files first); its stop is moved after

@@ -118,16 +118,17 @@ export class Shutdown {
 
 /**
  * First SIGTERM/SIGINT drains gracefully and the command then exits 0 (a requested stop that
- * completed is a success, which is also what systemd expects); a second signal exits at once
- * with 128 + the signal number, as a shell would report it.
+ * completed is a success, which is also what systemd expects); a second signal exits at once with
+ * 1, the drain not finished: CONTRACT.md knows 0, 1 (any failure) and 2 (usage or configuration),
+ * not a shell's 128 + the signal number.
  */
 export function installSignalHandlers(shutdown: Shutdown, log: Logger): () => void {
   let received = 0;
   const onSignal = (signal: NodeJS.Signals) => {
     received += 1;
     if (received > 1) {
-      log.warn({ signal }, 'second signal: exiting now');
-      process.exit(signal === 'SIGINT' ? 130 : 143);
+      log.warn({ signal }, 'second signal: exiting now, the drain not finished');
+      process.exit(1);
     }
     void shutdown.run(signal);
   };

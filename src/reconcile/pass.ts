@@ -95,7 +95,10 @@ export async function runReconcilePass(
         try {
           await runRules(ctx, params, runId, summary, options.full ?? false, lock, signal, options.onStep);
         } catch (error) {
-          await finishRun(ctx.database.sql, 'reconcile_runs', runId, 'failed', String((error as Error).message ?? error)).catch(() => undefined);
+          await finishRun(ctx.database.sql, 'reconcile_runs', runId, 'failed', String((error as Error).message ?? error)).catch((finishError: unknown) => {
+            // The next pass of the environment records it failed (lifecycle: a run left running).
+            ctx.log.error({ err: finishError, runId }, 'reconcile: the failed pass could not be recorded failed');
+          });
           throw error;
         }
         await finishRun(ctx.database.sql, 'reconcile_runs', runId, 'complete', null, {
