@@ -8,7 +8,7 @@ import { DAY_MS, HOUR_MS, MINUTE_MS, SECOND_MS } from './time.js';
 
 /**
  * A shipped order gets one invoice, or two when it ships in two parts (the second one to five days
- * later): the contract's fixed fee is charged on the order's first invoice to reach a payout.
+ * later): the contract's fixed fee is charged on the order's first invoice, whichever payout pays it.
  */
 export function startShipment(b: Business, order: OrderRecord, shippedAt: number): void {
   const split = order.amountCents >= 2n && b.termsRng.chance(b.options.splitShipmentRate);

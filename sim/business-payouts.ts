@@ -146,7 +146,7 @@ interface BuiltRows {
 
 /**
  * The invoice rows by the contract (contract.ts): the MDR for the invoice's payment method and
- * terms, the fixed fee on its order's first invoice to appear in a report, VAT on both. A fee fault
+ * terms, the fixed fee on its order's first invoice (the one created first), VAT on both. A fee fault
  * is applied only in a payout that completes, so its row is published.
  */
 function buildRows(b: Business, included: readonly InvoiceRecord[], completing: boolean): BuiltRows {
@@ -154,7 +154,10 @@ function buildRows(b: Business, included: readonly InvoiceRecord[], completing: 
   const fixedFee = BigInt(b.terms.fixed_fee_cents);
   for (const invoice of included) {
     const order = invoice.order;
-    const first = !order.fixedFeeCharged && !out.feeOrders.has(order);
+    // The order's first invoice created (docs/contract-terms.md, as the daemon judges it), in
+    // whichever payout it comes: not the first of its invoices to reach a report, which differs
+    // when a split shipment's second invoice is paid out before the first.
+    const first = invoice.orderInvoiceIndex === 1 && !order.fixedFeeCharged && !out.feeOrders.has(order);
     if (first) out.feeOrders.add(order);
     const rate = mdrMicros(b.terms, invoice.paymentMethod, invoice.paymentTermsDays);
     const faulty = completing && invoice.completedPayouts.length === 0 ? invoice.fault : 'none';

@@ -42,7 +42,7 @@ export interface OrderRecord {
   /** invoices planned for the order (a split shipment has two) and how many completed */
   invoiceCount: number;
   completedInvoices: number;
-  /** the order's fixed fee appeared on a row of a completed payout's report */
+  /** the fixed fee appeared on its first invoice's row in a completed payout's report */
   fixedFeeCharged: boolean;
 }
 

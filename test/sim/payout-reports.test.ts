@@ -53,13 +53,20 @@ async function audit(sim: Simulator, dir: string): Promise<Audit> {
   for (const env of ENVS) {
     const invoices = new Map<string, Invoice>();
     const orderRefs = new Map<string, string>();
+    // Each order's invoice created first: the contract's fixed fee is charged on its row, in
+    // whichever payout it comes (docs/contract-terms.md).
+    const firstCreated = new Map<string, { ref: string; at: string }>();
     const payouts: Payout[] = [];
     const seenPayouts = new Set<string>();
     for (const d of sim.plannedDeliveries()) {
       if (d.env !== env || d.variant === 'wrong_secret') continue;
       const body = JSON.parse(d.body.toString('utf8'));
       if (d.topic.startsWith('order/')) orderRefs.set(body.order_uuid, body.external_reference_id);
-      if (d.topic === 'invoice/created') invoices.set(body.external_reference_id, { uuid: body.invoice_uuid, ref: body.external_reference_id, orderUuid: body.order_uuid, approved: false });
+      if (d.topic === 'invoice/created') {
+        invoices.set(body.external_reference_id, { uuid: body.invoice_uuid, ref: body.external_reference_id, orderUuid: body.order_uuid, approved: false });
+        const known = firstCreated.get(body.order_uuid);
+        if (known === undefined || body.event_time < known.at) firstCreated.set(body.order_uuid, { ref: body.external_reference_id, at: body.event_time });
+      }
       if (d.topic === 'invoice/canceled') invoices.get(body.external_reference_id)!.canceledAt = body.event_time;
       if (d.topic.startsWith('factoring/')) {
         const invoice = invoices.get(body.invoice_external_reference_id)!;
@@ -121,8 +128,8 @@ async function audit(sim: Simulator, dir: string): Promise<Audit> {
         }
         expect(r.orderNo).toBe(orderRefs.get(invoice.orderUuid));
         expect(r.gross).toBe(r.amount);
-        const first = !feeCharged.has(invoice.orderUuid);
-        feeCharged.add(invoice.orderUuid);
+        const first = firstCreated.get(invoice.orderUuid)?.ref === invoice.ref && !feeCharged.has(invoice.orderUuid);
+        if (first) feeCharged.add(invoice.orderUuid);
         const rate = contractRate(invoice.method!, invoice.terms!);
         const expectedDiscount = round(r.amount, rate);
         const expectedFee = first ? 30n : 0n;
