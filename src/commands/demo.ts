@@ -188,7 +188,7 @@ export const command: Command = {
       // an accountant would, so the payout and invoice-to-cash kinds show too. (payout_not_on_statement
       // and invoice_not_paid_out need days of real time: not in a demo; state_mismatch is never injected.)
       const statementDir = await mkdtemp(path.join(tmpdir(), 'bnpl-demo-statements-'));
-      const importStatements = async () => {
+      const importStatements = async (last = false) => {
         const files = await sim.writeStatements(statementDir);
         const camt = files.find((f) => path.basename(f).startsWith('sandbox') && f.endsWith('.xml'));
         if (camt) await importStatementFile(daemon.ctx.database, 'sandbox', camt);
@@ -200,6 +200,10 @@ export const command: Command = {
             await importPayoutReportFile(daemon.ctx.database, 'sandbox', file, { columns: daemon.ctx.config.PAYOUT_REPORT_COLUMNS, maxFileBytes: daemon.ctx.config.PAYOUT_REPORT_MAX_FILE_BYTES, timeoutSeconds: daemon.ctx.config.PAYOUT_REPORT_IMPORT_TIMEOUT_SECONDS });
           } catch (error) {
             if (!isRefusal(error)) throw error;
+            // Refused now, maybe imported on a later round (its payout webhook not here yet); in the
+            // last round a refusal is final and said.
+            if (last) log.warn({ file: path.basename(file), reason: (error as Error).message }, 'demo: payout report refused in the last import round');
+            else log.debug({ file: path.basename(file), reason: (error as Error).message }, 'demo: payout report refused for now');
           }
         }
       };
@@ -246,7 +250,7 @@ export const command: Command = {
         await completePoll();
         await delay((graceSeconds + 1) * 1000, undefined, { ref: false });
         await importing;
-        await importStatements();
+        await importStatements(true);
         await completePoll();
         await daemon.reconcileNow();
       };

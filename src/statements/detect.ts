@@ -69,6 +69,8 @@ function formatReader(head: string, emit: SectionSink, options: DetectOptions): 
     case 'csv':
       return csvReader(emit, head, options.whole ?? false, options.csv);
     default:
+      // An empty file (a download that failed, a copy cut off at its start) says so, not "unknown format".
+      if (options.whole && head.replace(/^\uFEFF/, '').trim() === '') throw new StatementFormatError(head === '' ? 'the file is empty' : 'the file holds only blank space');
       throw new StatementFormatError('unknown format: neither CAMT.053 XML, MT940 nor a CSV with booking date and amount columns');
   }
 }

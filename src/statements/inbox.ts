@@ -290,15 +290,24 @@ async function scan<R>(
         log.warn({ file: name, reason }, 'not imported; another file took its name meanwhile: that one is left for the next scan');
         continue;
       }
-      result.failed.push({ file: name, error: reason });
+      let target: string | null;
       try {
-        const target = await moveAside(file, path.join(dir, 'failed'), log);
-        // 'wx': created new or not at all, so a name placed there beforehand (a symlink) is never written through.
-        if (target) await writeFile(`${target}.error`, `${reason}\n`, { encoding: 'utf8', flag: 'wx' });
-        log.warn({ file: name, reason }, 'not imported: moved to failed/');
+        target = await moveAside(file, path.join(dir, 'failed'), log);
       } catch (moveError) {
+        result.failed.push({ file: name, error: reason });
         if (seen) stuck.add(seen);
         log.error({ err: moveError, file: name, reason }, 'not imported and not movable to failed/: left in place, not retried until it changes');
+        continue;
+      }
+      // Gone before it could be moved: another replica sharing the inbox moved it (and counts it).
+      if (target === null) continue;
+      result.failed.push({ file: name, error: reason });
+      try {
+        // 'wx': created new or not at all, so a name placed there beforehand (a symlink) is never written through.
+        await writeFile(`${target}.error`, `${reason}\n`, { encoding: 'utf8', flag: 'wx' });
+        log.warn({ file: name, reason }, 'not imported: moved to failed/');
+      } catch (writeError) {
+        log.error({ err: writeError, file: name, reason }, 'not imported: moved to failed/, but its .error file could not be written: the reason is in this line only');
       }
     }
   }
@@ -395,10 +404,10 @@ async function ensureFolder(folder: string, log: Logger): Promise<void> {
     return;
   }
   if (info.isDirectory()) return;
-  if (!info.isSymbolicLink()) throw new Error(`statement inbox: ${folder} is not a directory; move it away`);
+  if (!info.isSymbolicLink()) throw new Error(`inbox: ${folder} is not a directory; move it away`);
   await unlink(folder);
   await mkdir(folder);
-  log.warn({ folder }, 'statement inbox: subfolder was a symlink: removed and re-created as a directory');
+  log.warn({ folder }, 'inbox: subfolder was a symlink: removed and re-created as a directory');
 }
 
 /**
