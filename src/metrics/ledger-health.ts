@@ -19,8 +19,9 @@ export interface LedgerReads {
    * `refresh`, and every caller until it settles shares it (prom-client collects all gauges of a
    * scrape at once). A scrape waits for it at most the reads' timeout: a database that stops
    * answering (a lost host, a lock a migration holds) would otherwise hold /metrics, and with it
-   * bnpl_recon_database_up and every alert on it. A read past the timeout counts once as a failure
-   * of `source` and calls `onTimeout`; it is not started again until it settles, so scrapes of a
+   * bnpl_recon_database_up and every alert on it. A read that fails (`refresh` rejects) or passes the
+   * timeout counts once as a failure of `source` (a timeout calls `onTimeout`); it is not started
+   * again until it settles, so scrapes of a
    * stalled database do not pile queries up (they answer at once, with the last values).
    */
   collector(source: ReadSource, refresh: () => Promise<void>, onTimeout?: () => void): () => Promise<void>;
@@ -59,13 +60,22 @@ export function createLedgerReads(registry: Registry, options: { timeoutMs?: num
       let bounded: Promise<void> = Promise.resolve();
       return () => {
         if (pending === undefined) {
+          // A read is counted once as failed: when it passes the timeout, or when it fails
+          // before that. A read that timed out and then failed (a connection a failover left
+          // half-open) was counted twice.
+          let timedOut = false;
           const started = refresh()
-            .catch(() => undefined)
+            .catch(() => {
+              if (!timedOut) failures.inc({ source });
+            })
             .finally(() => {
               if (pending === started) pending = undefined;
             });
           pending = started;
-          bounded = bound(started, source, onTimeout);
+          bounded = bound(started, source, () => {
+            timedOut = true;
+            onTimeout?.();
+          });
         }
         return bounded;
       };
@@ -111,9 +121,9 @@ export function createLedgerHealthMetrics(registry: Registry, reads: LedgerReads
       if (row?.read_only) lastError.set(Date.now() / 1000);
       if (row?.poll != null) pollDone.set({ environment }, row.poll);
       if (row?.reconcile != null) passDone.set({ environment }, row.reconcile);
-    } catch {
+    } catch (error) {
       down();
-      failures.inc({ source: 'freshness' });
+      throw error;
     }
   };
   // A read past the reads' timeout (createLedgerReads) is a database that is not up, as a failed one.

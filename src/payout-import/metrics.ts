@@ -33,10 +33,7 @@ export function createInvoiceMetrics(registry: Registry, reads: LedgerReads, dat
     const rows = await sql<{ totals: Record<string, string | number> }[]>`
       select invoice_totals as totals from reconcile_runs
       where environment = ${environment} and status = 'complete' and invoice_totals is not null
-      order by started_at desc, id desc limit 1`.catch(() => {
-      reads.failures.inc({ source: 'invoices' });
-      return undefined;
-    });
+      order by started_at desc, id desc limit 1`;
     const row = rows?.[0]?.totals;
     if (!row || !ready) return;
     inTransit.set(Number(row.in_transit));

@@ -26,17 +26,13 @@ export interface ReconcileMetrics {
  * reports the same rows: aggregate with max, never sum.
  */
 export function createReconcileMetrics(registry: Registry, reads: LedgerReads, database: Database, environment: ProviderEnvironment): ReconcileMetrics {
-  const failures = reads.failures;
   let discrepancies: Gauge<'kind' | 'status'> | undefined;
   let open: Gauge<'kind'> | undefined;
   const refresh = async (): Promise<void> => {
     const rows = await database.sql<{ kind: string; status: string; n: number }[]>`
       select kind::text, status::text, count(*)::int as n from discrepancies
-      where environment = ${environment} group by kind, status`.catch(() => {
-      failures.inc({ source: 'discrepancies' });
-      return undefined;
-    });
-    if (!rows || !discrepancies || !open) return;
+      where environment = ${environment} group by kind, status`;
+    if (!discrepancies || !open) return;
     for (const kind of DISCREPANCY_KINDS) {
       for (const status of DISCREPANCY_STATUSES) discrepancies.set({ kind, status }, 0);
       open.set({ kind }, 0);
