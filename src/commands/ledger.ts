@@ -3,7 +3,7 @@ import { withContext, type Command } from './command.js';
 import { UsageError } from '../config/usage-error.js';
 import { formatReparseSummary } from '../reparse/format.js';
 import { REPARSE_STATUS_FILTERS, runReparse, type ReparseStatusFilter } from '../reparse/run.js';
-import { parseSince } from '../reports/discrepancies.js';
+import { sinceMicros } from '../reports/discrepancies.js';
 
 const HELP = `Usage: bnpl-recon ledger reparse [--since ISO-8601] [--status S] [--dry-run] [--json]
 
@@ -37,9 +37,9 @@ export const command: Command = {
     if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
     const status = values.status ?? 'unparsed';
     if (!(REPARSE_STATUS_FILTERS as readonly string[]).includes(status)) throw new UsageError(`--status must be one of ${REPARSE_STATUS_FILTERS.join(', ')}, not '${status}'`);
-    let since: Date | undefined;
+    let since: string | undefined;
     if (values.since !== undefined) {
-      since = parseSince(values.since);
+      since = sinceMicros(values.since);
       if (since === undefined) throw new UsageError(`--since must be an ISO 8601 date or timestamp (UTC unless it states an offset), not '${values.since}'`);
     }
     return withContext('ledger reparse', {}, async (ctx) => {

@@ -3,8 +3,9 @@ import type { StorableClassification } from '../webhooks/classify.js';
 /**
  * What re-classifying one stored delivery did:
  * - applied: it is now the applied delivery of its event (newly parsed, typically), its typed row
- *   written; also an applied delivery whose typed row the current parser writes with other values
- *   (the older row removed and written again: stale-typed-rows.ts), so the run counts as a change;
+ *   written; also an applied delivery whose typed row was written now: one the current parser
+ *   writes with other values (the older row removed and written again: stale-typed-rows.ts), or
+ *   one that was missing (a typed table emptied to be rebuilt), so the run counts as a change;
  * - duplicate: it now parses, and another delivery of its event is the applied one (a retry);
  * - still_unparsed: unparsed before and after, with a different reason;
  * - now_unparsed: parsed before, not any more (a stricter parser; its typed row, if any, is removed);
@@ -22,14 +23,14 @@ export interface StoredFields {
   applied: boolean;
 }
 
-export function outcomeOf(before: StoredFields, after: StorableClassification, applied: boolean, typedRemoved = false): ReparseOutcome {
+export function outcomeOf(before: StoredFields, after: StorableClassification, applied: boolean, typedWritten = false): ReparseOutcome {
   const same =
     before.parseStatus === after.status &&
     before.topic === after.topic &&
     before.parseError === (after.error ?? null) &&
     before.eventKey === (after.event?.key ?? null) &&
     before.applied === applied;
-  if (same && !typedRemoved) return 'unchanged';
+  if (same && !typedWritten) return 'unchanged';
   if (after.status === 'parsed') return applied ? 'applied' : 'duplicate';
   return before.parseStatus === 'parsed' ? 'now_unparsed' : 'still_unparsed';
 }

@@ -26,7 +26,8 @@ export interface ReparseOptions {
   environment: ProviderEnvironment;
   status: ReparseStatusFilter;
   /** Only deliveries received at or after this instant. */
-  since?: Date | undefined;
+  /** received at or after this instant: ISO text to the microsecond (reports/discrepancies.ts sinceMicros), as received_at is stored */
+  since?: string | undefined;
   /** Classify and decide inside a transaction that is rolled back: what would change, nothing written. */
   dryRun: boolean;
   trigger: 'command' | 'automatic';
@@ -99,7 +100,7 @@ export async function runReparse(ctx: ReparseContext, options: ReparseOptions): 
       const runId = options.dryRun
         ? null
         : await startRun(sql, 'reparse_runs', options.environment, {
-            trigger: options.trigger, status_filter: options.status, since: options.since?.toISOString() ?? null, parser_version: PARSER_VERSION,
+            trigger: options.trigger, status_filter: options.status, since: options.since ?? null, parser_version: PARSER_VERSION,
           });
       const totals = () => ({ examined: tally.examined, outcomes: JSON.stringify(tally.outcomes), changes: JSON.stringify(tally.changeList()) });
       try {
@@ -171,7 +172,9 @@ async function walk(ctx: ReparseContext, options: ReparseOptions, tally: Reparse
           dryApplied.add(key);
         }
         const before: StoredFields = { topic: row.topic, parseStatus: row.parse_status, parseError: row.parse_error, eventKey: row.event_key, applied: row.applied };
-        const outcome = outcomeOf(before, now, applied, stored?.typedRemoved === true);
+        // A typed row written now (restored after its table was emptied, or written again after the
+        // stale one was removed) is a change: the pass after it must judge what rests on that row.
+        const outcome = outcomeOf(before, now, applied, stored?.typedRemoved === true || stored?.typedWritten === true);
         tally.add(now.topic ?? row.topic, row.parse_status, now.status, outcome);
         batchOutcomes.set(outcome, (batchOutcomes.get(outcome) ?? 0) + 1);
       });
@@ -194,7 +197,7 @@ function selection(sql: Sql, options: ReparseOptions) {
         ? sql`parse_status <> 'parsed'`
         : sql`parse_status <> 'parsed' and parse_status = ${options.status}`;
   return sql`environment = ${options.environment} and ${status}
-    and ${options.since ? sql`received_at >= ${options.since.toISOString()}::timestamptz` : sql`true`}
+    and ${options.since ? sql`received_at >= ${options.since}::timestamptz` : sql`true`}
     and ${options.olderOnly ? sql`parser_version < ${PARSER_VERSION}` : sql`true`}`;
 }
 

@@ -15,6 +15,8 @@ export interface RederiveResult {
   deliveryId: number;
   /** The delivery is now the applied one of its event (its typed row is in the ledger). */
   applied: boolean;
+  /** Its typed row was written now: it was missing (a typed table emptied to be rebuilt) or removed as stale. */
+  typedWritten: boolean;
 }
 
 /**
@@ -72,8 +74,11 @@ const REDERIVE_STATEMENT = `
             applied = exists (select 1 from candidates c where c.id = i.id), parser_version = ${PARSER_VERSION}
         from input i
         where w.id = i.id and w.received_at = i.received_at
-      ), ${TYPED_TABLES.map((table, i) => typedInsert(table, i + 2)).join(', ')}
-      select coalesce(json_agg(json_build_array(i.id, c.id is not null) order by i.n), '[]')::text as outcome
+      ), ${TYPED_TABLES.map((table, i) => typedInsert(table, i + 2)).join(', ')},
+      written as (${TYPED_TABLES.map((table) => `select environment, event_key from t_${table}`).join(' union all ')})
+      select coalesce(json_agg(json_build_array(i.id, c.id is not null,
+                                                c.id is not null and exists (select 1 from written w where w.environment = i.environment and w.event_key = i.event_key))
+                               order by i.n), '[]')::text as outcome
       from input i left join candidates c on c.id = i.id`;
 
 function rederivedJson(batch: readonly Rederived[]): string {
@@ -87,9 +92,9 @@ export async function rederiveDeliveries(sql: Sql | TransactionSql, batch: reado
     await tx.unsafe('set local synchronous_commit = off');
     await tx.unsafe(RELEASE_STATEMENT, [input], { prepare: true });
     const [row] = await tx.unsafe<{ outcome: string }[]>(REDERIVE_STATEMENT, [input, ...typedJson(batch)], { prepare: true });
-    const outcome = JSON.parse(row?.outcome ?? '[]') as [number, boolean][];
+    const outcome = JSON.parse(row?.outcome ?? '[]') as [number, boolean, boolean][];
     if (outcome.length !== batch.length) throw new Error(`reparse result has ${outcome.length} deliveries for a batch of ${batch.length}: a delivery is gone`);
-    return outcome.map(([deliveryId, applied]) => ({ deliveryId, applied }));
+    return outcome.map(([deliveryId, applied, typedWritten]) => ({ deliveryId, applied, typedWritten }));
   };
   // Inside a caller's transaction (a dry run, rolled back) the two statements join it.
   return 'savepoint' in sql ? write(sql) : transaction(sql, write);

@@ -73,7 +73,8 @@ export function parsedFields(c: StorableClassification) {
  * One CTE per typed table: its rows arrive as their own JSON parameter, carrying the batch position
  * (n) of their delivery, and land only for the events this statement inserted, so a retry never
  * adds a second typed row and two deliveries of one event in a batch give one. Shared with reparse
- * (ledger-rederive.ts), whose statement names its CTEs `input` and `e` alike.
+ * (ledger-rederive.ts), whose statement names its CTEs `input` and `e` alike, and reads what each
+ * wrote (its RETURNING): a typed row a reparse restored is a change.
  */
 export function typedInsert(table: TypedTable, param: number): string {
   const columns = TYPED_COLUMNS[table];
@@ -84,6 +85,7 @@ export function typedInsert(table: TypedTable, param: number): string {
         join input i on i.n = u.n
         join e on e.id = i.id
         on conflict do nothing
+        returning environment, event_key
       )`;
 }
 

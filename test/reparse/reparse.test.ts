@@ -159,7 +159,7 @@ describe('ledger reparse of deliveries an older parser stored', () => {
 
   it('--since limits the run to deliveries received from then on; bad usage exits 2', async () => {
     const since = new Date(Date.now() + 3_600_000);
-    const summary = await reparse(old, { status: 'all', since });
+    const summary = await reparse(old, { status: 'all', since: since.toISOString() });
     expect(summary).toMatchObject({ examined: 0, changed: 0 });
     const [run] = await old.sql`select extract(epoch from since)::float8 * 1000 as since, status_filter from reparse_runs where id = ${summary.runId}`;
     expect(run).toEqual({ since: since.getTime(), status_filter: 'all' });

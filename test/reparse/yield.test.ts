@@ -76,7 +76,7 @@ it('a reparse batch commits without waiting for the WAL flush, and leaves its co
   const [row] = await d.sql<{ id: string; raw_body: Buffer }[]>`select id::text, raw_body from webhook_deliveries`;
   const classification = classifyDelivery(row!.raw_body);
   if (!classification.ok) throw new Error('fixture does not parse');
-  expect(await rederiveDeliveries(d.sql, [{ deliveryId: Number(row!.id), classification }])).toEqual([{ deliveryId: Number(row!.id), applied: true }]);
+  expect(await rederiveDeliveries(d.sql, [{ deliveryId: Number(row!.id), classification }])).toEqual([{ deliveryId: Number(row!.id), applied: true, typedWritten: true }]);
   expect((await d.sql`show synchronous_commit`)[0]).toEqual({ synchronous_commit: 'on' });
   // Inside a caller's transaction the setting is visible until its end: the batch set it for its transaction only.
   await d.sql.begin(async (tx) => {
