@@ -1,6 +1,6 @@
-import type { Sql, TransactionSql } from 'postgres';
+import type { PendingQuery, Row, Sql, TransactionSql } from 'postgres';
 import type { ProviderEnvironment } from '../config/schema.js';
-import { sepaHolders } from './sepa-claims.js';
+import { sepaHolders, sepaKey } from './sepa-claims.js';
 
 /**
  * Bank credit lines, each with the payout reference it carries. Banks put a payout's SEPA
@@ -44,7 +44,7 @@ export function creditLines(sql: Sql | TransactionSql, environment: ProviderEnvi
   )`;
   return sql`
     with payout_refs as materialized (
-      select distinct upper(sepa_instruction_id) as ref from payout_events
+      select distinct ${sepaKey(sql, sql`sepa_instruction_id`)} as ref from payout_events
       where environment = ${environment} and btrim(sepa_instruction_id) <> ''
     ),
     payout_shapes as materialized (
@@ -89,9 +89,26 @@ export function creditLines(sql: Sql | TransactionSql, environment: ProviderEnvi
  */
 export function payoutCredits(sql: Sql | TransactionSql, environment: ProviderEnvironment) {
   return sql`
+    with carrying as materialized (
+      select * from (${creditLines(sql, environment, null, true)}) c where c.direction = 'credit' or c.carries_payout
+    )
     select h.payout_uuid, l.*, case when l.direction = 'debit' then -l.amount_cents else l.amount_cents end as signed_cents
-    from (${creditLines(sql, environment, null, true)}) l
-    join (select distinct payout_uuid, upper(sepa_instruction_id) as payout_reference from (${sepaHolders(sql, environment)}) c) h
+    from carrying l
+    join (select distinct payout_uuid, sepa_key as payout_reference from (${sepaHolders(sql, environment)}) c) h
       on h.payout_reference = l.payout_reference
-    where l.direction = 'credit' or l.carries_payout`;
+    where ${reversesPayout(sql, sql`l`, sql`carrying`)}`;
+}
+
+/**
+ * Whether line `line` of the set `lines` (creditLines' rows) counts in its payout's sum: every
+ * credit, and a debit that takes the payout back: a bank's storno (no counterparty, or the payout's
+ * sender) or the merchant's return of it to the sender. A debit carrying the reference to anyone
+ * else (the merchant forwarding the payout to its savings, "Umbuchung Auszahlung PO…") is not a
+ * reversal: netted, it made a payout credited in full read "credited 0". The sender is whoever
+ * sent a credit carrying the same reference, so no setting is needed and every view agrees.
+ */
+export function reversesPayout(sql: Sql | TransactionSql, line: PendingQuery<Row[]>, lines: PendingQuery<Row[]>) {
+  return sql`(${line}.direction = 'credit' or ${line}.counterparty_iban is null
+      or exists (select 1 from ${lines} k where k.direction = 'credit' and k.payout_reference = ${line}.payout_reference
+                 and k.counterparty_iban = ${line}.counterparty_iban))`;
 }

@@ -316,7 +316,7 @@ async function tie(tx: TransactionSql, environment: ProviderEnvironment): Promis
     from (select distinct payout_reference as ref from staged_payout_rows where payout_reference is not null) s
     left join payout_events p
       on p.environment = ${environment}
-     and (upper(p.sepa_instruction_id) = upper(s.ref) or p.payout_uuid::text = lower(s.ref))
+     and (upper(btrim(p.sepa_instruction_id)) = upper(s.ref) or p.payout_uuid::text = lower(s.ref))
     group by s.ref
     order by s.ref`;
   for (const r of byReference) {

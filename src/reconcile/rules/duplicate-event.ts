@@ -17,7 +17,7 @@ import type { Rule, RuleParams } from '../types.js';
  *    them: an order that went confirmed, pending, confirmed changed twice). Entity the order,
  *    subject = the state; the events listed are those next to one of their state.
  *  - payouts sharing a SEPA reference: >= 2 distinct payout_uuid in payout_events with one
- *    sepa_instruction_id. The payout the provider announced first holds it (earliest event_time,
+ *    SEPA reference (sepa-claims.ts sepaKey: any case, no blanks around it). The payout the provider announced first holds it (earliest event_time,
  *    the provider's own clock, then earliest received_at, then uuid: stable, since applied rows
  *    never change; arrival alone is not evidence, as retries reorder deliveries); each later payout is a
  *    finding of its own (entity that payout, subject = the SEPA reference): it is the claim a
@@ -94,11 +94,20 @@ export const duplicateEvent: Rule = {
              jsonb_build_object('status', g.status, 'event_keys', g.key_list),
              md5(g.keys)
       from (
+        -- Only events next to one of the same status, in the provider's time order: a payout that
+        -- went complete, cancelled, complete changed twice, as an order that went confirmed,
+        -- pending, confirmed did (above), and is no duplicate.
         select payout_uuid, status, count(*) as n, max(sepa_instruction_id) as sepa_instruction_id,
                string_agg(event_key, ',' order by event_key) as keys,
                jsonb_agg(event_key order by event_key) as key_list
-        from payout_events
-        where environment = ${p.environment}
+        from (
+          select payout_uuid, status, sepa_instruction_id, event_key,
+                 lag(status) over w as status_before, lead(status) over w as status_after
+          from payout_events
+          where environment = ${p.environment}
+          window w as (partition by payout_uuid order by event_time_sortable nulls last, received_at, event_key)
+        ) e
+        where e.status_before = e.status or e.status_after = e.status
         group by payout_uuid, status
         having count(*) > 1
       ) g`;

@@ -1,6 +1,7 @@
 import type { TransactionSql } from 'postgres';
 import type { PayoutRuleSettings, RuleParams } from '../types.js';
-import { creditLines } from '../../ledger/payout-credits.js';
+import { creditLines, reversesPayout } from '../../ledger/payout-credits.js';
+import { sepaKey } from '../../ledger/sepa-claims.js';
 import { DEFAULT_PAYOUT_SETTLEMENT_DAYS } from '../../config/schema.js';
 
 export const DEFAULT_PAYOUT_SETTINGS: PayoutRuleSettings = { settlementDays: DEFAULT_PAYOUT_SETTLEMENT_DAYS, sourceIbans: [], referencePattern: null };
@@ -16,7 +17,8 @@ export function payoutSettings(p: RuleParams): PayoutRuleSettings {
  * event's own time (event_time_sortable, nine fractional digits, text order = time order), then
  * arrival, then event_key, so a payout/cancelled that follows a payout/complete wins whatever order
  * they arrived in. `anchor` is when the provider says it happened (event_time), or our receipt
- * time when the payload had none. `sepa_key` is null for a blank reference: it names no credit.
+ * time when the payload had none. `sepa_key` is the latest reference its events named (sepa-claims.ts
+ * sepaKey), null when none named one: it names no credit.
  *
  * The payout rules ignore an incremental pass's order scope: payouts are few (one a day per
  * environment), and looking at all of them keeps `found` complete for every payout kind, which is
@@ -25,7 +27,15 @@ export function payoutSettings(p: RuleParams): PayoutRuleSettings {
 export function latestPayouts(tx: TransactionSql, p: RuleParams) {
   return tx`
     select distinct on (payout_uuid)
-           payout_uuid, status, sepa_instruction_id, nullif(upper(btrim(sepa_instruction_id)), '') as sepa_key, amount_cents, event_time, external_reference_ids,
+           payout_uuid, status, sepa_instruction_id,
+           -- The latest reference any of its events named: a payout/cancelled that names none (a
+           -- blank field) still concerns the transfer its payout/complete referenced, and the credit
+           -- carrying that reference is still this payout's (payout_cancelled_but_credited).
+           first_value(${sepaKey(tx, tx`sepa_instruction_id`)}) over (
+             partition by payout_uuid
+             order by ${sepaKey(tx, tx`sepa_instruction_id`)} is null, event_time_sortable desc nulls last, received_at desc, event_key desc
+           ) as sepa_key,
+           amount_cents, event_time, external_reference_ids,
            coalesce(event_time_sortable::timestamptz, received_at) as anchor
     from payout_events
     where environment = ${p.environment}
@@ -51,12 +61,13 @@ export function latestPayouts(tx: TransactionSql, p: RuleParams) {
  */
 export function creditsByReference(tx: TransactionSql, p: RuleParams) {
   return tx`
-    with lines as materialized (
+    with carrying as materialized (
       select c.*, case when c.direction = 'debit' then -c.amount_cents else c.amount_cents end as signed_cents,
              substring(c.remittance from '(?:^|; )instructed in ([A-Z]{3}) [0-9]') as instructed_currency
       from (${creditLines(tx, p.environment, null, true)}) c
       where c.direction = 'credit' or c.carries_payout
     ),
+    lines as (select * from carrying l where ${reversesPayout(tx, tx`l`, tx`carrying`)}),
     reference_amounts as (
       select sepa_key as ref, case when count(amount_cents) = count(*) and count(distinct amount_cents) = 1 then min(amount_cents) end as amount
       from (${latestPayouts(tx, p)}) l
