@@ -23,7 +23,8 @@ import type { Rule, RuleParams } from '../types.js';
  *    finding of its own (entity that payout, subject = the SEPA reference): it is the claim a
  *    person has to check against the bank, and a third claimant is a new finding.
  *  - one payout reported twice: >= 2 payout_events of one payout_uuid with the same status and
- *    different event_key. Subject = 'status:<status>' so it cannot collide with a SEPA reference.
+ *    different event_key, next to each other in event time (complete, cancelled, complete is two
+ *    changes, as for orders). Subject = 'status:<status>' so it cannot collide with a SEPA reference.
  *
  * Payout events are few (one per payout and status), so the payout statements look at all of them,
  * in incremental passes too; they read nothing else, so a pass that leaves the payout kinds standing
