@@ -164,9 +164,14 @@ function buildRows(b: Business, included: readonly InvoiceRecord[], completing: 
     let chargedRate = rate;
     let fee = first ? fixedFee : 0n;
     if (faulty === 'fee_overcharged') chargedRate = Math.min(1_000_000, rate + 5_000);
+    // Charged twice only once it was charged: before the order's first invoice is in a report, a fee
+    // on a later one is the only fee the reports show, and which invoice carries it is what the
+    // daemon does not judge until the first one's row comes (docs/contract-terms.md).
+    const charged = order.fixedFeeCharged || out.feeOrders.has(order);
+    const twice = faulty === 'fixed_fee_twice' && !first && fixedFee > 0n && charged;
     if (faulty === 'fixed_fee_twice') {
-      if (first || fixedFee === 0n) out.notApplicable.push({ invoice, details: first ? "the order's first invoice in a payout: its fixed fee is due" : 'the contract has no fixed fee' });
-      else fee = fixedFee;
+      if (twice) fee = fixedFee;
+      else out.notApplicable.push({ invoice, details: first ? "the order's first invoice: its fixed fee is due" : fixedFee === 0n ? 'the contract has no fixed fee' : "the order's first invoice is in no report yet" });
     }
     const d = invoiceDeductions(invoice.grossCents, chargedRate, fee, b.terms.vat_percent);
     const row: PayoutReportRow = {
@@ -187,7 +192,7 @@ function buildRows(b: Business, included: readonly InvoiceRecord[], completing: 
     if (faulty === 'fee_overcharged') {
       const fair = invoiceDeductions(invoice.grossCents, rate, fee, b.terms.vat_percent);
       out.faults.push({ row, fault: faulty, expectedCents: fair.discountCents, observedCents: d.discountCents });
-    } else if (faulty === 'fixed_fee_twice' && !first && fixedFee > 0n) {
+    } else if (twice) {
       out.faults.push({ row, fault: faulty, expectedCents: 0n, observedCents: fee });
     }
   }
