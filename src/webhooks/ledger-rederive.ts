@@ -74,7 +74,7 @@ const REDERIVE_STATEMENT = `
             applied = exists (select 1 from candidates c where c.id = i.id), parser_version = ${PARSER_VERSION}
         from input i
         where w.id = i.id and w.received_at = i.received_at
-      ), ${TYPED_TABLES.map((table, i) => typedInsert(table, i + 2)).join(', ')},
+      ), ${TYPED_TABLES.map((table, i) => typedInsert(table, i + 2, true)).join(', ')},
       written as (${TYPED_TABLES.map((table) => `select environment, event_key from t_${table}`).join(' union all ')})
       select coalesce(json_agg(json_build_array(i.id, c.id is not null,
                                                 c.id is not null and exists (select 1 from written w where w.environment = i.environment and w.event_key = i.event_key))

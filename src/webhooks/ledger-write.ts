@@ -74,9 +74,9 @@ export function parsedFields(c: StorableClassification) {
  * (n) of their delivery, and land only for the events this statement inserted, so a retry never
  * adds a second typed row and two deliveries of one event in a batch give one. Shared with reparse
  * (ledger-rederive.ts), whose statement names its CTEs `input` and `e` alike, and reads what each
- * wrote (its RETURNING): a typed row a reparse restored is a change.
+ * wrote (`returning`: a typed row a reparse restored is a change; the receiver needs none).
  */
-export function typedInsert(table: TypedTable, param: number): string {
+export function typedInsert(table: TypedTable, param: number, returning = false): string {
   const columns = TYPED_COLUMNS[table];
   return `t_${table} as (
         insert into ${table} (${EVENT_COLUMNS.join(', ')}, ${columns.map((c) => c.name).join(', ')})
@@ -84,8 +84,8 @@ export function typedInsert(table: TypedTable, param: number): string {
         from json_to_recordset($${param}::json) as u(n int, ${columns.map((c) => `${c.name} ${c.sqlType}`).join(', ')})
         join input i on i.n = u.n
         join e on e.id = i.id
-        on conflict do nothing
-        returning environment, event_key
+        on conflict do nothing${returning ? `
+        returning environment, event_key` : ''}
       )`;
 }
 
