@@ -47,7 +47,13 @@ describe('SIGTERM while start fetches the signing secrets', () => {
     await waitFor('the daemon asking for the signing secrets', () => (keysAsked > 0 ? true : undefined), 30_000, 20);
     child.child.kill('SIGTERM');
     const outcome = await Promise.race([child.exited, new Promise<'still running'>((r) => setTimeout(() => r('still running'), 3000 + 7000))]);
-    const running = child.logs().some((l) => l.msg === 'bnpl-recon running');
-    expect({ outcome, startedAfterSigterm: running }).toEqual({ outcome: { code: 0, signal: null }, startedAfterSigterm: false });
+    const logs = child.logs();
+    const running = logs.some((l) => l.msg === 'bnpl-recon running');
+    // Nor does a listener open after the signal (daemon.ts stops the start after the secrets'
+    // fetch): one opened on a database the drain had already closed.
+    const stopAt = logs.findIndex((l) => l.msg === 'shutting down');
+    const listenersAfter = logs.slice(stopAt + 1).map((l) => String(l.msg)).filter((m) => m.endsWith('listening'));
+    expect(stopAt).toBeGreaterThanOrEqual(0);
+    expect({ outcome, startedAfterSigterm: running, listenersAfter }).toEqual({ outcome: { code: 0, signal: null }, startedAfterSigterm: false, listenersAfter: [] });
   });
 });
