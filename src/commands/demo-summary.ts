@@ -148,6 +148,11 @@ export interface SettlementCover {
   days: number;
   /** the latest end of the environment's imported statement periods; undefined: none imported */
   statementsEnd: Date | undefined;
+  /**
+   * Bank references of buyer credits whose buyer payment a payout report deducted before any pass
+   * began after their statement's import (buyerCreditsDeductedUnseen): no pass saw them undeducted.
+   */
+  deductedUnseen?: ReadonlySet<string>;
 }
 
 /**
@@ -193,7 +198,9 @@ export function nameDifferences(truth: GroundTruth, found: readonly FoundFinding
       if (foundByKey.has(key)) continue;
       if (NEEDS_REAL_DAYS.has(t.kind)) needsDays += 1;
       else if (settlement !== undefined && shortCreditNotYetJudged(d, settlement)) explained.push({ line: `${key} injected (${d.fault}), not found: its credit is short, judged once the statements cover PAYOUT_SETTLEMENT_DAYS (${settlement.days}) after the payout; the last imported one ends ${settlement.statementsEnd?.toISOString() ?? '(none imported)'}`, why: 'short credit, settlement window not yet covered' });
-      else if (d.timing_dependent) explained.push({ line: `${key} injected (${d.fault}), not found: its held-back delivery arrived before any pass saw it late`, why: 'held back, arrived before a pass saw it late' });
+      else if (d.kind === 'buyer_paid_merchant_directly' && d.status === 'resolved' && settlement?.deductedUnseen?.has(d.entity_id)) {
+        explained.push({ line: `${key} injected (${d.fault}), not found: a payout report deducting its buyer payment was imported before any pass saw the credit, so there was nothing to report`, why: 'deducted before a pass saw it' });
+      } else if (d.timing_dependent) explained.push({ line: `${key} injected (${d.fault}), not found: its held-back delivery arrived before any pass saw it late`, why: 'held back, arrived before a pass saw it late' });
       else unexplained.push(`${key} injected (${d.fault}), not found: ${UNEXPLAINED}`);
     }
     for (const [key, statuses] of foundByKey) {
@@ -286,6 +293,29 @@ export async function unansweredDeliveries(database: Database, attempts: readonl
   return { keys: [...keys], answers: [...counts].map(([answer, n]) => `${answer} x${n}`).join(', ') };
 }
 
+/**
+ * The injected buyer credits (buyer_paid_merchant_directly, deducted by the end) that no pass can
+ * have seen undeducted: a payout report deducting a buyer payment for their invoice was imported
+ * before any pass began after their statement's import. The demo imports a round's statement and
+ * payout reports together, so a pass between them is a matter of timing; without one, the rule
+ * never had a credit to report (docs/how-it-decides.md: it resolves on that deduction).
+ */
+async function buyerCreditsDeductedUnseen(database: Database, truth: GroundTruth): Promise<Set<string>> {
+  const credits = truth.discrepancies.filter((d) => d.kind === 'buyer_paid_merchant_directly' && d.environment === 'sandbox' && d.status === 'resolved');
+  if (credits.length === 0) return new Set();
+  const rows = await database.sql<{ ref: string }[]>`
+    select c.ref
+    from unnest(${credits.map((d) => d.entity_id)}::text[], ${credits.map((d) => d.external_reference_id ?? '')}::text[]) as c(ref, invoice)
+    join statement_lines l on l.environment = 'sandbox' and l.bank_reference = c.ref
+    join bank_statements b on b.id = l.statement_id
+    where exists (
+      select 1 from payout_report_rows w join payout_reports r on r.id = w.report_id
+      where w.environment = 'sandbox' and w.doc_type = 'buyer_payment' and w.doc_no = c.invoice
+        and not exists (select 1 from reconcile_runs x
+                        where x.environment = 'sandbox' and x.started_at >= b.imported_at and x.started_at < r.imported_at))`;
+  return new Set(rows.map((r) => r.ref));
+}
+
 /** Every delivery refused for its signature, from the counter the receiver increments for each. */
 export async function badSignatureCount(deliveries: Counter<'outcome' | 'parse_status'>): Promise<number> {
   const { values } = await deliveries.get();
@@ -340,7 +370,8 @@ export async function demoSummary(database: Database, sim: Simulator, refusedSig
   const [end] = await database.sql<{ end_ms: number | null }[]>`
     select (extract(epoch from max(period_to)) * 1000)::float8 as end_ms from statement_periods where environment = 'sandbox'`;
   const statementsEnd = end?.end_ms === null || end?.end_ms === undefined ? undefined : new Date(end.end_ms);
-  const differences = [...delivered, ...nameDifferences(truth, found, tallies, { days: settlementDays, statementsEnd })];
+  const deductedUnseen = await buyerCreditsDeductedUnseen(database, truth);
+  const differences = [...delivered, ...nameDifferences(truth, found, tallies, { days: settlementDays, statementsEnd, deductedUnseen })];
   const all = `${dataDir === undefined ? '' : `RECON_DATA_DIR=${dataDir} `}npx bnpl-recon report discrepancies --status all`;
   const text = [head, `  found/injected: ${tallies.map((t) => `${t.kind} ${t.found}/${t.injected}`).join(', ')}`,
     ...(differences.length === 0 ? [`  every delivery answered 2xx is stored and every finding matches one injected, by kind and entity; the findings: ${all}`] : differences)].join('\n');

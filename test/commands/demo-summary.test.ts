@@ -120,6 +120,18 @@ describe("the settled demo's differences", () => {
     expect(nameDifferences(t, [], tallies).filter((l) => l.includes('unexplained'))).toHaveLength(3);
   });
 
+  it('explain a deducted buyer credit no pass saw, by the ledger\'s evidence, and only that one', () => {
+    const buyer = (line: string, invoice: string): ExpectedDiscrepancy => ({
+      kind: 'buyer_paid_merchant_directly', status: 'resolved', environment: 'sandbox', entity_type: 'statement_line', entity_id: line, subject: '',
+      external_reference_id: invoice, sepa_reference: null, expected: null, observed: '484929', details: '', fault: 'buyer_paid_directly',
+    });
+    const t = truth([buyer('S1', 'INV-6'), buyer('S2', 'INV-50')]);
+    const tallies = compareTallies(tallyInjected(t), new Map());
+    const lines = nameDifferences(t, [], tallies, { days: 3, statementsEnd: undefined, deductedUnseen: new Set(['S1']) });
+    expect(lines).toContain('    statement_line S1 injected (buyer_paid_directly), not found: a payout report deducting its buyer payment was imported before any pass saw the credit, so there was nothing to report');
+    expect(lines).toContain('    statement_line S2 injected (buyer_paid_directly), not found: unexplained by the ground truth (a defect: please report it with the seed)');
+  });
+
   it('name the kinds a demo cannot show by the setting that needs days', () => {
     const invoice: ExpectedDiscrepancy = { ...missed('i1', 'invoice_not_paid_out'), kind: 'invoice_not_paid_out', entity_type: 'invoice' };
     expect(differences(truth([invoice]), [])).toEqual(['  difference: invoice_not_paid_out 1 not found: it needs INVOICE_PAYOUT_DAYS of real time, longer than a demo']);
