@@ -26,6 +26,8 @@ export interface ProcessOptions<K extends keyof Config> {
   logOptions?: LoggerOptions;
   /** A long-running service (`sim`): JSON logs even at a terminal, as `start` writes to stdout. */
   service?: boolean;
+  /** The environment the settings are read from, instead of process.env (`demo` reads only a few). */
+  env?: NodeJS.ProcessEnv;
 }
 
 export type RequiredConfig<K extends keyof Config> = { [P in K]-?: NonNullable<Config[P]> } & Config;
@@ -48,7 +50,7 @@ export async function withProcess<K extends keyof Config, T>(
   options: ProcessOptions<K>,
   body: (process: CommandProcess<K>) => Promise<T>,
 ): Promise<T> {
-  const env = { ...options.defaults, ...process.env, ...options.overrides };
+  const env = { ...options.defaults, ...(options.env ?? process.env), ...options.overrides };
   const config = requireSettings(loadConfig(env), ...(options.require ?? []));
   const logTo = options.logTo ?? 'stderr';
   const readable = wantsReadableLogs(logTo, options.service ?? false, process.stderr.isTTY);

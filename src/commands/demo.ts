@@ -43,8 +43,9 @@ and, every 10 seconds, the open discrepancies by kind. Stops on Ctrl-C, or after
   --duration SECONDS   stop by itself after this long (default: run until interrupted)
   --seed N             the simulator's seed (default 1): the same seed plays the same business
   --time-scale S       simulated milliseconds per real millisecond (default 8640)
-  PORT, METRICS_PORT, LOG_LEVEL (default warn here), DISPLAY_TIME_ZONE and SHUTDOWN_TIMEOUT_MS
-  apply as for start; HOST defaults to 127.0.0.1 here (the demo prints a bearer token), set
+  RECON_DATA_DIR (the ledger goes under RECON_DATA_DIR/demo), PORT, METRICS_PORT, LOG_LEVEL
+  (default warn here), DISPLAY_TIME_ZONE and SHUTDOWN_TIMEOUT_MS apply as for start; HOST
+  defaults to 127.0.0.1 here (the demo prints a bearer token), set
   HOST=0.0.0.0 to listen on every address. Other settings in the environment are ignored: the
   demo's provider, ledger and schedules are its own.
 
@@ -65,7 +66,7 @@ function formatSimulated(timeScale: number): string {
  * POLL_PAGE_PARAM, ...) made the daemon refuse or misread its own simulator (every delivery 401 or
  * 403, nothing stored).
  */
-const DEMO_PASSED_THROUGH = ['PORT', 'METRICS_PORT', 'HOST', 'LOG_LEVEL', 'DISPLAY_TIME_ZONE', 'SHUTDOWN_TIMEOUT_MS'] as const;
+const DEMO_PASSED_THROUGH = ['RECON_DATA_DIR', 'PORT', 'METRICS_PORT', 'HOST', 'LOG_LEVEL', 'DISPLAY_TIME_ZONE', 'SHUTDOWN_TIMEOUT_MS'] as const;
 
 function passedThrough(env: NodeJS.ProcessEnv): Record<string, string> {
   const out: Record<string, string> = {};
@@ -100,7 +101,9 @@ export const command: Command = {
     // bnpl_recon_webhook_deliveries_total{outcome="bad_signature"}, which counts every one (the log
     // line is rate-limited to one a minute, so it cannot be counted).
     const logOptions = { drop: (message: string) => message === 'webhook refused: bad or missing signature' };
-    return withProcess('demo', { defaults: { LOG_LEVEL: 'warn' }, logOptions }, async ({ config: base, log, shutdown }) => {
+    // Only these are read at all: a shell's other settings, even ones that would stop `start`
+    // (RATE_LIMIT_RPS above the provider's limit), are not the demo's.
+    return withProcess('demo', { defaults: { LOG_LEVEL: 'warn' }, logOptions, env: passedThrough(process.env) }, async ({ config: base, log, shutdown }) => {
       const dataDir = path.join(base.RECON_DATA_DIR, 'demo');
       const out = process.stdout;
       // Refused while another demo runs there; an orphaned server (after a kill -9) is stopped first.

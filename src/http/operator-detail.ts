@@ -59,9 +59,10 @@ async function evidenceOf(database: Database, config: Config, id: number): Promi
            direction::text, account_iban, counterparty_iban, counterparty_name, bank_reference, sepa_reference, remittance
     from statement_lines
     where environment = ${env}
-      and (id = ${lineId} or (${base.sepa_reference ?? ''} <> '' and (sepa_reference = upper(${base.sepa_reference ?? ''}) or id in (
-        -- The credits the payout rules matched: its reference wherever the bank wrote it.
-        select c.id from (${creditLines(sql, env)}) c where c.payout_reference = upper(${base.sepa_reference ?? ''})))))
+      and (id = ${lineId} or (btrim(${base.sepa_reference ?? ''}) <> '' and (sepa_reference = upper(btrim(${base.sepa_reference ?? ''})) or id in (
+        -- The credits the payout rules matched: its reference wherever the bank wrote it, compared
+        -- as the rules compare it (ledger/sepa-claims.ts sepaKey).
+        select c.id from (${creditLines(sql, env)}) c where c.payout_reference = upper(btrim(${base.sepa_reference ?? ''}))))))
     order by booking_date desc, id desc limit ${LIMIT}`;
   return { discrepancy: { ...row, evidence: base.evidence }, history, deliveries, polled_state: snapshot, polled, bank_lines: bankLines };
 }

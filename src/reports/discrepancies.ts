@@ -149,7 +149,11 @@ export function sinceMicros(text: string): string | undefined {
   if (at === undefined) return undefined;
   const nanosPastMs = Number((/T[^.]*\.\d{3}(\d{1,6})/.exec(text)?.[1] ?? '').padEnd(6, '0') || '0');
   const micros = Math.ceil(nanosPastMs / 1000);
-  const whole = new Date(at.getTime() + (micros === 1000 ? 1 : 0)).toISOString();
+  const rounded = new Date(at.getTime() + (micros === 1000 ? 1 : 0));
+  // Rounded up past 9999-12-31T23:59:59.999999: past the years parseSince accepts (and past what the
+  // ISO text Postgres reads can say), refused as it would be.
+  if (rounded.getUTCFullYear() > 9999) return undefined;
+  const whole = rounded.toISOString();
   return `${whole.slice(0, -1)}${String(micros % 1000).padStart(3, '0')}Z`;
 }
 

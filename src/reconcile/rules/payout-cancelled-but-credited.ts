@@ -31,11 +31,11 @@ export const payoutCancelledButCredited: Rule = {
       with latest as (${latestPayouts(tx, p)})
       ${insertIntoFound(tx)}
       select ${p.environment}::provider_environment, 'payout_cancelled_but_credited', 'payout', l.payout_uuid::text, '',
-             null, l.sepa_instruction_id, 'cancelled', c.credited::text,
+             null, l.sepa_reference, 'cancelled', c.credited::text,
              format('Payout %s (SEPA reference %s) was cancelled, but the bank credited %s cents%s with its reference: %s.',
-                    l.payout_uuid, l.sepa_instruction_id, c.credited,
+                    l.payout_uuid, l.sepa_reference, c.credited,
                     case when c.share_unknown then ' and an unknown part of a batch entry' else '' end, c.lines),
-             jsonb_build_object('sepa_reference', l.sepa_instruction_id, 'payout_cents', l.amount_cents::text,
+             jsonb_build_object('sepa_reference', l.sepa_reference, 'payout_cents', l.amount_cents::text,
                                 'credited_cents', c.credited::text, 'currency', c.currency, 'lines', c.lines, 'event_time', l.event_time),
              md5(c.credited::text || '|' || c.lines)
       from latest l

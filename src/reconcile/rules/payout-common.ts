@@ -31,14 +31,17 @@ export function latestPayouts(tx: TransactionSql, p: RuleParams) {
            -- The latest reference any of its events named: a payout/cancelled that names none (a
            -- blank field) still concerns the transfer its payout/complete referenced, and the credit
            -- carrying that reference is still this payout's (payout_cancelled_but_credited).
-           first_value(${sepaKey(tx, tx`sepa_instruction_id`)}) over (
-             partition by payout_uuid
-             order by ${sepaKey(tx, tx`sepa_instruction_id`)} is null, event_time_sortable desc nulls last, received_at desc, event_key desc
-           ) as sepa_key,
+           first_value(${sepaKey(tx, tx`sepa_instruction_id`)}) over latest_reference as sepa_key,
+           -- that reference as the provider wrote it (without the blanks around it), for people
+           first_value(nullif(btrim(sepa_instruction_id), '')) over latest_reference as sepa_reference,
            amount_cents, event_time, external_reference_ids,
            coalesce(event_time_sortable::timestamptz, received_at) as anchor
     from payout_events
     where environment = ${p.environment}
+    window latest_reference as (
+      partition by payout_uuid
+      order by ${sepaKey(tx, tx`sepa_instruction_id`)} is null, event_time_sortable desc nulls last, received_at desc, event_key desc
+    )
     order by payout_uuid, event_time_sortable desc nulls last, received_at desc, event_key desc`;
 }
 
