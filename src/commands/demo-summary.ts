@@ -263,8 +263,13 @@ export function signatureDifferences(attempts: readonly AttemptRecord[]): string
 export async function lostDeliveries(database: Database, attempts: readonly AttemptRecord[]): Promise<string[]> {
   const keys = [...new Set(attempts.filter((a) => a.env === 'sandbox' && a.status !== null && a.status >= 200 && a.status < 300).map((a) => a.eventKey))];
   if (keys.length === 0) return [];
+  return keysNotStored(database, keys);
+}
+
+/** The event keys of `keys` no sandbox delivery in webhook_deliveries carries. */
+async function keysNotStored(database: Database, keys: readonly string[]): Promise<string[]> {
   const rows = await database.sql<{ key: string }[]>`
-    select k as key from unnest(${keys}::text[]) as k
+    select k as key from unnest(${keys as string[]}::text[]) as k
     where not exists (select 1 from webhook_deliveries w where w.environment = 'sandbox' and w.event_key = k)`;
   return rows.map((r) => r.key);
 }
@@ -280,10 +285,7 @@ export async function unansweredDeliveries(database: Database, attempts: readonl
   const answered = new Set(sent.filter((a) => a.status !== null && a.status >= 200 && a.status < 300).map((a) => a.eventKey));
   const candidates = [...new Set(sent.filter((a) => !answered.has(a.eventKey)).map((a) => a.eventKey))];
   if (candidates.length === 0) return { keys: [], answers: '' };
-  const rows = await database.sql<{ key: string }[]>`
-    select k as key from unnest(${candidates}::text[]) as k
-    where not exists (select 1 from webhook_deliveries w where w.environment = 'sandbox' and w.event_key = k)`;
-  const keys = new Set(rows.map((r) => r.key));
+  const keys = new Set(await keysNotStored(database, candidates));
   const counts = new Map<string, number>();
   for (const a of sent) {
     if (!keys.has(a.eventKey)) continue;

@@ -1,4 +1,5 @@
 import type { Config } from '../config/schema.js';
+import { sepaKey } from '../ledger/sepa-claims.js';
 import type { Database } from '../db/database.js';
 import { discrepancySource } from '../reports/discrepancies.js';
 import { decimalAmount, REPORT_TIME_FORMAT } from '../reports/source.js';
@@ -54,15 +55,16 @@ async function evidenceOf(database: Database, config: Config, id: number): Promi
         from order_snapshots where environment = ${env} and order_uuid::text = ${base.entity_id}`)[0] ?? null
     : null;
   const lineId = typeof ev.statement_line_id === 'number' || /^[0-9]{1,18}$/.test(String(ev.statement_line_id ?? '')) ? Number(ev.statement_line_id) : 0;
+  const reference = sepaKey(sql, sql`${base.sepa_reference ?? ''}::text`);
   const bankLines = await sql`
     select id, booking_date::text, amount_cents::text, ${decimalAmount(sql, sql`amount_cents`)} as amount, currency,
            direction::text, account_iban, counterparty_iban, counterparty_name, bank_reference, sepa_reference, remittance
     from statement_lines
     where environment = ${env}
-      and (id = ${lineId} or (btrim(${base.sepa_reference ?? ''}) <> '' and (sepa_reference = upper(btrim(${base.sepa_reference ?? ''})) or id in (
+      and (id = ${lineId} or (${reference} is not null and (sepa_reference = ${reference} or id in (
         -- The credits the payout rules matched: its reference wherever the bank wrote it, compared
         -- as the rules compare it (ledger/sepa-claims.ts sepaKey).
-        select c.id from (${creditLines(sql, env)}) c where c.payout_reference = upper(btrim(${base.sepa_reference ?? ''}))))))
+        select c.id from (${creditLines(sql, env)}) c where c.payout_reference = ${reference}))))
     order by booking_date desc, id desc limit ${LIMIT}`;
   return { discrepancy: { ...row, evidence: base.evidence }, history, deliveries, polled_state: snapshot, polled, bank_lines: bankLines };
 }

@@ -1,4 +1,5 @@
 import type { Config } from '../config/schema.js';
+import { sepaKey } from '../ledger/sepa-claims.js';
 import type { Database } from '../db/database.js';
 import { payoutCredits } from '../ledger/payout-credits.js';
 import { stakeCents } from '../reports/discrepancies.js';
@@ -71,7 +72,7 @@ async function overview(database: Database, env: Config['PROVIDER_ENV']): Promis
            count(*) filter (where c.cents = p.amount_cents)::int as matched,
            count(*) filter (where c.cents is distinct from p.amount_cents)::int as unmatched
     from latest p
-    left join credits c on c.payout_uuid = p.payout_uuid and c.payout_reference = upper(btrim(p.sepa_instruction_id))
+    left join credits c on c.payout_uuid = p.payout_uuid and c.payout_reference = ${sepaKey(sql, sql`p.sepa_instruction_id`)}
     where p.status = 'complete'
     group by 1 order by 1`;
   const [fresh] = await sql`

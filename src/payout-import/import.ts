@@ -1,4 +1,5 @@
 import type { TransactionSql } from 'postgres';
+import { sepaKey } from '../ledger/sepa-claims.js';
 import { DEFAULT_PAYOUT_REPORT_IMPORT_TIMEOUT_SECONDS, type ProviderEnvironment } from '../config/schema.js';
 import type { Database } from '../db/database.js';
 import { lockKey } from '../jobs/lock-keys.js';
@@ -316,7 +317,7 @@ async function tie(tx: TransactionSql, environment: ProviderEnvironment): Promis
     from (select distinct payout_reference as ref from staged_payout_rows where payout_reference is not null) s
     left join payout_events p
       on p.environment = ${environment}
-     and (upper(btrim(p.sepa_instruction_id)) = upper(s.ref) or p.payout_uuid::text = lower(s.ref))
+     and (${sepaKey(tx, tx`p.sepa_instruction_id`)} = upper(s.ref) or p.payout_uuid::text = lower(s.ref))
     group by s.ref
     order by s.ref`;
   for (const r of byReference) {

@@ -1,4 +1,5 @@
 import type { Writable } from 'node:stream';
+import { sepaKey } from '../ledger/sepa-claims.js';
 import type { ProviderEnvironment } from '../config/schema.js';
 import type { Database } from '../db/database.js';
 import { invoiceFacts } from '../ledger/invoices.js';
@@ -67,7 +68,7 @@ export function invoicesSource(database: Database, filters: { environment: Provi
     credits as (
       select c.payout_uuid, c.payout_reference, min(c.booking_date) as booked
       from (${payoutCredits(sql, env)}) c
-      where c.payout_reference in (select upper(btrim(sepa_instruction_id)) from listed where nth = 1) and c.direction = 'credit'
+      where c.payout_reference in (select ${sepaKey(sql, sql`sepa_instruction_id`)} from listed where nth = 1) and c.direction = 'credit'
       group by c.payout_uuid, c.payout_reference
     )
     select p.invoice_uuid::text as invoice_uuid, p.ref as reference, p.order_uuid::text as order_uuid,
@@ -91,7 +92,7 @@ export function invoicesSource(database: Database, filters: { environment: Provi
     left join listed l on l.ref = p.ref and l.nth = 1
     left join payout_report_rows w
       on w.environment = ${env} and w.payout_uuid = l.payout_uuid and w.doc_type = 'invoice' and w.doc_no = p.ref
-    left join credits c on c.payout_uuid = l.payout_uuid and c.payout_reference = upper(btrim(l.sepa_instruction_id))
+    left join credits c on c.payout_uuid = l.payout_uuid and c.payout_reference = ${sepaKey(sql, sql`l.sepa_instruction_id`)}
     cross join lateral (
       select coalesce((select e.invoice_amount_cents from factoring_events e
                        where e.environment = ${env} and e.invoice_external_reference_id = p.ref and e.invoice_amount_cents is not null

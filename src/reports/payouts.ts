@@ -1,4 +1,5 @@
 import type { Writable } from 'node:stream';
+import { sepaKey } from '../ledger/sepa-claims.js';
 import type { ProviderEnvironment } from '../config/schema.js';
 import { payoutCredits } from '../ledger/payout-credits.js';
 import type { Database } from '../db/database.js';
@@ -110,7 +111,7 @@ export function payoutsSource(database: Database, filters: { environment: Provid
              case when r.payout_uuid is not null then coalesce(${sql(`r.${c}`)}, 0)::text end as ${sql(`report_${c}_cents`)},
              case when r.payout_uuid is not null then ${decimalAmount(sql, sql`coalesce(${sql(`r.${c}`)}, 0)`)} end as ${sql(`report_${c}`)}`)}
     from page e
-    left join credits c on c.payout_uuid = e.payout_uuid and c.payout_reference = upper(btrim(e.sepa_instruction_id))
+    left join credits c on c.payout_uuid = e.payout_uuid and c.payout_reference = ${sepaKey(sql, sql`e.sepa_instruction_id`)}
     left join composed r on r.payout_uuid = e.payout_uuid
     order by e.payout_uuid`,
   };
