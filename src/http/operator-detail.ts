@@ -1,5 +1,5 @@
 import type { Config } from '../config/schema.js';
-import { sepaKey } from '../ledger/sepa-claims.js';
+import { sepaKey } from '../ledger/sepa-key.js';
 import type { Database } from '../db/database.js';
 import { discrepancySource } from '../reports/discrepancies.js';
 import { decimalAmount, REPORT_TIME_FORMAT } from '../reports/source.js';

@@ -1,7 +1,7 @@
 import type { Config } from '../config/schema.js';
-import { sepaKey } from '../ledger/sepa-claims.js';
 import type { Database } from '../db/database.js';
 import { payoutCredits } from '../ledger/payout-credits.js';
+import { latestPayoutEvents } from '../ledger/payouts.js';
 import { stakeCents } from '../reports/discrepancies.js';
 import { decimalAmount, REPORT_TIME_FORMAT } from '../reports/source.js';
 import { noParameters, type Guard } from './operator-request.js';
@@ -56,11 +56,7 @@ async function overview(database: Database, env: Config['PROVIDER_ENV']): Promis
            (sum(coalesce(per.n, 0)) over (order by ticks.i))::int as open
     from ticks left join per using (i) order by ticks.i`;
   const payouts = await sql`
-    with latest as (
-      select distinct on (payout_uuid) payout_uuid, status, amount_cents, sepa_instruction_id, received_at
-      from payout_events where environment = ${env}
-      order by payout_uuid, event_time_sortable desc nulls last, received_at desc, event_key desc
-    ),
+    with latest as (${latestPayoutEvents(sql, env)}),
     -- Credits by the payout they pay, as report payouts matches them (ledger/payout-credits.ts
     -- payoutCredits): the page and its downloads must agree. Lines in two currencies have no sum.
     credits as materialized (
@@ -72,7 +68,7 @@ async function overview(database: Database, env: Config['PROVIDER_ENV']): Promis
            count(*) filter (where c.cents = p.amount_cents)::int as matched,
            count(*) filter (where c.cents is distinct from p.amount_cents)::int as unmatched
     from latest p
-    left join credits c on c.payout_uuid = p.payout_uuid and c.payout_reference = ${sepaKey(sql, sql`p.sepa_instruction_id`)}
+    left join credits c on c.payout_uuid = p.payout_uuid and c.payout_reference = p.sepa_key
     where p.status = 'complete'
     group by 1 order by 1`;
   const [fresh] = await sql`

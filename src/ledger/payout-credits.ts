@@ -1,6 +1,7 @@
 import type { PendingQuery, Row, Sql, TransactionSql } from 'postgres';
 import type { ProviderEnvironment } from '../config/schema.js';
-import { sepaHolders, sepaKey } from './sepa-claims.js';
+import { sepaHolders } from './sepa-claims.js';
+import { sepaKey } from './sepa-key.js';
 
 /**
  * Bank credit lines, each with the payout reference it carries. Banks put a payout's SEPA

@@ -1,5 +1,6 @@
 import type { TransactionSql } from 'postgres';
-import { sepaKey } from '../ledger/sepa-claims.js';
+import { latestPayoutEvents } from '../ledger/payouts.js';
+import { sepaKey } from '../ledger/sepa-key.js';
 import { DEFAULT_PAYOUT_REPORT_IMPORT_TIMEOUT_SECONDS, type ProviderEnvironment } from '../config/schema.js';
 import type { Database } from '../db/database.js';
 import { lockKey } from '../jobs/lock-keys.js';
@@ -336,13 +337,10 @@ async function tie(tx: TransactionSql, environment: ProviderEnvironment): Promis
   // upload answered 500) where no payout can fit such a file: it is refused below as fitting none.
   const candidates = await tx<{ payout_uuid: string; sepa: string | null; status: string; exact: boolean }[]>`
     with latest as (
-      select distinct on (payout_uuid) payout_uuid, status, sepa_instruction_id, amount_cents,
-             array(select distinct trim(x) from unnest(external_reference_ids) x where trim(x) <> '' order by 1) as listed
-      from payout_events
-      where environment = ${environment}
-      order by payout_uuid, event_time_sortable desc nulls last, received_at desc, event_key desc
+      select l.*, array(select distinct trim(x) from unnest(l.external_reference_ids) x where trim(x) <> '' order by 1) as listed
+      from (${latestPayoutEvents(tx, environment)}) l
     )
-    select payout_uuid::text, sepa_instruction_id as sepa, status,
+    select payout_uuid::text, sepa_reference as sepa, status,
            listed = ${unreferenced.docs}::text[] and amount_cents::numeric = ${unreferenced.total}::numeric as exact
     from latest
     where listed && ${unreferenced.docs}::text[]

@@ -1,5 +1,5 @@
 import type { Writable } from 'node:stream';
-import { sepaKey } from '../ledger/sepa-claims.js';
+import { latestPayoutEvents } from '../ledger/payouts.js';
 import type { ProviderEnvironment } from '../config/schema.js';
 import type { Database } from '../db/database.js';
 import { invoiceFacts } from '../ledger/invoices.js';
@@ -50,14 +50,9 @@ export function invoicesSource(database: Database, filters: { environment: Provi
     key: 'invoice_uuid',
     query: (after, limit) => sql`
     with page as materialized (${invoiceFacts(sql, env, { ...(after === undefined ? {} : { after }), ...(limit === undefined ? {} : { limit }) })}),
-    latest as (
-      select distinct on (payout_uuid) payout_uuid, status, sepa_instruction_id, external_reference_ids,
-             coalesce(event_time_sortable::timestamptz, received_at) as anchor
-      from payout_events where environment = ${env}
-      order by payout_uuid, event_time_sortable desc nulls last, received_at desc, event_key desc
-    ),
+    latest as (${latestPayoutEvents(sql, env)}),
     listed as (
-      select trim(r.ref) as ref, l.payout_uuid, l.sepa_instruction_id, l.anchor,
+      select trim(r.ref) as ref, l.payout_uuid, l.sepa_key, l.sepa_reference, l.anchor,
              row_number() over (partition by trim(r.ref) order by l.anchor, l.payout_uuid) as nth,
              count(*) over (partition by trim(r.ref)) as payouts
       -- A payout's list may name an invoice twice ("INV-1, INV-1"): one payout, counted once.
@@ -68,7 +63,7 @@ export function invoicesSource(database: Database, filters: { environment: Provi
     credits as (
       select c.payout_uuid, c.payout_reference, min(c.booking_date) as booked
       from (${payoutCredits(sql, env)}) c
-      where c.payout_reference in (select ${sepaKey(sql, sql`sepa_instruction_id`)} from listed where nth = 1) and c.direction = 'credit'
+      where c.payout_reference in (select sepa_key from listed where nth = 1) and c.direction = 'credit'
       group by c.payout_uuid, c.payout_reference
     )
     select p.invoice_uuid::text as invoice_uuid, p.ref as reference, p.order_uuid::text as order_uuid,
@@ -76,7 +71,7 @@ export function invoicesSource(database: Database, filters: { environment: Provi
            a.cents::text as amount_cents, ${decimalAmount(sql, sql`a.cents`)} as amount,
            case when a.cents is not null then coalesce(w.currency, 'EUR') end as currency,
            split_part(f.topic, '/', 2) as factoring_state, (p.canceled_at is not null)::text as canceled,
-           l.payout_uuid::text as payout_uuid, l.sepa_instruction_id as payout_sepa_reference,
+           l.payout_uuid::text as payout_uuid, l.sepa_reference as payout_sepa_reference,
            to_char(l.anchor at time zone 'UTC', ${REPORT_TIME_FORMAT}) as payout_date, coalesce(l.payouts, 0)::text as payouts,
            w.total_deductions_cents::text as deductions_cents, ${decimalAmount(sql, sql`w.total_deductions_cents`)} as deductions,
            w.transfer_amount_cents::text as net_cents, ${decimalAmount(sql, sql`w.transfer_amount_cents`)} as net,
@@ -92,7 +87,7 @@ export function invoicesSource(database: Database, filters: { environment: Provi
     left join listed l on l.ref = p.ref and l.nth = 1
     left join payout_report_rows w
       on w.environment = ${env} and w.payout_uuid = l.payout_uuid and w.doc_type = 'invoice' and w.doc_no = p.ref
-    left join credits c on c.payout_uuid = l.payout_uuid and c.payout_reference = ${sepaKey(sql, sql`l.sepa_instruction_id`)}
+    left join credits c on c.payout_uuid = l.payout_uuid and c.payout_reference = l.sepa_key
     cross join lateral (
       select coalesce((select e.invoice_amount_cents from factoring_events e
                        where e.environment = ${env} and e.invoice_external_reference_id = p.ref and e.invoice_amount_cents is not null
@@ -135,8 +130,7 @@ export function ageingSource(database: Database, filters: { environment: Provide
     with b as (select * from jsonb_to_recordset(${buckets}::jsonb) as b(bucket text, n int, lo int, hi int)),
     paid as (
       select distinct trim(r.ref) as ref
-      from (select distinct on (payout_uuid) status, external_reference_ids from payout_events where environment = ${env}
-            order by payout_uuid, event_time_sortable desc nulls last, received_at desc, event_key desc) l
+      from (${latestPayoutEvents(sql, env)}) l
       cross join lateral unnest(l.external_reference_ids) as r(ref)
       where l.status = 'complete'
     ),

@@ -1,7 +1,7 @@
 import type { Writable } from 'node:stream';
-import { sepaKey } from '../ledger/sepa-claims.js';
 import type { ProviderEnvironment } from '../config/schema.js';
 import { payoutCredits } from '../ledger/payout-credits.js';
+import { latestPayoutEvents } from '../ledger/payouts.js';
 import type { Database } from '../db/database.js';
 import type { CsvOptions, ReportFormat, ReportShape } from './format.js';
 import { decimalAmount, REPORT_TIME_FORMAT, streamSource, type ReportSource } from './source.js';
@@ -28,7 +28,8 @@ export const PAYOUT_SHAPE: ReportShape = {
 };
 
 /**
- * One row per payout from its latest payout event. matched_bank_line: every bank credit carrying the
+ * One row per payout from its latest payout event (ledger/payouts.ts latestPayoutEvents; its SEPA
+ * reference the latest one any of its events named). matched_bank_line: every bank credit carrying the
  * payout's SEPA reference (as its reference or in its remittance text, compared upper-case), as '<bank entry
  * reference, or #line id> <booking date>' joined with ';', empty when none, and empty for a payout
  * whose reference another payout announced first (ledger/payout-credits.ts payoutCredits), with a
@@ -75,12 +76,7 @@ export function payoutsSource(database: Database, filters: { environment: Provid
         group by l.payout_uuid, l.payout_reference
       ) grouped
     ),
-    latest as (
-      select distinct on (payout_uuid) *
-      from payout_events
-      where environment = ${filters.environment} and ${after === undefined ? sql`true` : sql`payout_uuid > ${after}::uuid`}
-      order by payout_uuid, event_time_sortable desc nulls last, received_at desc, event_key desc
-    ),
+    latest as (${latestPayoutEvents(sql, filters.environment, after)}),
     page as (select * from latest order by payout_uuid ${limit === undefined ? sql`` : sql`limit ${limit}`}),
     -- In numeric, as sum(bigint) is, and so the one addition before a sum: the reader accepts any
     -- amount a bigint stores (payout-reports/rows.ts MAX_CENTS), so one row's Discount + Transaction
@@ -99,7 +95,7 @@ export function payoutsSource(database: Database, filters: { environment: Provid
       where w.environment = ${filters.environment} and w.payout_uuid in (select payout_uuid from page)
       group by w.payout_uuid
     )
-    select e.payout_uuid::text as payout_uuid, e.sepa_instruction_id as sepa_reference, e.amount_cents::text as amount_cents,
+    select e.payout_uuid::text as payout_uuid, e.sepa_reference, e.amount_cents::text as amount_cents,
            ${decimalAmount(sql, sql`e.amount_cents`)} as amount,
            case when e.amount_cents is not null then coalesce(c.currency, r.currency, 'EUR') end as currency,
            e.status, c.lines as matched_bank_line,
@@ -111,7 +107,7 @@ export function payoutsSource(database: Database, filters: { environment: Provid
              case when r.payout_uuid is not null then coalesce(${sql(`r.${c}`)}, 0)::text end as ${sql(`report_${c}_cents`)},
              case when r.payout_uuid is not null then ${decimalAmount(sql, sql`coalesce(${sql(`r.${c}`)}, 0)`)} end as ${sql(`report_${c}`)}`)}
     from page e
-    left join credits c on c.payout_uuid = e.payout_uuid and c.payout_reference = ${sepaKey(sql, sql`e.sepa_instruction_id`)}
+    left join credits c on c.payout_uuid = e.payout_uuid and c.payout_reference = e.sepa_key
     left join composed r on r.payout_uuid = e.payout_uuid
     order by e.payout_uuid`,
   };

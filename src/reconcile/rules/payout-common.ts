@@ -1,7 +1,7 @@
 import type { TransactionSql } from 'postgres';
 import type { PayoutRuleSettings, RuleParams } from '../types.js';
 import { creditLines, reversesPayout } from '../../ledger/payout-credits.js';
-import { sepaKey } from '../../ledger/sepa-claims.js';
+import { latestPayoutEvents } from '../../ledger/payouts.js';
 import { DEFAULT_PAYOUT_SETTLEMENT_DAYS } from '../../config/schema.js';
 
 export const DEFAULT_PAYOUT_SETTINGS: PayoutRuleSettings = { settlementDays: DEFAULT_PAYOUT_SETTLEMENT_DAYS, sourceIbans: [], referencePattern: null };
@@ -13,36 +13,13 @@ export function payoutSettings(p: RuleParams): PayoutRuleSettings {
 }
 
 /**
- * Each payout as its latest event says (the same choice as `report payouts`): ordered by the
- * event's own time (event_time_sortable, nine fractional digits, text order = time order), then
- * arrival, then event_key, so a payout/cancelled that follows a payout/complete wins whatever order
- * they arrived in. `anchor` is when the provider says it happened (event_time), or our receipt
- * time when the payload had none. `sepa_key` is the latest reference its events named (sepa-claims.ts
- * sepaKey), null when none named one: it names no credit.
- *
- * The payout rules ignore an incremental pass's order scope: payouts are few (one a day per
+ * Each payout as its latest event says (ledger/payouts.ts latestPayoutEvents, the choice every view
+ * makes). The payout rules ignore an incremental pass's order scope: payouts are few (one a day per
  * environment), and looking at all of them keeps `found` complete for every payout kind, which is
  * what lets the pass resolve the ones whose evidence went away.
  */
 export function latestPayouts(tx: TransactionSql, p: RuleParams) {
-  return tx`
-    select distinct on (payout_uuid)
-           payout_uuid, status, sepa_instruction_id,
-           -- The latest reference any of its events named: a payout/cancelled that names none (a
-           -- blank field) still concerns the transfer its payout/complete referenced, and the credit
-           -- carrying that reference is still this payout's (payout_cancelled_but_credited).
-           first_value(${sepaKey(tx, tx`sepa_instruction_id`)}) over latest_reference as sepa_key,
-           -- that reference as the provider wrote it (without the blanks around it), for people
-           first_value(nullif(btrim(sepa_instruction_id), '')) over latest_reference as sepa_reference,
-           amount_cents, event_time, external_reference_ids,
-           coalesce(event_time_sortable::timestamptz, received_at) as anchor
-    from payout_events
-    where environment = ${p.environment}
-    window latest_reference as (
-      partition by payout_uuid
-      order by ${sepaKey(tx, tx`sepa_instruction_id`)} is null, event_time_sortable desc nulls last, received_at desc, event_key desc
-    )
-    order by payout_uuid, event_time_sortable desc nulls last, received_at desc, event_key desc`;
+  return latestPayoutEvents(tx, p.environment);
 }
 
 /**
