@@ -1,7 +1,7 @@
 import type { TransactionSql } from 'postgres';
 import type { RuleParams } from './types.js';
 import { topic } from '../provider/vocabulary.js';
-import { factoredWithoutInvoiceEvent } from './rules/invoice-common.js';
+import { factoredWithoutInvoiceEvent, invoiceSettings } from './rules/invoice-common.js';
 
 /**
  * Records on the pass's run (reconcile_runs.invoice_totals) what the invoice metrics show (money in
@@ -10,9 +10,14 @@ import { factoredWithoutInvoiceEvent } from './rules/invoice-common.js';
  *  - in_transit / in_transit_cents: invoices whose latest factoring event is factoring/approved,
  *    not canceled, that no completed payout lists, and the sum of their factored amounts; with them
  *    the approved references no invoice event carries (rules/invoice-common.ts);
- *  - discount, fixed_fee, vat (invoice rows), credit_notes, buyer_payments, disputes (the amounts
+ *  - kept: per currency of the report rows (a row naming none is EUR, as the reports take it),
+ *    discount, fixed_fee, vat (invoice rows), credit_notes, buyer_payments, disputes (the amounts
  *    those rows took off the payout, their own fee and VAT included), in cents: the parts add up to
- *    what the reports kept back, as the payouts report's composition does. Only the rows of payouts
+ *    what the reports kept back, as the payouts report's composition does. Amounts of two
+ *    currencies are never added (docs/how-it-decides.md): a EUR and a GBP payout's 2.50 each were
+ *    one "5.00". Before any report of a completed payout is imported, zeros in the contract's
+ *    currency (CONTRACT_TERMS), else EUR, the currency the reports take when nothing names one, so
+ *    the gauges read "nothing kept back" rather than nothing. Only the rows of payouts
  *    whose latest event is payout/complete, as the deduction and buyer payment rules read them: a
  *    cancelled payout kept nothing back, and its documents are settled again by the payout that
  *    re-issues them (counting both doubled the totals).
@@ -22,35 +27,39 @@ import { factoredWithoutInvoiceEvent } from './rules/invoice-common.js';
  */
 export async function recordInvoiceTotals(tx: TransactionSql, p: RuleParams, runId: number): Promise<void> {
   await tx`
-    update reconcile_runs r set invoice_totals = t.totals
-    from (
-      select jsonb_build_object(
-               'in_transit', transit.n, 'in_transit_cents', transit.cents::text,
-               'discount', kept.discount::text, 'fixed_fee', kept.fixed_fee::text, 'vat', kept.vat::text,
-               'credit_notes', kept.credit_notes::text, 'buyer_payments', kept.buyer_payments::text, 'disputes', kept.disputes::text) as totals
+    with transit as (
+      select count(*) as n, coalesce(sum(o.invoice_amount_cents), 0) as cents
       from (
-        select count(*) as n, coalesce(sum(o.invoice_amount_cents), 0) as cents
-        from (
-          select i.ref, f.invoice_amount_cents
-          from pass_invoices i
-          join pass_factoring f on f.ref = i.ref
-          where f.topic = ${topic('factoring/approved')} and i.canceled_at is null
-          union all
-          select x.ref, x.invoice_amount_cents from (${factoredWithoutInvoiceEvent(tx, p.environment)}) x
-        ) o
-        where not exists (select 1 from pass_listings l where l.status = 'complete' and l.ref = o.ref)
-      ) transit,
-      (
-        select coalesce(sum(discount_cents) filter (where doc_type = 'invoice'), 0) as discount,
-               coalesce(sum(transaction_fee_cents) filter (where doc_type = 'invoice'), 0) as fixed_fee,
-               coalesce(sum(vat_on_discount_cents) filter (where doc_type = 'invoice'), 0) as vat,
-               coalesce(-sum(transfer_amount_cents) filter (where doc_type = 'credit_note'), 0) as credit_notes,
-               coalesce(-sum(transfer_amount_cents) filter (where doc_type = 'buyer_payment'), 0) as buyer_payments,
-               coalesce(-sum(transfer_amount_cents) filter (where doc_type = 'dispute'), 0) as disputes
-        from payout_report_rows w
-        join pass_payouts l on l.payout_uuid = w.payout_uuid and l.status = 'complete'
-        where w.environment = ${p.environment}
-      ) kept
-    ) t
+        select i.ref, f.invoice_amount_cents
+        from pass_invoices i
+        join pass_factoring f on f.ref = i.ref
+        where f.topic = ${topic('factoring/approved')} and i.canceled_at is null
+        union all
+        select x.ref, x.invoice_amount_cents from (${factoredWithoutInvoiceEvent(tx, p.environment)}) x
+      ) o
+      where not exists (select 1 from pass_listings l where l.status = 'complete' and l.ref = o.ref)
+    ),
+    kept as (
+      select coalesce(upper(w.currency), 'EUR') as currency,
+             coalesce(sum(discount_cents) filter (where doc_type = 'invoice'), 0) as discount,
+             coalesce(sum(transaction_fee_cents) filter (where doc_type = 'invoice'), 0) as fixed_fee,
+             coalesce(sum(vat_on_discount_cents) filter (where doc_type = 'invoice'), 0) as vat,
+             coalesce(-sum(transfer_amount_cents) filter (where doc_type = 'credit_note'), 0) as credit_notes,
+             coalesce(-sum(transfer_amount_cents) filter (where doc_type = 'buyer_payment'), 0) as buyer_payments,
+             coalesce(-sum(transfer_amount_cents) filter (where doc_type = 'dispute'), 0) as disputes
+      from payout_report_rows w
+      join pass_payouts l on l.payout_uuid = w.payout_uuid and l.status = 'complete'
+      where w.environment = ${p.environment}
+      group by 1
+    )
+    update reconcile_runs r
+    set invoice_totals = jsonb_build_object(
+          'in_transit', (select n from transit), 'in_transit_cents', (select cents::text from transit),
+          'kept', (select coalesce(jsonb_object_agg(k.currency, jsonb_build_object(
+                     'discount', k.discount::text, 'fixed_fee', k.fixed_fee::text, 'vat', k.vat::text,
+                     'credit_notes', k.credit_notes::text, 'buyer_payments', k.buyer_payments::text, 'disputes', k.disputes::text)),
+                   jsonb_build_object(${invoiceSettings(p).terms?.currency ?? 'EUR'}::text, jsonb_build_object(
+                     'discount', '0', 'fixed_fee', '0', 'vat', '0', 'credit_notes', '0', 'buyer_payments', '0', 'disputes', '0')))
+                   from kept k))
     where r.id = ${runId}`;
 }

@@ -29,7 +29,7 @@ describe('a payout whose credit note refunds its share of the fee', () => {
       - cents('report_buyer_payments_cents') - cents('report_other_deductions_cents')).toBe(cents('report_net_cents'));
 
     const text = await testMetrics(db).registry.metrics();
-    expect(text).toContain('bnpl_recon_payout_deductions_cents{part="vat"} 53\n');
-    expect(text).toContain('bnpl_recon_payout_deductions_cents{part="credit_notes"} 1940\n');
+    expect(text).toContain('bnpl_recon_payout_deductions_cents{part="vat",currency="EUR"} 53\n');
+    expect(text).toContain('bnpl_recon_payout_deductions_cents{part="credit_notes",currency="EUR"} 1940\n');
   });
 });
