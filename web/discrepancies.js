@@ -141,9 +141,11 @@ async function openEvidence(id, focusNote = false) {
       el('p', { class: 'status', role: 'status', id: 'ack-result' }),
       el('details', {}, el('summary', { text: 'Add another note' }), ackForm))
     : ackForm;
-  const cents = (v) => (NAMED_CENTS_KINDS.has(d.kind) ? namedCentsInText(v, d.currency)
-    : CENTS_KINDS.has(d.kind) && /^-?\d{1,19}$/.test(String(v ?? '')) ? moneyCents(v, d.currency || d.evidence?.currency || 'EUR') : v);
-  const sentence = (text) => (NAMED_CENTS_KINDS.has(d.kind) ? namedCentsInText(text, d.currency) : centsInText(text, d.currency));
+  // A finding with no amount at stake (a report's figures) names its currency in its evidence.
+  const currency = d.currency || d.evidence?.currency || 'EUR';
+  const cents = (v) => (NAMED_CENTS_KINDS.has(d.kind) ? namedCentsInText(v, currency)
+    : CENTS_KINDS.has(d.kind) && /^-?\d{1,19}$/.test(String(v ?? '')) ? moneyCents(v, currency) : v);
+  const sentence = (text) => (NAMED_CENTS_KINDS.has(d.kind) ? namedCentsInText(text, currency) : centsInText(text, currency));
   body.replaceChildren(
     el('dl', { class: 'facts' }, ...[
       ['Status', d.status], ['Environment', d.environment], ['Entity', `${d.entity_type} ${d.entity_id}`], ['Reference', d.external_reference_id],
@@ -153,7 +155,7 @@ async function openEvidence(id, focusNote = false) {
     ].filter(([, v]) => v).flatMap(([k, v]) => [el('dt', { text: k }), el('dd', { text: v })])),
     d.status === 'resolved' ? el('p', { text: 'Resolved by the reconciler: nothing to acknowledge.' }) : ackPanel,
     evidenceSection('History of status changes and notes', table('Status changes and notes, oldest first', ['When', 'From', 'To', 'Who', 'Why'],
-      e.history.map((h) => [dateTime(h.at), h.from_status ?? '', h.to_status, h.actor, h.actor === 'reconciler' ? centsInText(h.reason, d.currency) : h.reason]))),
+      e.history.map((h) => [dateTime(h.at), h.from_status ?? '', h.to_status, h.actor, h.actor === 'reconciler' ? centsInText(h.reason, currency) : h.reason]))),
     evidenceSection(`Webhook deliveries (${e.deliveries.length})`, e.deliveries.length === 0 ? el('p', { text: 'No delivery names this entity.' })
       : el('ul', { class: 'deliveries' }, e.deliveries.map((w) => el('li', {},
         el('details', {}, el('summary', { text: `#${w.id} ${w.topic ?? '(no topic)'} received ${dateTime(w.received_at)}${w.applied ? ', applied' : ', retry'}${w.signature_valid ? '' : ', bad signature'}` }),

@@ -264,11 +264,11 @@ export const payoutDeductionMismatch: Rule = {
         where (v.mdr_failed or v.discount_failed or v.fee_failed or v.vat_failed or v.total_failed or v.transfer_failed or v.gross_failed) and c.failed
       ),
       judged as (
-        select payout_uuid, sepa_instruction_id, doc_type, doc_no, invoice_uuid, line,
+        select payout_uuid, sepa_instruction_id, doc_type, doc_no, invoice_uuid, line, upper(currency) as currency,
                string_agg(name || '=' || want::text, ';' order by name) as want,
                string_agg(name || '=' || got::text, ';' order by name) as got
         from checks
-        group by payout_uuid, sepa_instruction_id, doc_type, doc_no, invoice_uuid, line
+        group by payout_uuid, sepa_instruction_id, doc_type, doc_no, invoice_uuid, line, upper(currency)
       )
       ${insertIntoFound(tx)}
       select ${p.environment}::provider_environment, 'payout_deduction_mismatch', 'invoice', coalesce(j.invoice_uuid::text, j.doc_no),
@@ -277,7 +277,9 @@ export const payoutDeductionMismatch: Rule = {
              format('Payout %s (SEPA reference %s), report row %s (%s %s): expected %s, reported %s.',
                     j.payout_uuid, coalesce(j.sepa_instruction_id, '(none)'), j.line, replace(j.doc_type::text, '_', ' '), j.doc_no, j.want, j.got),
              jsonb_build_object('payout_uuid', j.payout_uuid, 'doc_no', j.doc_no, 'doc_type', j.doc_type, 'line', j.line,
-                                'expected', j.want, 'observed', j.got),
+                                'expected', j.want, 'observed', j.got,
+                                -- the row's currency (a row naming none is the contract's), for people: amounts are in it
+                                'currency', coalesce(j.currency, upper(${terms.currency}::text))),
              md5(j.doc_no || '|' || j.want || '|' || j.got)
       from judged j`;
     return result.count;

@@ -28,7 +28,7 @@ export const payoutReportMismatch: Rule = {
   async collect(tx: TransactionSql, p: RuleParams): Promise<number> {
     const result = await tx`
       with reported as (
-        select payout_uuid, sum(transfer_amount_cents) as transfer, count(distinct upper(currency)) > 1 as mixed,
+        select payout_uuid, sum(transfer_amount_cents) as transfer, count(distinct upper(currency)) > 1 as mixed, min(upper(currency)) as currency,
                coalesce(array_agg(distinct doc_no order by doc_no) filter (where doc_type = 'invoice'), '{}') as invoices
         from payout_report_rows
         where environment = ${p.environment}
@@ -39,7 +39,7 @@ export const payoutReportMismatch: Rule = {
       -- payout is paid in one currency, so such a report is not the payout's: flagged, observed
       -- being each currency's sum. Rows of unstated currency count with the stated one.
       compared as (
-        select l.payout_uuid, l.sepa_instruction_id, l.amount_cents, r.invoices, r.mixed,
+        select l.payout_uuid, l.sepa_instruction_id, l.amount_cents, r.invoices, r.mixed, case when not r.mixed then r.currency end as currency,
                case when not r.mixed then r.transfer end as transfer,
                case when not r.mixed then r.transfer::text
                     else (select string_agg(x.cents::text || ' ' || coalesce(x.currency, '(no currency)'), ' + ' order by x.currency nulls first)
@@ -70,7 +70,9 @@ export const payoutReportMismatch: Rule = {
                     case when cardinality(j.missing) > 0 then '; invoices the payout lists and the report does not: ' || array_to_string(j.missing, ', ') else '' end,
                     case when cardinality(j.extra) > 0 then '; invoices the report pays and the payout does not list: ' || array_to_string(j.extra, ', ') else '' end),
              jsonb_build_object('sepa_reference', j.sepa_instruction_id, 'payout_cents', j.amount_cents::text, 'report_cents', j.observed,
-                                'missing_from_report', to_jsonb(j.missing), 'not_listed_by_payout', to_jsonb(j.extra)),
+                                'missing_from_report', to_jsonb(j.missing), 'not_listed_by_payout', to_jsonb(j.extra),
+                                -- the rows' currency, for people (none when they name two: then no sum is shown)
+                                'currency', j.currency),
              md5(coalesce(j.amount_cents::text, '') || '|' || j.observed || '|' || array_to_string(j.missing, ',') || '|' || array_to_string(j.extra, ','))
       from judged j
       where j.mixed or j.amount_cents is distinct from j.transfer or cardinality(j.missing) > 0 or cardinality(j.extra) > 0`;
