@@ -392,22 +392,44 @@ function kindOf(entry: Dirent<Buffer>, name: string): string | undefined {
 /**
  * Makes `folder` a real directory: a symlink in its place (which would carry the inbox's files,
  * and its .error files, wherever it points) is removed and the directory re-created; anything
- * else that is not a directory is refused.
+ * else that is not a directory is refused. Replicas sharing the inbox may do this at the same
+ * moment: a folder (or its removal) that another one made between our look and our step is
+ * looked at again, not an error (two replicas starting on a fresh data directory failed one's
+ * scan with EEXIST).
  */
 async function ensureFolder(folder: string, log: Logger): Promise<void> {
-  let info;
-  try {
-    info = await lstat(folder);
-  } catch (error) {
-    if (!isGone(error)) throw error;
-    await mkdir(folder);
-    return;
+  for (let attempt = 0; ; attempt += 1) {
+    let info;
+    try {
+      info = await lstat(folder);
+    } catch (error) {
+      if (!isGone(error)) throw error;
+      if (await madeHere(() => mkdir(folder), attempt)) return;
+      continue;
+    }
+    if (info.isDirectory()) return;
+    if (!info.isSymbolicLink()) throw new Error(`inbox: ${folder} is not a directory; move it away`);
+    try {
+      await unlink(folder);
+    } catch (error) {
+      if (!isGone(error) || attempt > 0) throw error;
+    }
+    if (await madeHere(() => mkdir(folder), attempt)) {
+      log.warn({ folder }, 'inbox: subfolder was a symlink: removed and re-created as a directory');
+      return;
+    }
   }
-  if (info.isDirectory()) return;
-  if (!info.isSymbolicLink()) throw new Error(`inbox: ${folder} is not a directory; move it away`);
-  await unlink(folder);
-  await mkdir(folder);
-  log.warn({ folder }, 'inbox: subfolder was a symlink: removed and re-created as a directory');
+}
+
+/** Runs `make`; false when another process made the same name first (look again), once. */
+async function madeHere(make: () => Promise<unknown>, attempt: number): Promise<boolean> {
+  try {
+    await make();
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST' || attempt > 0) throw error;
+    return false;
+  }
 }
 
 /**
