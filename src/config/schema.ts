@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { databaseUrlProblem } from '../db/database-url.js';
-import cron from 'node-cron';
+import { CronPattern } from 'croner';
 import { contractTermsFromSetting } from '../payout-reports/contract-terms.js';
 import { documentedColumn } from '../payout-reports/columns.js';
 import { addressListError, splitList } from './addresses.js';
@@ -44,7 +44,19 @@ const booleanString = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
   .transform((v) => v === 'true' || v === '1' || v === 'yes');
 
-const cronExpression = z.string().refine((v) => cron.validate(v), { message: 'not a valid cron expression' });
+/** Five fields, or six with seconds first; read in UTC (jobs/job.ts). */
+const cronExpression = z.string().superRefine((v, ctx) => {
+  const fields = v.trim().split(/\s+/).length;
+  if (!v.trim().startsWith('@') && fields !== 5 && fields !== 6) {
+    ctx.addIssue({ code: 'custom', message: `not a valid cron expression: ${fields} fields, where five (or six, seconds first) are needed` });
+    return;
+  }
+  try {
+    new CronPattern(v, 'UTC');
+  } catch (error) {
+    ctx.addIssue({ code: 'custom', message: `not a valid cron expression: ${(error as Error).message.replace(/^CronPattern: /, '')}` });
+  }
+});
 
 /**
  * A number written as one: coercion alone reads a blank value (`PORT=" "`) as 0, a random port, and

@@ -1,10 +1,10 @@
-import cron from 'node-cron';
+import { Cron } from 'croner';
 import type { Logger } from '../log/logger.js';
 
 export interface JobOptions<T> {
   /** For logs and the skipped-ticks metric: "poll", "reconcile", "statement-inbox". */
   name: string;
-  /** A cron expression (node-cron; a sixth, leading field is seconds), or an interval in ms. */
+  /** A cron expression in UTC (a sixth, leading field is seconds), or an interval in ms. */
   schedule: string | { everyMs: number };
   log: Logger;
   /** The work; `signal` aborts on stop (and whatever the job adds, such as a lost lock). */
@@ -91,12 +91,13 @@ export function startJob<T>(options: JobOptions<T>): Job<T> {
   let stopping: Promise<void> | undefined;
   let cancelSchedule: () => Promise<void>;
   if (typeof options.schedule === 'string') {
-    // Not node-cron's noOverlap: it would drop a tick silently; tick() skips it and counts it.
-    const task = cron.schedule(options.schedule, async () => void (await job.tick()), { name: options.name });
-    cancelSchedule = async () => {
-      await task.stop();
-      await task.destroy();
-    };
+    // In UTC, whatever the host's zone: a schedule read in a zone with daylight saving skips or
+    // repeats an hour twice a year (node-cron 4.6, which this replaced, ran nothing for two hours
+    // and spun on the night the clocks went back, in a process whose TZ was Europe/Berlin:
+    // test/jobs/cron-schedule-dst.test.ts). Not croner's `protect`: it would drop a tick silently;
+    // tick() skips it and counts it. No `name`: croner keeps named jobs in a process-wide list.
+    const task = new Cron(options.schedule, { timezone: 'UTC' }, () => void job.tick());
+    cancelSchedule = async () => task.stop();
   } else {
     const every = options.schedule.everyMs;
     let timer: NodeJS.Timeout | undefined;

@@ -141,3 +141,21 @@ describe('a receiver behind an ingress whose pods are a CIDR range', () => {
     }
   });
 });
+
+describe('schedules (POLL_SCHEDULE, RECONCILE_SCHEDULE: cron in UTC, docs/settings.md)', () => {
+  it('accept five fields, six with seconds first, and a nickname', () => {
+    expect(loadConfig({ POLL_SCHEDULE: '*/5 * * * *', RECONCILE_SCHEDULE: '30 */10 * * * *' })).toMatchObject({ POLL_SCHEDULE: '*/5 * * * *', RECONCILE_SCHEDULE: '30 */10 * * * *' });
+    expect(loadConfig({ POLL_SCHEDULE: '@hourly' }).POLL_SCHEDULE).toBe('@hourly');
+  });
+
+  it.each([
+    ['*/5 * * *', /4 fields/],
+    ['0 0 * * * * 2027', /7 fields/],
+    ['61 * * * *', /minute/],
+    ['every five minutes', /not a valid cron expression/],
+  ])('refuse %j naming the problem', (value, message) => {
+    const error = refusal({ POLL_SCHEDULE: value });
+    expect(error.message).toContain('POLL_SCHEDULE');
+    expect(error.message).toMatch(message);
+  });
+});
