@@ -102,7 +102,7 @@ export const AGEING_COLUMNS = ['bucket', 'invoices', 'amount_cents', 'amount', '
 
 export const AGEING_SHAPE: ReportShape = { columns: AGEING_COLUMNS, numeric: new Set(['invoices', 'amount_cents', 'amount']) };
 
-/** The ageing buckets, in days since the invoice date (UTC days, whole days elapsed). */
+/** The ageing buckets, in whole days (24 hours each) elapsed since the invoice date. */
 export const AGEING_BUCKETS = [
   { bucket: '0-7', from: 0, to: 7 },
   { bucket: '8-30', from: 8, to: 30 },
@@ -137,7 +137,10 @@ export function ageingSource(database: Database, filters: { environment: Provide
     waiting as (
       -- An invoice dated after \`now\` (a provider clock ahead of ours; the demo's simulated days) is
       -- the newest there is: 0 days old, so the buckets still add up to every invoice waiting.
-      select i.invoice_uuid, greatest(0, (${now}::timestamptz at time zone 'UTC')::date - (i.created_at at time zone 'UTC')::date) as age,
+      -- Whole days elapsed, not calendar days of one zone: an invoice of 23:30 UTC was a day old
+      -- 30 minutes later counted in UTC dates (and 8 days old after 7 days and 11.5 hours), where in
+      -- the merchant's zone it was issued past midnight. Elapsed time is the same in every zone.
+      select i.invoice_uuid, greatest(0, floor(extract(epoch from ${now}::timestamptz - i.created_at) / 86400))::int as age,
              coalesce(f.amount, i.gross_amount_cents) as cents
       from (${invoiceFacts(sql, env)}) i
       left join lateral (

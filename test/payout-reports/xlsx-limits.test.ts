@@ -152,6 +152,9 @@ async function refusal(bytes: Buffer): Promise<string> {
   return (error as Error).message;
 }
 
+// The time bounds tell a refusal before reading (seconds) from reading the whole workbook first
+// (read-excel-file: 76-119 s, then failing); they are loose because the suite shares two cores, where
+// the cells case took 20.8 s once beside other tests. Speed itself is measured in bench/, not here.
 describe('an XLSX payout report is held to what a payout report can be', () => {
   it('the inbox, in a process with the Kubernetes manifest\'s 512 MB heap, moves a 1.5 KB workbook whose second row is row 30,000,000 to failed/', async () => {
     const dataDir = path.join(root, 'gap');
@@ -181,7 +184,7 @@ describe('an XLSX payout report is held to what a payout report can be', () => {
     expect(file.length).toBeLessThan(DEFAULT_PAYOUT_REPORT_MAX_FILE_BYTES);
     const started = performance.now();
     expect(await refusal(file)).toBe('a sheet of the workbook has more than 150,000 rows, more than a payout report holds: split the report');
-    expect(performance.now() - started).toBeLessThan(5_000);
+    expect(performance.now() - started).toBeLessThan(30_000);
 
     // The limit counts rows as read-excel-file allocates them: empty ones up to a row's number.
     const last = await readPayoutReport(workbook(sheetPart(`${headerRow}${invoiceRow(2)}${invoiceRow(150_000)}`)));
@@ -209,7 +212,7 @@ describe('an XLSX payout report is held to what a payout report can be', () => {
     for (const file of [said, lying]) {
       const started = performance.now();
       expect(await refusal(file)).toBe(message);
-      expect(performance.now() - started).toBeLessThan(5_000);
+      expect(performance.now() - started).toBeLessThan(30_000);
     }
   }, 300_000);
 
@@ -231,7 +234,7 @@ describe('an XLSX payout report is held to what a payout report can be', () => {
     expect(file.length).toBeLessThan(DEFAULT_PAYOUT_REPORT_MAX_FILE_BYTES);
     const started = performance.now();
     expect(await refusal(file)).toBe('a sheet of the workbook has more than 3,000,000 cells, more than a payout report holds: split the report');
-    expect(performance.now() - started).toBeLessThan(15_000);
+    expect(performance.now() - started).toBeLessThan(60_000);
   }, 300_000);
 
   it('refuses what read-excel-file could read otherwise than XML does: a DOCTYPE, a reference with a line break in it', async () => {
