@@ -30,10 +30,15 @@ function unwrapped(item: unknown): unknown {
 
 const listedOrder = z.preprocess(unwrapped, orderSchema);
 
-/** Public clients read `{"orders": [...]}`; a bare array is accepted too. */
+/**
+ * Public clients read `{"orders": [...]}`; a bare array is accepted too, and so is the one shape
+ * provider-api.md gives ("Order response shape: an object with a key order holding uuid, state,
+ * external_reference_id"), as a page of that one order.
+ */
 export const ordersPageSchema = z.union([
   z.object({ orders: z.array(listedOrder) }).transform((v) => v.orders),
   z.array(listedOrder),
+  z.object({ order: orderSchema }).transform((v) => [v.order]),
 ]);
 
 // zod's own z.guid() pattern, so the fast path below accepts exactly the strings the schema does.
