@@ -25,7 +25,8 @@ function showEnvironment(environment, operator) {
 
 async function route() {
   const name = (location.hash.slice(1) || 'overview');
-  const view = VIEWS[name] ? name : 'overview';
+  // Own names only: '#constructor' named Object.prototype's and hid every view.
+  const view = Object.hasOwn(VIEWS, name) ? name : 'overview';
   for (const v of Object.keys(VIEWS)) $(`view-${v}`).hidden = v !== view;
   for (const a of document.querySelectorAll('#nav a')) {
     if (a.dataset.view === view) a.setAttribute('aria-current', 'page');

@@ -25,11 +25,13 @@ export function money(amount, currency) {
   if (amount === null || amount === undefined || amount === '') return '';
   const value = String(amount);
   if (!/^-?\d+(\.\d+)?$/.test(value)) return value;
-  const nf = currency
-    ? formatter(`m:${currency}`, () => new Intl.NumberFormat(undefined, { style: 'currency', currency }))
-    : formatter('n2', () => new Intl.NumberFormat(undefined, { minimumFractionDigits: 2, maximumFractionDigits: 2 }));
+  const plain = () => formatter('n2', () => new Intl.NumberFormat(undefined, { minimumFractionDigits: 2, maximumFractionDigits: 2 }));
   // A numeric string is formatted exactly (Intl.NumberFormat v3), never through a float.
-  return nf.format(value);
+  if (!currency) return plain().format(value);
+  // A code Intl does not take (a bank file's 'EURO') is written beside the number: one such value
+  // must not keep a whole view from drawing.
+  if (!/^[A-Za-z]{3}$/.test(currency)) return `${plain().format(value)} ${currency}`;
+  return formatter(`m:${currency}`, () => new Intl.NumberFormat(undefined, { style: 'currency', currency })).format(value);
 }
 
 /** Integer cents (number or digits) as money: 5562931 -> '55.629,31 €'. */

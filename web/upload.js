@@ -56,24 +56,30 @@ async function submit(kind, ev) {
   }
   button.disabled = true;
   region.replaceChildren(el('p', { class: 'status', text: `Uploading ${file.name}…` }));
+  let r;
   try {
     const response = await api(`${k.path}?name=${encodeURIComponent(file.name)}`, {
       method: 'POST', body: file, headers: { 'content-type': 'application/octet-stream' },
     });
-    const r = await response.json();
-    region.replaceChildren(...(kind === 'statement' ? statementResult(r) : reportResult(r)));
-    $(k.input).value = '';
-    // The views show what the ledger holds now.
-    window.dispatchEvent(new CustomEvent('data-changed'));
+    r = await response.json();
   } catch (error) {
-    // 422 is the import's own refusal of the file; anything else kept it from being imported at all.
+    // An error answer: 422 is the import's own refusal of the file, any other kept it from being
+    // imported at all (the import is one transaction). No answer (the connection lost): the daemon
+    // may have stored the file, so the page does not say it did not.
     const refused = error instanceof ApiError && error.status === 422;
     region.replaceChildren(
-      el('p', { class: 'error', text: `${file.name} was ${refused ? 'refused' : 'not imported'}: nothing was stored.` }),
+      el('p', { class: 'error', text: error instanceof ApiError
+        ? `${file.name} was ${refused ? 'refused' : 'not imported'}: nothing was stored.`
+        : `${file.name}: the daemon's answer did not arrive, so whether it was imported is not known; uploading it again adds nothing it already holds.` }),
       el('p', { class: 'upload-reason', text: error.message }));
+    return;
   } finally {
     button.disabled = false;
   }
+  // Drawn after the answer: a failure to draw it must not read as a failure to import.
+  $(k.input).value = '';
+  window.dispatchEvent(new CustomEvent('data-changed'));
+  region.replaceChildren(...(kind === 'statement' ? statementResult(r) : reportResult(r)));
 }
 
 export function setUpUpload() {

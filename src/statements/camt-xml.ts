@@ -38,7 +38,19 @@ export function amountOf(amt: unknown, where: string): { cents: bigint; currency
   const value = text(amt);
   if (value === null) return null;
   if (/^\s*[+-]/.test(value)) throw new StatementFormatError(`${where}: signed amount ${quoted(value)}: camt.053 amounts are unsigned, the direction is CdtDbtInd`);
-  return { cents: statementCents(value, where), currency: text(node(amt)['@_Ccy']) };
+  return { cents: statementCents(value, where), currency: currencyCode(text(node(amt)['@_Ccy']), `${where}: Ccy`) };
+}
+
+/**
+ * A currency code as the schema has it (ActiveOrHistoricCurrencyCode, [A-Z]{3}), blanks around it
+ * dropped; anything else ('EURO') is refused naming it: stored, it was no currency any reader of the
+ * ledger could use (the page could not write an amount in it).
+ */
+export function currencyCode(value: string | null, where: string): string | null {
+  if (value === null) return null;
+  const code = value.trim();
+  if (!/^[A-Za-z]{3}$/.test(code)) throw new StatementFormatError(`${where} ${quoted(value)} is not a currency code (three letters, ISO 4217)`);
+  return code;
 }
 
 /**

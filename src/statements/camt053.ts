@@ -1,7 +1,7 @@
 import { accountId } from './account.js';
 import { xmlTreeReader } from './camt-sax.js';
 import { bankDate } from './dates.js';
-import { amountOf, at, dateOf, instantOf, list, node, partyName, text, type Node } from './camt-xml.js';
+import { amountOf, at, currencyCode, dateOf, instantOf, list, node, partyName, text, type Node } from './camt-xml.js';
 import { collect } from './collect.js';
 import { normalizeIban, present, sepaReferenceOf } from './reference.js';
 import { addTotal, balanceCheck, combineChecks, type Balance } from './totals.js';
@@ -240,7 +240,7 @@ function context(stmt: Node, index: number, created: string | null) {
   return {
     id,
     account: accountOf(stmt, where),
-    accountCurrency: text(at(stmt, 'Acct', 'Ccy')),
+    accountCurrency: currencyCode(text(at(stmt, 'Acct', 'Ccy')), `${where}: Acct/Ccy`),
     where,
     statementDate: statementDateOf(stmt, created),
   };

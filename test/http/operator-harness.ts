@@ -49,7 +49,7 @@ export async function insertFinding(database: TestDatabase, f: {
                                expected, observed, details, evidence, evidence_hash, first_detected_at)
     values (${f.env ?? 'sandbox'}, ${f.kind}, ${f.status ?? 'open'}, ${f.entityType ?? (f.kind.startsWith('payout') ? 'payout' : 'order')}, ${f.entity},
             ${f.subject ?? ''}, ${f.ref ?? null}, ${f.sepa ?? null}, ${f.expected ?? null}, ${f.observed ?? null}, ${f.details ?? 'A sentence.'},
-            ${f.evidence === undefined ? null : database.sql.json(f.evidence as never)}, ${f.hash ?? null}, now())
+            ${f.evidence === undefined ? null : JSON.stringify(f.evidence)}::jsonb, ${f.hash ?? null}, now())
     returning id::text`;
   return Number(row!.id);
 }

@@ -23,3 +23,14 @@ describe('the page shows money, not cents', () => {
     expect(namedCentsInText('no checks here', 'EUR')).toBe('no checks here');
   });
 });
+
+describe('a currency Intl does not take', () => {
+  // A ledger may hold one (a CAMT.053 imported before its Ccy was checked: 'EURO'); drawing it threw
+  // a RangeError, which blanked the whole Discrepancies view and made the Upload view say a stored
+  // statement was "not imported: nothing was stored".
+  it('is written beside the number instead of throwing', () => {
+    expect(moneyCents('12345', 'EURO')).toMatch(/^123[.,]45 EURO$/);
+    expect(centsInText('a credit of 500 cents', 'EURO')).toMatch(/^a credit of 5[.,]00 EURO$/);
+    expect(moneyCents('12345', 'GBP')).toMatch(/£/);
+  });
+});
