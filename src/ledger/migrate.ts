@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { packageFile } from '../package/package-root.js';
 import { migrate } from 'drizzle-orm/postgres-js/migrator';
@@ -43,7 +45,13 @@ export async function applyMigrations(database: Database, log: Logger, signal?: 
   }
   try {
     const before = await appliedWhens(database);
-    await migrate(database.db, { migrationsFolder: MIGRATIONS_FOLDER });
+    try {
+      await migrate(database.db, { migrationsFolder: MIGRATIONS_FOLDER });
+    } catch (error) {
+      const failure = new MigrationFailedError(error, releaseJournal().filter((e) => !before.has(e.when)));
+      log.error({ migration: failure.tag, err: failure.reason }, failure.message);
+      throw failure;
+    }
     const after = await appliedWhens(database);
     const applied = releaseJournal().filter((e) => after.has(e.when) && !before.has(e.when)).map((e) => e.tag);
     await recordSchemaRelease(database, releaseJournal());
@@ -55,6 +63,37 @@ export async function applyMigrations(database: Database, log: Logger, signal?: 
     return applied;
   } finally {
     await lock.release();
+  }
+}
+
+/**
+ * A migration that failed, named with Postgres's reason. drizzle's error says only "Failed query:"
+ * and the statement's text, its cause (the reason: "relation … already exists") unsaid, and not which
+ * migration the statement belongs to. drizzle applies every pending migration in one transaction, so
+ * none of them is applied: the ledger is where it was.
+ */
+export class MigrationFailedError extends Error {
+  override readonly name = 'MigrationFailedError';
+  readonly tag: string | undefined;
+  readonly reason: string;
+  constructor(error: unknown, pending: JournalEntry[]) {
+    const query = (error as { query?: unknown }).query;
+    const cause = (error as { cause?: unknown }).cause ?? error;
+    const code = (cause as { code?: unknown }).code;
+    const reason = `${(cause as Error).message ?? String(cause)}${typeof code === 'string' ? ` (SQLSTATE ${code})` : ''}`;
+    const tag = typeof query === 'string' ? pending.find((e) => migrationText(e.tag).includes(query.trim()))?.tag : undefined;
+    super(`migration ${tag ?? `(one of ${pending.map((e) => e.tag).join(', ') || 'none pending'})`} failed: ${reason}; `
+      + 'the pending migrations were rolled back together and none is applied: fix the cause and run migrate again');
+    this.tag = tag;
+    this.reason = reason;
+  }
+}
+
+function migrationText(tag: string): string {
+  try {
+    return readFileSync(path.join(MIGRATIONS_FOLDER, `${tag}.sql`), 'utf8');
+  } catch {
+    return '';
   }
 }
 
