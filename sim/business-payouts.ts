@@ -7,7 +7,7 @@ import { DAY_MS, HOUR_MS, MINUTE_MS, isoDate } from './time.js';
 
 /**
  * The daily payout run: one transfer covers every factored invoice not yet paid out, net of the
- * contract's deductions (MDR, fixed fee per order, VAT on both) and of the credit notes, buyers'
+ * contract's deductions (MDR, fixed fee per order, VAT on both unless vat_on_fixed_fee is false) and of the credit notes, buyers'
  * direct payments and lost disputes since the last run, exactly as its payout report shows. Its SEPA instruction id is the reference on the merchant's bank statement.
  * Payout faults are drawn from the fault stream here because they shape both the events and the
  * bank statement.
@@ -146,7 +146,7 @@ interface BuiltRows {
 
 /**
  * The invoice rows by the contract (contract.ts): the MDR for the invoice's payment method and
- * terms, the fixed fee on its order's first invoice (the one created first), VAT on both. A fee fault
+ * terms, the fixed fee on its order's first invoice (the one created first), VAT as vat_on_fixed_fee says. A fee fault
  * is applied only in a payout that completes, so its row is published.
  */
 function buildRows(b: Business, included: readonly InvoiceRecord[], completing: boolean): BuiltRows {
@@ -173,7 +173,7 @@ function buildRows(b: Business, included: readonly InvoiceRecord[], completing: 
       if (twice) fee = fixedFee;
       else out.notApplicable.push({ invoice, details: first ? "the order's first invoice: its fixed fee is due" : fixedFee === 0n ? 'the contract has no fixed fee' : "the order's first invoice is in no report yet" });
     }
-    const d = invoiceDeductions(invoice.grossCents, chargedRate, fee, b.terms.vat_percent);
+    const d = invoiceDeductions(invoice.grossCents, chargedRate, fee, b.terms.vat_percent, b.terms.vat_on_fixed_fee);
     const row: PayoutReportRow = {
       orderNo: order.externalReferenceId,
       docNo: invoice.externalReferenceId,
@@ -190,7 +190,7 @@ function buildRows(b: Business, included: readonly InvoiceRecord[], completing: 
     };
     out.rows.push(row);
     if (faulty === 'fee_overcharged') {
-      const fair = invoiceDeductions(invoice.grossCents, rate, fee, b.terms.vat_percent);
+      const fair = invoiceDeductions(invoice.grossCents, rate, fee, b.terms.vat_percent, b.terms.vat_on_fixed_fee);
       out.faults.push({ row, fault: faulty, expectedCents: fair.discountCents, observedCents: d.discountCents });
     } else if (twice) {
       out.faults.push({ row, fault: faulty, expectedCents: 0n, observedCents: fee });

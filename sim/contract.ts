@@ -37,6 +37,9 @@ export const contractTermsSchema = z
       .min(1),
     fixed_fee_cents: z.number().int().min(0).max(1_000_000),
     vat_percent: percent,
+    // The simulated provider charges VAT on the fixed fee too unless told not to; the daemon is told
+    // the same through CONTRACT_TERMS (the demo passes these terms), so it judges strictly.
+    vat_on_fixed_fee: z.boolean().default(true),
   })
   .strict();
 
@@ -55,6 +58,7 @@ export const DEFAULT_CONTRACT_TERMS: ContractTermsInput = {
   ],
   fixed_fee_cents: 30,
   vat_percent: '19',
+  vat_on_fixed_fee: true,
 };
 
 export function parseContractTerms(input: ContractTermsInput | undefined): ContractTerms {
@@ -84,12 +88,13 @@ export interface InvoiceDeductions {
 }
 
 /**
- * The spec's arithmetic for one invoice row: Discount = amount x rate and VAT = (Discount + fixed
- * fee) x VAT %, each rounded half away from zero to the cent; the transfer is the amount less all three.
+ * The arithmetic for one invoice row: Discount = amount x rate and VAT = Discount x VAT % (with
+ * `vatOnFixedFee`, (Discount + fixed fee) x VAT %), each rounded half away from zero to the cent;
+ * the transfer is the amount less all three.
  */
-export function invoiceDeductions(amountCents: bigint, rateMicros: number, transactionFeeCents: bigint, vatMicros: number): InvoiceDeductions {
+export function invoiceDeductions(amountCents: bigint, rateMicros: number, transactionFeeCents: bigint, vatMicros: number, vatOnFixedFee = true): InvoiceDeductions {
   const discountCents = mulDivRound(amountCents, BigInt(rateMicros), 1_000_000n);
-  const vatCents = mulDivRound(discountCents + transactionFeeCents, BigInt(vatMicros), 1_000_000n);
+  const vatCents = mulDivRound(discountCents + (vatOnFixedFee ? transactionFeeCents : 0n), BigInt(vatMicros), 1_000_000n);
   const totalDeductionsCents = discountCents + transactionFeeCents + vatCents;
   return { rateMicros, discountCents, transactionFeeCents, vatCents, totalDeductionsCents, transferCents: amountCents - totalDeductionsCents };
 }

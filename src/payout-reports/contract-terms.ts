@@ -19,6 +19,13 @@ export interface ContractTerms {
   mdr: MdrEntry[];
   fixedFeeCents: bigint;
   vatRateMicros: number;
+  /**
+   * Whether VAT on Discount is charged on the fixed fee too. The provider's merchant documentation
+   * says "VAT on Discount: VAT on the fee", with Discount "the fee in money" and the fixed fee a
+   * column of its own, which reads as Discount alone; a contract may charge it on both. null (not
+   * set): either is accepted, so neither reading raises a finding the documents do not prove.
+   */
+  vatOnFixedFee: boolean | null;
 }
 
 /** A percent as a decimal string or a JSON number, up to 4 decimals, 0 to 100, in micros. */
@@ -48,6 +55,7 @@ const termsSchema = z
     mdr: z.array(mdrEntry).min(1),
     fixed_fee_cents: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER),
     vat_percent: percent,
+    vat_on_fixed_fee: z.boolean().optional(),
   })
   .superRefine((terms, ctx) => {
     const seen = new Map<string, number>();
@@ -87,6 +95,7 @@ export function parseContractTerms(text: string): ContractTerms {
     mdr: terms.mdr.map((e) => ({ paymentMethod: e.payment_method ?? null, paymentTermsDays: e.payment_terms_days ?? null, rateMicros: e.percent })),
     fixedFeeCents: BigInt(terms.fixed_fee_cents),
     vatRateMicros: terms.vat_percent,
+    vatOnFixedFee: terms.vat_on_fixed_fee ?? null,
   };
 }
 

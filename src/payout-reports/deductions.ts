@@ -86,7 +86,8 @@ export function expectedDeductions(terms: ContractTerms, input: InvoiceFacts & {
   const discountExact = rate === null ? null : input.transactionAmountCents * BigInt(rate);
   const discount = discountExact === null ? null : roundMicroCents(discountExact);
   const fee = input.firstInvoiceOfOrder === null ? null : input.firstInvoiceOfOrder ? terms.fixedFeeCents : 0n;
-  const vatExact = discount === null || fee === null ? null : (discount + fee) * BigInt(terms.vatRateMicros);
+  // The documented reading (VAT on the Discount) unless the contract charges it on the fee too.
+  const vatExact = discount === null || fee === null ? null : (discount + (terms.vatOnFixedFee === true ? fee : 0n)) * BigInt(terms.vatRateMicros);
   const vat = vatExact === null ? null : roundMicroCents(vatExact);
   const total = discount === null || fee === null || vat === null ? null : discount + fee + vat;
   return {
@@ -115,8 +116,8 @@ type JudgedRow = Pick<PayoutReportRow, 'docType' | 'docNo' | 'currency' | 'trans
 
 /**
  * A report row against its own arithmetic (every row) and the contract (invoice rows whose rate,
- * order position or currency the facts decide). The VAT is judged on the row's own Discount and
- * Transaction Fee, so one over-charged fee is one finding, not two.
+ * order position or currency the facts decide). The VAT is judged on the row's own Discount (and
+ * Transaction Fee), so one over-charged fee is one finding, not two.
  */
 export function judgeRow(terms: ContractTerms, row: JudgedRow, facts: InvoiceFacts): DeductionFinding[] {
   const money = (cents: bigint) => `${centsText(cents)}${row.currency ? ` ${row.currency}` : ''}`;
@@ -151,9 +152,15 @@ export function judgeRow(terms: ContractTerms, row: JudgedRow, facts: InvoiceFac
   if (facts.firstInvoiceOfOrder === false && row.transactionFeeCents !== 0n) {
     exact('fixed_fee_twice', 0n, row.transactionFeeCents, `${row.docNo}: a Transaction Fee of ${money(row.transactionFeeCents)} on an invoice after the order's first: the fixed fee is charged once per order`);
   }
-  const vatExact = (row.discountCents + row.transactionFeeCents) * BigInt(terms.vatRateMicros);
-  if (!withinRounding(row.vatOnDiscountCents, vatExact)) {
-    findings.push({ aspect: 'vat', expected: microCentsText(vatExact), observed: String(row.vatOnDiscountCents), message: `${row.docNo}: VAT on Discount ${money(row.vatOnDiscountCents)} is not ${percentText(terms.vatRateMicros)} % of Discount + Transaction Fee ${money(row.discountCents + row.transactionFeeCents)} rounded to the cent (exactly ${microCentsText(vatExact)} cents)` });
+  // VAT on the Discount, or on it and the fixed fee (ContractTerms.vatOnFixedFee); a reading the
+  // terms leave open is a finding only when the row fits neither.
+  const onDiscount = { base: row.discountCents, what: 'Discount' };
+  const onBoth = { base: row.discountCents + row.transactionFeeCents, what: 'Discount + Transaction Fee' };
+  const readings = terms.vatOnFixedFee === true ? [onBoth] : terms.vatOnFixedFee === false || row.transactionFeeCents === 0n ? [onDiscount] : [onDiscount, onBoth];
+  const exactOf = (r: { base: bigint }) => r.base * BigInt(terms.vatRateMicros);
+  if (!readings.some((r) => withinRounding(row.vatOnDiscountCents, exactOf(r)))) {
+    const said = readings.map((r) => `of ${r.what} ${money(r.base)} (exactly ${microCentsText(exactOf(r))} cents)`).join(' nor ');
+    findings.push({ aspect: 'vat', expected: microCentsText(exactOf(readings[0]!)), observed: String(row.vatOnDiscountCents), message: `${row.docNo}: VAT on Discount ${money(row.vatOnDiscountCents)} is not ${percentText(terms.vatRateMicros)} % ${said}, rounded to the cent` });
   }
   return findings;
 }

@@ -32,6 +32,8 @@ export interface DeductionTerms {
   mdr: readonly { paymentMethod: string | null; paymentTermsDays: number | null; rateMicros: number }[];
   fixedFeeCents: bigint;
   vatRateMicros: number;
+  /** VAT on the fixed fee too (true), on the Discount alone (false), either accepted (null): payout-reports/contract-terms.ts */
+  vatOnFixedFee: boolean | null;
 }
 
 /** The invoice rules' settings. */

@@ -15,6 +15,8 @@ const TERMS_JSON = JSON.stringify({
   vat_percent: '19',
 });
 const terms: ContractTerms = parseContractTerms(TERMS_JSON);
+/** The same contract charging VAT on the fixed fee too (vat_on_fixed_fee: true). */
+const termsVatOnFee: ContractTerms = parseContractTerms(JSON.stringify({ ...JSON.parse(TERMS_JSON), vat_on_fixed_fee: true }));
 const bankTransfer30 = { paymentMethod: 'bank_transfer', paymentTermsDays: 30 };
 
 function refusal(text: string): string {
@@ -38,7 +40,9 @@ describe('contract terms', () => {
       ],
       fixedFeeCents: 30n,
       vatRateMicros: 190000,
+      vatOnFixedFee: null,
     });
+    expect(termsVatOnFee.vatOnFixedFee).toBe(true);
     expect(parseContractTerms('{"mdr":[{"percent":"0.0001"}],"fixed_fee_cents":0,"vat_percent":"100"}')).toMatchObject({ currency: null, mdr: [{ rateMicros: 1 }], vatRateMicros: 1_000_000 });
   });
 
@@ -93,7 +97,7 @@ describe('rounding', () => {
 
 describe('expected deductions', () => {
   it('for an order\'s first invoice: 2.5 % of 1,234.56 is 30.864 -> 30.86, fee 0.30, 19 % VAT of 31.16 is 5.9204 -> 5.92', () => {
-    expect(expectedDeductions(terms, { ...bankTransfer30, transactionAmountCents: 123456n, firstInvoiceOfOrder: true })).toEqual({
+    expect(expectedDeductions(termsVatOnFee, { ...bankTransfer30, transactionAmountCents: 123456n, firstInvoiceOfOrder: true })).toEqual({
       mdrRateMicros: 25000,
       discountExactMicroCents: 3_086_400_000n,
       discountCents: 3086n,
@@ -115,7 +119,15 @@ describe('expected deductions', () => {
       transferAmountCents: 96n,
     });
     // 2.9 % of 50.00 is 145 cents; with the fee, 19 % of 175 cents is 33.25 -> 33.
-    expect(expectedDeductions(terms, { paymentMethod: 'bank_transfer', paymentTermsDays: 14, transactionAmountCents: 5000n, firstInvoiceOfOrder: true })).toMatchObject({ discountCents: 145n, vatCents: 33n, totalDeductionsCents: 208n });
+    expect(expectedDeductions(termsVatOnFee, { paymentMethod: 'bank_transfer', paymentTermsDays: 14, transactionAmountCents: 5000n, firstInvoiceOfOrder: true })).toMatchObject({ discountCents: 145n, vatCents: 33n, totalDeductionsCents: 208n });
+  });
+
+  it('with VAT on the fixed fee not set, the documented reading: VAT on the Discount alone', () => {
+    // provider-merchant-docs.md: "VAT on Discount: VAT on the fee", Discount being "the fee in money".
+    // 19 % of 30.86 is 5.8634 -> 5.86.
+    expect(expectedDeductions(terms, { ...bankTransfer30, transactionAmountCents: 123456n, firstInvoiceOfOrder: true })).toMatchObject({
+      discountCents: 3086n, transactionFeeCents: 30n, vatCents: 586n, totalDeductionsCents: 3702n, transferAmountCents: 119754n,
+    });
   });
 
   it('leaves what it cannot know as null', () => {
@@ -170,10 +182,18 @@ describe('a report row judged against the contract', () => {
     expect([1n, 2n, 3n, 4n].map(small)).toEqual([['discount'], [], [], ['discount']]);
   });
 
-  it('judges VAT on Discount + Transaction Fee, not on the discount alone', () => {
-    // 19 % of 30.86 alone is 5.8634 -> 5.86: the fee's VAT is missing.
-    const findings = judgeRow(terms, consistent({ vatOnDiscountCents: 586n }), first);
-    expect(findings.map((f) => [f.aspect, f.expected, f.observed])).toEqual([['vat', '592.04', '586']]);
+  it('judges VAT on Discount + Transaction Fee when the contract says so, on the Discount when it says so, and accepts either when it does not', () => {
+    // 19 % of 30.86 alone is 5.8634 -> 5.86; with the fee, of 31.16, 5.9204 -> 5.92.
+    const judged = (t: ContractTerms, cents: bigint) => judgeRow(t, consistent({ vatOnDiscountCents: cents }), first).map((f) => [f.aspect, f.expected, f.observed]);
+    expect(judged(termsVatOnFee, 586n)).toEqual([['vat', '592.04', '586']]);
+    expect(judged(termsVatOnFee, 592n)).toEqual([]);
+    const onDiscount = parseContractTerms(JSON.stringify({ ...JSON.parse(TERMS_JSON), vat_on_fixed_fee: false }));
+    expect(judged(onDiscount, 592n)).toEqual([['vat', '586.34', '592']]);
+    expect(judged(onDiscount, 586n)).toEqual([]);
+    expect(judged(terms, 586n)).toEqual([]);
+    expect(judged(terms, 592n)).toEqual([]);
+    expect(judged(terms, 600n)).toEqual([['vat', '586.34', '600']]);
+    expect(judgeRow(terms, consistent({ vatOnDiscountCents: 600n }), first)[0]!.message).toMatch(/is not 19 % of Discount 30\.86 EUR \(exactly 586\.34 cents\) nor of Discount \+ Transaction Fee 31\.16 EUR \(exactly 592\.04 cents\)/);
     // A half cent of VAT: 19 % of 2.50 is 47.5 cents: 47 and 48 pass, 49 does not.
     const vat = (cents: bigint) => aspects(consistent({ transactionAmountCents: 10000n, grossPurchasePriceCents: 10000n, discountCents: 250n, transactionFeeCents: 0n, vatOnDiscountCents: cents }), { ...first, firstInvoiceOfOrder: false });
     expect([46n, 47n, 48n, 49n].map(vat)).toEqual([['vat'], [], [], ['vat']]);

@@ -21,6 +21,7 @@ export const TERMS: DeductionTerms = {
   ],
   fixedFeeCents: 30n,
   vatRateMicros: 190_000,
+  vatOnFixedFee: null,
 };
 
 export function pass(database: Database, now: Date, s: { terms?: DeductionTerms | null; days?: number; full?: boolean } = {}): Promise<PassSummary> {

@@ -37,7 +37,10 @@ import { invoiceCreation, invoiceCreationBound } from '../../ledger/invoices.js'
  *      row of a completed payout stored that may have been created first: no invoice/created
  *      received, or its time no later than the first row's invoice's (its invoice/created, else its
  *      first event of any topic: created no later than that), or the first row has no invoice event;
- *    - vat: on an invoice row, |VAT on Discount - (Discount + Transaction Fee) x VAT %| >= 1 cent.
+ *    - vat: on an invoice row, |VAT on Discount - Discount x VAT %| >= 1 cent (vat_on_fixed_fee
+ *      false), |VAT on Discount - (Discount + Transaction Fee) x VAT %| >= 1 cent (true), or both
+ *      (not set: provider-merchant-docs.md's "VAT on the fee" reads as the Discount alone, a
+ *      contract may charge it on the fixed fee too; a row fitting either proves no mismatch).
  *  Credit notes, buyer payments and disputes are not judged on their Discount or VAT: the provider's
  *  documentation gives them a fee rate of their own ("Discount %: the total fee rate applied to the
  *  document"), which the contract does not state.
@@ -242,8 +245,13 @@ export const payoutDeductionMismatch: Rule = {
                e.transaction_fee_cents <> e.fee_expected
                  and not exists (select 1 from fee_unknown u where u.payout_uuid = e.payout_uuid and u.doc_no = e.doc_no)
                  and not exists (select 1 from fee_once o where o.order_key = e.order_key and o.payout_uuid = e.payout_uuid) as fee_failed,
+               -- VAT on the Discount, or on the Discount and the fixed fee (ContractTerms.vatOnFixedFee):
+               -- a reading the terms leave open fails only when the row fits neither.
                e.doc_type = 'invoice' and e.judged
-                 and abs(e.vat_on_discount_cents::numeric * 1000000 - (e.discount_cents::numeric + e.transaction_fee_cents) * ${terms.vatRateMicros}) >= 1000000 as vat_failed,
+                 and (${terms.vatOnFixedFee ?? null}::boolean is true
+                      or abs(e.vat_on_discount_cents::numeric * 1000000 - e.discount_cents::numeric * ${terms.vatRateMicros}) >= 1000000)
+                 and (${terms.vatOnFixedFee ?? null}::boolean is false
+                      or abs(e.vat_on_discount_cents::numeric * 1000000 - (e.discount_cents::numeric + e.transaction_fee_cents) * ${terms.vatRateMicros}) >= 1000000) as vat_failed,
                e.total_deductions_cents::numeric <> e.discount_cents::numeric + e.transaction_fee_cents + e.vat_on_discount_cents as total_failed,
                e.transfer_amount_cents::numeric <> e.gross_purchase_price_cents::numeric - e.total_deductions_cents as transfer_failed,
                e.gross_purchase_price_cents <> e.transaction_amount_cents as gross_failed
@@ -256,7 +264,8 @@ export const payoutDeductionMismatch: Rule = {
           ('mdr', trim_scale(v.rate_micros::numeric / 10000), trim_scale(v.mdr_rate_micros::numeric / 10000), v.mdr_failed),
           ('discount', round(v.transaction_amount_cents::numeric * v.rate_micros / 1000000), v.discount_cents::numeric, v.discount_failed),
           ('fee', v.fee_expected::numeric, v.transaction_fee_cents::numeric, v.fee_failed),
-          ('vat', round((v.discount_cents::numeric + v.transaction_fee_cents) * ${terms.vatRateMicros} / 1000000), v.vat_on_discount_cents::numeric, v.vat_failed),
+          ('vat', round((v.discount_cents::numeric + case when ${terms.vatOnFixedFee ?? null}::boolean is true then v.transaction_fee_cents else 0 end)
+                        * ${terms.vatRateMicros} / 1000000), v.vat_on_discount_cents::numeric, v.vat_failed),
           ('total', v.discount_cents::numeric + v.transaction_fee_cents + v.vat_on_discount_cents, v.total_deductions_cents::numeric, v.total_failed),
           ('transfer', v.gross_purchase_price_cents::numeric - v.total_deductions_cents, v.transfer_amount_cents::numeric, v.transfer_failed),
           ('gross', v.transaction_amount_cents::numeric, v.gross_purchase_price_cents::numeric, v.gross_failed)
