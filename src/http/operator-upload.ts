@@ -10,7 +10,7 @@ import { PayoutReportImportStoppedError, PayoutReportImportTimeoutError, type Pa
 import { csvSettings } from '../statements/csv-settings.js';
 import { importStatementAsDaemon } from '../statements/daemon-import.js';
 import { describeStatementImport, type ImportResult } from '../statements/import.js';
-import { ImportCrashedError, ImportStoppedError } from '../statements/isolated-import.js';
+import { ImportCrashedError, ImportLedgerStalledError, ImportStoppedError } from '../statements/isolated-import.js';
 import { StatementFormatError } from '../statements/types.js';
 import { BodyNotSavedError, BodyTooLargeError, saveBody } from './read-body.js';
 import type { Guard, Operator } from './operator-request.js';
@@ -141,6 +141,8 @@ export function uploadRoutes(deps: {
         // The inbox's refusals: the file's own fault, or a file that killed or outran its import process.
         if (error instanceof StatementFormatError || error instanceof ImportCrashedError) return { status: 422, error: error.message };
         if (error instanceof ImportStoppedError) return { status: 503, error: 'the daemon is stopping: nothing was stored; upload the file again once it is back' };
+        // Not the file's fault: the ledger held the import past its time (ledgerHeldImport).
+        if (error instanceof ImportLedgerStalledError) return { status: 503, error: `${name}: ${error.message.replace(/: retried at the next scan$/, '')}; nothing was stored; upload it again later` };
         throw error;
       }
     },

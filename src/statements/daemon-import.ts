@@ -2,6 +2,7 @@ import type { Config } from '../config/schema.js';
 import type { Database } from '../db/database.js';
 import { fileSource, importLimits, importStatementSource, type ImportResult } from './import.js';
 import { importInChildProcess } from './isolated-import.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { CsvOptions } from './csv.js';
 import { RECEIVER_PACE } from './store-pipeline.js';
 
@@ -54,6 +55,44 @@ export function importStatementAsDaemon(ctx: DaemonImportContext, file: string, 
     {
       maxMemoryMb: ctx.config.STATEMENT_IMPORT_MAX_MEMORY_MB, timeoutMs: ctx.config.STATEMENT_IMPORT_TIMEOUT_SECONDS * 1000,
       ...(ctx.signal ? { signal: ctx.signal } : {}), ...(pressureMs ? { pressureMs, niceness: IMPORT_NICENESS } : {}),
+      ledgerHeld: (pid) => ledgerHeldImport(ctx.database, pid),
     },
   );
+}
+
+/** How long the question to the server at an import's time limit may take before the ledger counts as not answering. */
+const LEDGER_QUESTION_MS = 5_000;
+
+/**
+ * At an import's time limit, why the ledger rather than the import's own work held it, from the
+ * server's view of the import's backend (pg_stat_activity), asked over the daemon's own pool:
+ *  - the ledger does not answer within LEDGER_QUESTION_MS, or the question fails: the ledger's;
+ *  - the backend is gone (the server ended it, a failover, a network that dropped it while the
+ *    import waited on an answer that will never come): the ledger's;
+ *  - the backend is running a statement, not waiting for the client: the ledger's (a lock another
+ *    session holds, a server too busy);
+ *  - it is idle, or waits for the client (ClientRead: the rows of a COPY, the next statement): the
+ *    import's own work took the time, so the file is at fault (undefined).
+ * Before the child named its backend (undefined pid) only an unanswering ledger is the ledger's.
+ * The backend is then ended (the child is killed either way): a backend waiting on a lock does not
+ * notice its client is gone until the lock is granted, and until then kept the environment's
+ * import lock, so every later import waited behind it.
+ */
+export async function ledgerHeldImport(database: Database, backendPid: number | undefined): Promise<string | undefined> {
+  const asked = database.sql<{ state: string | null; wait_event_type: string | null; wait_event: string | null }[]>`
+    select state, wait_event_type, wait_event from pg_stat_activity where pid = ${backendPid ?? 0}`;
+  const answer = await Promise.race([asked, sleep(LEDGER_QUESTION_MS, 'no answer' as const, { ref: false })]).catch((error: unknown) => error as Error);
+  if (answer === 'no answer') {
+    asked.cancel?.();
+    return `the ledger did not answer within ${LEDGER_QUESTION_MS} ms: retried at the next scan`;
+  }
+  if (answer instanceof Error) return `the ledger could not be asked (${answer.message}): retried at the next scan`;
+  if (backendPid === undefined) return undefined;
+  const [backend] = answer;
+  if (!backend) return `its database connection (backend ${backendPid}) is gone: retried at the next scan`;
+  await database.sql`select pg_terminate_backend(${backendPid})`.catch(() => undefined);
+  if (backend.state === 'active' && backend.wait_event_type !== 'Client') {
+    return `the database was still working on its statement${backend.wait_event_type ? ` (waiting on ${backend.wait_event_type} ${backend.wait_event ?? ''})` : ''}: retried at the next scan`;
+  }
+  return undefined;
 }

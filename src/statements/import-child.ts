@@ -1,7 +1,7 @@
 import { createSqlClient, databaseOver } from '../db/database.js';
 import { errorCode } from '../db/errors.js';
 import { FileChangedError, fileSource, importStatementSource } from './import.js';
-import type { ChildReply, ChildRequest, GaveWayMessage, LockWaitMessage, PressureMessage } from './isolated-import.js';
+import type { BackendMessage, ChildReply, ChildRequest, GaveWayMessage, LockWaitMessage, PressureMessage } from './isolated-import.js';
 import { RECEIVER_PACE } from './store-pipeline.js';
 import { StatementFormatError } from './types.js';
 
@@ -30,6 +30,9 @@ process.once('message', (message: ChildRequest) => {
 
 async function run(database: ReturnType<typeof databaseOver>, request: ChildRequest): Promise<ChildReply> {
   try {
+    // The one connection (poolMax 1) the import then runs on: its backend, told the parent.
+    const [backend] = await database.sql<{ pid: number }[]>`select pg_backend_pid() as pid`;
+    if (backend) process.send?.({ backendPid: backend.pid } satisfies BackendMessage);
     const result = await importStatementSource(database, request.environment, fileSource(request.file, { noFollow: true }), request.name, {
       maxFileBytes: request.maxFileBytes,
       maxAmountCents: BigInt(request.maxAmountCents),

@@ -7,7 +7,7 @@ import type { Shutdown } from '../lifecycle/shutdown.js';
 import type { Logger } from '../log/logger.js';
 import { isTransientDatabaseError } from '../db/errors.js';
 import { FileChangedError, type ImportResult } from './import.js';
-import { ImportStoppedError } from './isolated-import.js';
+import { ImportLedgerStalledError, ImportStoppedError } from './isolated-import.js';
 import { importStatementAsDaemon } from './daemon-import.js';
 import { csvSettings } from './csv-settings.js';
 import type { CsvOptions } from './csv.js';
@@ -117,6 +117,7 @@ export function startStatementInbox(
     deferReason: (error) => {
       if (error instanceof FileChangedError) return 'statement changed while it was read; retried at the next scan';
       if (error instanceof ImportStoppedError) return 'statement import stopped by shutdown; retried at the next start';
+      if (error instanceof ImportLedgerStalledError) return `statement import held by the ledger: ${error.message}`;
       return undefined;
     },
     imported: (imported, name) =>

@@ -41,6 +41,11 @@ export interface LockWaitMessage {
   lockWait: LockWaitState;
 }
 
+/** What the child sends once connected: its Postgres backend, so a time limit can ask the server what it was doing. */
+export interface BackendMessage {
+  backendPid: number;
+}
+
 /** `peakRssMb`: the import process's peak resident memory (process.resourceUsage().maxRSS), for the log and tests. */
 /** `refused`: the file's own fault (a StatementFormatError), rebuilt as one here, so a caller can tell a refusal from a failure. */
 export type ChildReply = ({ ok: true; result: ImportResult } | { ok: false; message: string; code: string | undefined; changed: boolean; refused?: boolean }) & { peakRssMb?: number };
@@ -48,6 +53,15 @@ export type ChildReply = ({ ok: true; result: ImportResult } | { ok: false; mess
 /** The import process died (out of memory, a crash) or ran past its time: the file is at fault, not the database. */
 export class ImportCrashedError extends Error {
   override readonly name = 'ImportCrashedError';
+}
+
+/**
+ * The import ran past its time waiting on the ledger, not on its own work (ledgerHeldImport said
+ * why: the server still on the import's statement, its connection gone, the ledger not answering):
+ * the file is not at fault, and is imported again later.
+ */
+export class ImportLedgerStalledError extends Error {
+  override readonly name = 'ImportLedgerStalledError';
 }
 
 /** The daemon is stopping: the import was stopped and its transaction rolled back; the file stays for the next start. */
@@ -71,6 +85,12 @@ export interface IsolatedImportOptions {
   pressureMs?: () => number;
   /** the child's scheduling priority (os.setPriority: -20 highest, 19 lowest); unset, the daemon's */
   niceness?: number;
+  /**
+   * Asked when the time limit runs out, with the child's backend pid (undefined until it said):
+   * why the ledger, not the import's own work, held the import, else undefined. Unset, the file
+   * is blamed.
+   */
+  ledgerHeld?: (backendPid: number | undefined) => Promise<string | undefined>;
 }
 
 // The receiver's pressure covers its last 500 ms of commits; relayed a tenth of that apart.
@@ -160,8 +180,16 @@ export function importInChildProcess(request: ChildRequest, options: IsolatedImp
         ...(Math.round(gaveWayMs) > 0 ? [`${Math.round(gaveWayMs)} ms given way to the webhook receiver`] : []),
         ...(Math.round(lockWaitMs) > 0 ? [`${Math.round(lockWaitMs)} ms waiting for another import of the environment`] : []),
       ];
-      kill(new ImportCrashedError(`import did not finish within ${options.timeoutMs} ms${notCounted.length > 0 ? ` (and ${notCounted.join(' and ')})` : ''}: stopped`));
+      const overrun = `import did not finish within ${options.timeoutMs} ms${notCounted.length > 0 ? ` (and ${notCounted.join(' and ')})` : ''}`;
+      if (!options.ledgerHeld) return kill(new ImportCrashedError(`${overrun}: stopped`));
+      // A connection a failover left half-open, or a server busy on the import's statement, is the
+      // ledger's fault, not the file's: ask the server before blaming the file.
+      void options.ledgerHeld(backendPid).then(
+        (held) => kill(held === undefined ? new ImportCrashedError(`${overrun}: stopped`) : new ImportLedgerStalledError(`${overrun}: stopped; ${held}`)),
+        (error: unknown) => kill(new ImportLedgerStalledError(`${overrun}: stopped; the ledger could not be asked why (${(error as Error).message})`)),
+      );
     };
+    let backendPid: number | undefined;
     let timer = setTimeout(checkTime, options.timeoutMs);
     const relay =
       options.pressureMs &&
@@ -174,8 +202,9 @@ export function importInChildProcess(request: ChildRequest, options: IsolatedImp
     const onAbort = () => kill(new ImportStoppedError('import stopped: shutting down'));
     options.signal?.addEventListener('abort', onAbort, { once: true });
     if (options.signal?.aborted) onAbort();
-    child.on('message', (message: ChildReply | GaveWayMessage | LockWaitMessage) => {
+    child.on('message', (message: ChildReply | GaveWayMessage | LockWaitMessage | BackendMessage) => {
       if ('gaveWayMs' in message) gaveWayMs = message.gaveWayMs;
+      else if ('backendPid' in message) backendPid = message.backendPid;
       else if ('lockWait' in message) {
         if (message.lockWait === 'waiting') lockWaitSince ??= performance.now();
         else if (lockWaitSince !== undefined) {
