@@ -27,10 +27,11 @@ bank statement and the provider's payout reports are imported every 20 s, judged
 contract (CONTRACT_TERMS).
 The simulator plays 2.4 simulated hours per real second (--time-scale 8640), so a minute holds six
 simulated days: orders ship, and invoices are paid out four times a day, with payout faults more
-frequent than the simulator's defaults. In that minute every kind of discrepancy shows but three:
+frequent than the simulator's defaults. In that minute every kind of discrepancy shows but four:
 payout_not_on_statement and invoice_not_paid_out need PAYOUT_SETTLEMENT_DAYS and
-INVOICE_PAYOUT_DAYS of real time, and state_mismatch is never injected (the simulator keeps every
-order's webhooks consistent with its API). The daemon polls and reconciles every 5 seconds with a
+INVOICE_PAYOUT_DAYS of real time, state_mismatch is never injected (the simulator keeps every
+order's webhooks consistent with its API), and statement_unbalanced neither (its bank statements
+always balance). The daemon polls and reconciles every 5 seconds with a
 10-second grace period, so discrepancies appear within a minute.
 
 At each summary it also checks, from the simulator's record of every attempt, that each delivery

@@ -159,3 +159,9 @@ describe('schedules (POLL_SCHEDULE, RECONCILE_SCHEDULE: cron in UTC, docs/settin
     expect(error.message).toMatch(message);
   });
 });
+
+describe('TRUSTED_PROXIES entries (docs/settings.md: "an address or range without a port")', () => {
+  it.each(['203.0.113.7:51234', '[2001:db8::7]:443'])('refuses %j naming the setting', (entry) => {
+    expect(refusal({ TRUSTED_PROXIES: entry }).message).toMatch(/TRUSTED_PROXIES: .* is not an IP address or CIDR range/);
+  });
+});
