@@ -275,7 +275,11 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     },
     async writeStatements(dir) {
       const files: string[] = [];
-      for (const w of worlds) files.push(...(await writeStatementFiles(dir, w.business, clock.now(), variantRates.remittanceReferences)));
+      // As of the business's own time, not the clock's: drain() jumps the clock ahead to late
+      // deliveries, past what the business has played, and a statement "created" then claimed whole
+      // days whose bookings a later statement added (a false payout_not_on_statement in between).
+      const asOf = Math.min(clock.now(), businessRanUntil);
+      for (const w of worlds) files.push(...(await writeStatementFiles(dir, w.business, asOf, variantRates.remittanceReferences)));
       return files;
     },
     async writePayoutReports(dir, reportOptions = {}) {
