@@ -21,7 +21,8 @@ leading ' (OWASP CSV injection rule) so a spreadsheet shows it as text; amounts 
 
 every report
   --bom                 start the CSV with a UTF-8 byte-order mark (spreadsheets then read UTF-8)
-  --delimiter D         ',' (default), ';' (for locales with decimal commas) or tab
+  --delimiter D         ',' (default), ';' (for locales with decimal commas: amounts then
+                        written with one, 12,05) or tab
 
 report discrepancies
   --format csv|json     default csv

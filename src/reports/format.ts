@@ -60,6 +60,7 @@ export function parseDelimiter(value: string | undefined): CsvDelimiter | undefi
 // sign is skipped when looking for it.
 const FORMULA_START = /^[\t\r\n]|^[\s\u00a0\u2000-\u200b\u3000\ufeff'"]*[=+\-@\uff1d\uff0b\uff0d\uff20]/u;
 const NUMBER_TEXT = /^-?\d+(\.\d+)?$/;
+const DECIMAL_TEXT = /^-?\d+\.\d+$/;
 
 /** The OWASP rule for a text cell: a leading ' when it starts with = + - @ (after blanks or quotes, or full-width), tab, CR or LF. */
 export function neutralise(text: string): string {
@@ -76,11 +77,14 @@ export function spreadsheetText(value: string, numeric: boolean): string {
 
 /**
  * One RFC 4180 field: quoted when it holds the delimiter, a double quote, CR or LF, with inner
- * quotes doubled; null and undefined are empty fields.
+ * quotes doubled; null and undefined are empty fields. With `;`, the delimiter of locales that
+ * write a decimal comma, a decimal number is written with one ('12,05'): a spreadsheet in such a
+ * locale reads '12.05' as text (LibreOffice, German) or a date (Excel), so a column's sum was 0.
  */
 export function csvField(value: Cell, delimiter: CsvDelimiter = ',', numeric = typeof value === 'number'): string {
   if (value === null || value === undefined) return '';
-  const text = spreadsheetText(String(value), numeric);
+  let text = spreadsheetText(String(value), numeric);
+  if (delimiter === ';' && numeric && DECIMAL_TEXT.test(text)) text = text.replace('.', ',');
   return text.includes(delimiter) || /["\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
 }
 

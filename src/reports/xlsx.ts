@@ -60,16 +60,26 @@ function moneyFormat(currency: unknown): string {
  */
 const DROPPED_BY_WRITER = /[\0-\x08\x0B\x0C\x0E-\x1F\x7F-\x84\x86-\x9F\uFFFD]|\p{Cs}|\p{Noncharacter_Code_Point}/gu;
 
+/**
+ * Whether a spreadsheet shows a decimal text as written once it is a number: an integer up to 2^53
+ * (cents, counts), a decimal of at most 15 significant digits (what a double keeps and what
+ * LibreOffice and Excel show of a number; 123456789012345.67 would show as 123456789012346).
+ */
+function exactAsNumber(text: string): boolean {
+  if (!text.includes('.')) return Number.isSafeInteger(Number(text));
+  return text.replace(/[-.]/g, '').replace(/^0+/, '').length <= 15;
+}
+
 function cell(column: string, row: ReportRow, shape: ReportShape, money: ReadonlySet<string>): XlsxCell {
   const value = row[column];
   if (value === null || value === undefined || value === '') return null;
   const text = String(value);
   const numeric = isNumeric(shape, column, row);
   const currency = row['currency'];
-  // An integer beyond 2^53 would change as a spreadsheet number: it stays text, exact.
-  if (numeric && /^-?\d+(\.\d+)?$/.test(text) && (text.includes('.') || Number.isSafeInteger(Number(text)))) {
-    // Cents and counts are integers below 2^53 (exact); a decimal amount of two digits is what a
-    // spreadsheet holds anyway: it is shown rounded to the cent by the format.
+  // A value a spreadsheet number (a double) would change stays text, exact: an integer beyond 2^53,
+  // a decimal amount of more significant digits than a double holds (92233720368547758.07 showed
+  // as 92,233,720,368,547,800.00).
+  if (numeric && /^-?\d+(\.\d+)?$/.test(text) && exactAsNumber(text)) {
     if (money.has(column)) return { value: Number(text), type: Number, format: moneyFormat(currency) };
     return column.endsWith('_cents') ? { value: Number(text), type: Number, format: CENTS_FORMAT } : { value: Number(text), type: Number };
   }

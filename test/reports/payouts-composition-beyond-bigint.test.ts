@@ -34,7 +34,7 @@ describe('report payouts: report rows whose amounts sum beyond a bigint', () => 
     // The pass judges these rows (test/payout-reports/reader-signs-and-sizes.test.ts), in numeric: the invoice
     // rows' own arithmetic and the contract's deductions (fixtures.ts TERMS) do not add up, the deduction rows' do.
     const summary = await pass(d, new Date('2026-03-04T12:00:00Z'));
-    const judged = (fee: number) => `discount=230584300921369395;fee=${fee};total=27670116110564327421;transfer=0;vat=3504881374004814807`;
+    const judged = (fee: number) => `discount=230584300921369395;fee=${fee};total=27670116110564327421;transfer=0;vat=1752440687002407403`; // VAT on the Discount alone: TERMS leave vat_on_fixed_fee unset, and the expected value is the documented reading
     expect({ judged: summary.invoices?.judged, findings: (await findings(d, 'payout_deduction_mismatch')).map((f) => f.expected).sort() }).toEqual({
       judged: true,
       findings: [judged(0), judged(30)],
