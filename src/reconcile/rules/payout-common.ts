@@ -84,6 +84,9 @@ export function creditsByReference(tx: TransactionSql, p: RuleParams) {
     having bool_or(direction = 'credit')`;
 }
 
+/** The widest offset from UTC of a bank that books SEPA or UK payouts (UTC-4 to UTC+4: payoutWindows). */
+export const BANK_OFFSET_HOURS = 4;
+
 /**
  * Each completed payout's settlement window [anchor, deadline = anchor + PAYOUT_SETTLEMENT_DAYS]
  * and whether the payout accounts' imported statements cover it (`covered`; `cover_from`,
@@ -125,6 +128,12 @@ export function payoutWindows(tx: TransactionSql, p: RuleParams) {
     from due d
     cross join lateral (
       select max(c.f) as f, min(c.t) as t, jsonb_agg(c.a order by c.a) as accounts, count(*) as n
-      from islands c where c.f <= d.anchor and c.t >= d.deadline
+      -- Periods are the bank's days (wall clock written in UTC); the window is real instants. A
+      -- Berlin statement to 8 June ends at 22:00 UTC (summer time), and a credit booked at 00:30 on
+      -- 9 June local time is on the next one. The banks of the SEPA area and the UK keep UTC-4
+      -- (Guadeloupe, Martinique) to UTC+4 (Reunion), so a period proves the window only with a
+      -- margin of BANK_OFFSET_HOURS at each end.
+      from islands c where c.f + make_interval(hours => ${BANK_OFFSET_HOURS}::int) <= d.anchor
+                       and c.t - make_interval(hours => ${BANK_OFFSET_HOURS}::int) >= d.deadline
     ) i`;
 }

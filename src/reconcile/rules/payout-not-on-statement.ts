@@ -30,7 +30,11 @@ import { payoutSettings, payoutWindows } from './payout-common.js';
  *    statement of another account (a savings account) covers nothing. Without that we cannot tell
  *    "not credited" from "the statement for those days was never imported": a missing statement
  *    must not flag every payout. A statement that names no account (a CSV without the account
- *    column) covers no payout account;
+ *    column) covers no payout account. Periods are the bank's own days, in a zone not known: an
+ *    island proves the window only when it starts 4 hours before the anchor and ends 4 hours after
+ *    the deadline (payout-common.ts BANK_OFFSET_HOURS: the SEPA area's and the UK's banks keep
+ *    UTC-4 to UTC+4), so a statement of a late-evening payout's last day is not taken to cover the
+ *    hours that fall on the bank's next day;
  *  - no statement line in the environment is a credit carrying the payout's SEPA reference
  *    (compared upper-case), whatever its booking date or amount (a wrong amount is
  *    payout_amount_mismatch, not this). A batch entry that names several payouts in its details
