@@ -104,7 +104,8 @@ async function checkReferencePattern(database: Database, pattern: string, shutdo
   }
 }
 
-const REFUSED = new Set(['EACCES', 'EPERM', 'EROFS']);
+// A refusal, or a path that cannot be a directory (a file where it or a parent should be).
+const REFUSED = new Set(['EACCES', 'EPERM', 'EROFS', 'EEXIST', 'ENOTDIR']);
 
 /**
  * The embedded ledger lives under RECON_DATA_DIR (db/embedded.ts creates it): when this user may not
@@ -120,7 +121,9 @@ function dataDirRefused(error: unknown, dataDir: string): ConfigError | undefine
     const inside = (a: string, b: string) => a === b || a.startsWith(`${b}${path.sep}`);
     if (!inside(refused, dir) && !inside(dir, refused)) continue;
     return new ConfigError(
-      `invalid setting RECON_DATA_DIR: this user (uid ${process.getuid?.() ?? '?'}) cannot create or write ${dir} (${e.code}, ${e.syscall ?? 'access'} ${refused}): point RECON_DATA_DIR at a directory it may write, or set DATABASE_URL`,
+      e.code === 'EEXIST' || e.code === 'ENOTDIR'
+        ? `invalid setting RECON_DATA_DIR: ${dir} cannot be a directory (${e.code}, ${e.syscall ?? 'mkdir'} ${refused}: a file is in the way): point RECON_DATA_DIR at a directory, or set DATABASE_URL`
+        : `invalid setting RECON_DATA_DIR: this user (uid ${process.getuid?.() ?? '?'}) cannot create or write ${dir} (${e.code}, ${e.syscall ?? 'access'} ${refused}): point RECON_DATA_DIR at a directory it may write, or set DATABASE_URL`,
       'RECON_DATA_DIR',
     );
   }

@@ -57,8 +57,9 @@ export function parseDelimiter(value: string | undefined): CsvDelimiter | undefi
 // Spreadsheets also trim what comes before the sign: spaces, line feeds, a no-break or other
 // Unicode space, a byte-order mark, a quote (`'=` and `"=` in a cell); and LibreOffice reads the
 // full-width signs (＝ ＋ － ＠, as an IME types them) as the ASCII ones. Any run of those before a
-// sign is skipped when looking for it.
-const FORMULA_START = /^[\t\r\n]|^[\s\u00a0\u2000-\u200b\u3000\ufeff'"]*[=+\-@\uff1d\uff0b\uff0d\uff20]/u;
+// sign is skipped when looking for it, and so are the control characters a spreadsheet drops when
+// it saves the file again (LibreOffice drops U+007F: "\u007f=2+2" re-saved as CSV was "=2+2").
+const FORMULA_START = /^[\t\r\n]|^[\s\u00a0\u2000-\u200b\u3000\ufeff'"\0-\x08\x0B\x0C\x0E-\x1F\x7F-\x9F]*[=+\-@\uff1d\uff0b\uff0d\uff20]/u;
 const NUMBER_TEXT = /^-?\d+(\.\d+)?$/;
 const DECIMAL_TEXT = /^-?\d+\.\d+$/;
 

@@ -1,5 +1,5 @@
-import { execFileSync } from 'node:child_process';
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -32,6 +32,23 @@ describe('RECON_DATA_DIR this user cannot create', () => {
       expect({ status, stderr: stderr.trim() }).toEqual({ status: 2, stderr: expect.stringContaining(`invalid setting RECON_DATA_DIR: this user`) });
     } finally {
       chmodSync(parent, 0o755);
+      rmSync(parent, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('RECON_DATA_DIR where a file is', () => {
+  it.each([['the path itself', ''], ['a parent', 'below']])('migrate exits 2 naming RECON_DATA_DIR when a file is %s', { timeout: 60_000 }, (_what, below) => {
+    const parent = mkdtempSync(path.join(tmpdir(), 'data-dir-file-'));
+    const file = path.join(parent, 'data');
+    writeFileSync(file, 'not a directory');
+    const dataDir = below ? path.join(file, below) : file;
+    try {
+      const result = spawnSync(process.execPath, ['--import', path.join(REPO_ROOT, 'node_modules/tsx/dist/loader.mjs'), path.join(REPO_ROOT, 'src/cli.ts'), 'migrate'], {
+        cwd: '/', env: cleanEnv({ RECON_DATA_DIR: dataDir, LOG_LEVEL: 'silent' }), encoding: 'utf8',
+      });
+      expect({ status: result.status, stderr: result.stderr.trim() }).toEqual({ status: 2, stderr: expect.stringContaining('invalid setting RECON_DATA_DIR:') });
+    } finally {
       rmSync(parent, { recursive: true, force: true });
     }
   });

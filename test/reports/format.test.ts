@@ -32,7 +32,7 @@ describe('CSV (RFC 4180)', () => {
     for (const start of ['=', '+', '-', '@', '\t', '\r']) expect(neutralise(`${start}1+1`)).toBe(`'${start}1+1`);
     expect(neutralise('a=1')).toBe('a=1');
     // What spreadsheets trim or fold before reading a formula: blanks, quotes, full-width signs.
-    for (const start of [' =', '\n=', '\u00a0=', '\u3000=', '\ufeff=', '＝', '＋', '－', '＠', "'=", '"=', ' \'"=', ' -', '\n']) {
+    for (const start of [' =', '\n=', '\u00a0=', '\u3000=', '\ufeff=', '＝', '＋', '－', '＠', "'=", '"=', ' \'"=', ' -', '\n', '\u007f=', '\u0001=', '\u0085+']) {
       expect(neutralise(`${start}1+1`), JSON.stringify(start)).toBe(`'${start}1+1`);
     }
     for (const plain of ['a =1', 'x\n=1', 'Müller-4711', 'PO 12', "'quoted'", ' text']) expect(neutralise(plain), plain).toBe(plain);
