@@ -9,9 +9,11 @@ export const token = {
 };
 
 export class ApiError extends Error {
-  constructor(status, message) {
+  constructor(status, message, fromDaemon = false) {
     super(message);
     this.status = status;
+    /** the daemon's own answer (its JSON error), not a proxy's page in its place */
+    this.fromDaemon = fromDaemon;
   }
 }
 
@@ -21,13 +23,17 @@ export async function api(path, options = {}) {
   const response = await fetch(path, { method: options.method ?? 'GET', headers, body: options.body, cache: 'no-store' });
   if (!response.ok) {
     let message = `${response.status} ${response.statusText}`;
+    // Whether the daemon answered (its JSON {error}), or something between (a proxy's 502/504 page).
+    let fromDaemon = false;
     try {
-      message = (await response.json()).error ?? message;
+      const body = await response.json();
+      fromDaemon = typeof body?.error === 'string';
+      message = body?.error ?? message;
     } catch {
       // not JSON: keep the status line
     }
     if (response.status === 401) window.dispatchEvent(new CustomEvent('signed-out'));
-    throw new ApiError(response.status, message);
+    throw new ApiError(response.status, message, fromDaemon);
   }
   return response;
 }

@@ -63,12 +63,13 @@ async function submit(kind, ev) {
     });
     r = await response.json();
   } catch (error) {
-    // An error answer: 422 is the import's own refusal of the file, any other kept it from being
-    // imported at all (the import is one transaction). No answer (the connection lost): the daemon
-    // may have stored the file, so the page does not say it did not.
+    // The daemon's error answer: 422 is the import's own refusal of the file, any other kept it from
+    // being imported at all (the import is one transaction). No answer from the daemon (the
+    // connection lost, a proxy's 502 or 504 page while the daemon still imports): it may have stored
+    // the file, so the page does not say it did not.
     const refused = error instanceof ApiError && error.status === 422;
     region.replaceChildren(
-      el('p', { class: 'error', text: error instanceof ApiError
+      el('p', { class: 'error', text: error instanceof ApiError && error.fromDaemon
         ? `${file.name} was ${refused ? 'refused' : 'not imported'}: nothing was stored.`
         : `${file.name}: the daemon's answer did not arrive, so whether it was imported is not known; uploading it again adds nothing it already holds.` }),
       el('p', { class: 'upload-reason', text: error.message }));
@@ -79,7 +80,11 @@ async function submit(kind, ev) {
   // Drawn after the answer: a failure to draw it must not read as a failure to import.
   $(k.input).value = '';
   window.dispatchEvent(new CustomEvent('data-changed'));
-  region.replaceChildren(...(kind === 'statement' ? statementResult(r) : reportResult(r)));
+  try {
+    region.replaceChildren(...(kind === 'statement' ? statementResult(r) : reportResult(r)));
+  } catch (error) {
+    region.replaceChildren(el('p', { class: 'upload-ok', text: `Imported ${file.name}; its result could not be shown here (${error.message}).` }));
+  }
 }
 
 export function setUpUpload() {

@@ -1,6 +1,13 @@
 import { Cron } from 'croner';
 import type { Logger } from '../log/logger.js';
 
+/**
+ * How schedules are read (config/schema.ts validates with the same): in UTC, and a day of month
+ * with a day of week both restricted means both, as node-cron read it ('0 6 1-7 * MON': the first
+ * Monday), where croner's default runs on either (every day of 1-7 and every Monday).
+ */
+export const CRON_OPTIONS = { timezone: 'UTC', domAndDow: true } as const;
+
 export interface JobOptions<T> {
   /** For logs and the skipped-ticks metric: "poll", "reconcile", "statement-inbox". */
   name: string;
@@ -96,7 +103,7 @@ export function startJob<T>(options: JobOptions<T>): Job<T> {
     // and spun on the night the clocks went back, in a process whose TZ was Europe/Berlin:
     // test/jobs/cron-schedule-dst.test.ts). Not croner's `protect`: it would drop a tick silently;
     // tick() skips it and counts it. No `name`: croner keeps named jobs in a process-wide list.
-    const task = new Cron(options.schedule, { timezone: 'UTC' }, () => void job.tick());
+    const task = new Cron(options.schedule, CRON_OPTIONS, () => void job.tick());
     cancelSchedule = async () => task.stop();
   } else {
     const every = options.schedule.everyMs;

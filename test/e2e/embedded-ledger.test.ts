@@ -184,12 +184,13 @@ describe('the embedded ledger on a newcomer machine', () => {
     expect(errorLines(demo.stderr())).toEqual([]);
   }, 240_000);
 
-  it('a server that cannot start is one clear line and exit 1, never a stack trace', async () => {
+  it('a data directory that cannot be one is one clear line naming RECON_DATA_DIR and exit 2, never a stack trace', async () => {
+    // /dev/null is a file: the ledger's directory cannot be made under it (ENOTDIR), the setting's fault.
     const result = await runCli(['migrate'], { ...env, RECON_DATA_DIR: '/dev/null/ledger' });
-    expect(result.code).toBe(1);
+    expect(result.code).toBe(2);
     const lines = result.stderr.trim().split('\n').filter((l) => !l.startsWith('npm warn'));
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(/^bnpl-recon migrate: could not start the embedded Postgres under \/dev\/null\/ledger: /);
+    expect(lines[0]).toMatch(/^bnpl-recon migrate: invalid setting RECON_DATA_DIR: \/dev\/null\/ledger cannot be a directory \(ENOTDIR/);
   });
 
   it('start in production refuses an embedded ledger, and plain http to a remote provider, naming the setting', async () => {

@@ -1,0 +1,71 @@
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config/load.js';
+import { operatorRoutes } from '../../src/http/operator-api.js';
+import { pageRoutes } from '../../src/http/page.js';
+import { startHttpServer, type HttpServer } from '../../src/http/server.js';
+import { silentLogger } from '../../src/log/logger.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+
+/**
+ * 3629a67: "The Upload view now says [nothing was stored] only on the daemon's error answer; when the
+ * answer is lost it says the outcome is not known" (CHANGELOG). web/upload.js takes any ApiError
+ * (any non-2xx status) for the daemon's answer. Behind a reverse proxy (TRUSTED_PROXIES), an import
+ * that runs longer than the proxy's read timeout (nginx: 60 s; STATEMENT_IMPORT_TIMEOUT_SECONDS may
+ * be longer) gets the proxy's 504 Gateway Time-out, an HTML page, while the daemon goes on and
+ * stores the file. The page then says "not imported: nothing was stored": not known to be true.
+ * The daemon's own error answers are JSON ({ error }); a 502/504 without one is the proxy's.
+ */
+const CHROMIUM = '/usr/bin/chromium';
+const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const TOKEN = 'ada-9d0c7e6b5a4f3e2d1c0b9a8f7e6d5c4b';
+
+let db: TestDatabase;
+let server: HttpServer;
+let context: BrowserContext;
+let page: Page;
+let profile: string;
+
+beforeAll(async () => {
+  db = await createTestDatabase('upload_proxy_timeout');
+  const config = loadConfig({ DATABASE_URL: db.url, OPERATOR_TOKENS: `ada:${TOKEN}`, PROVIDER_ENV: 'sandbox' });
+  const log = silentLogger();
+  server = await startHttpServer({ host: '127.0.0.1', port: 0, log, name: 'operator', routes: [...operatorRoutes({ config, database: db, log }), ...pageRoutes()] });
+  profile = await mkdtemp(path.join(tmpdir(), 'chromium-review-diff-b-'));
+  context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, args: ARGS, headless: true });
+  page = context.pages()[0] ?? (await context.newPage());
+  await page.goto(server.url);
+  await page.fill('#token', TOKEN);
+  await page.keyboard.press('Enter');
+  await page.waitForSelector('#who');
+}, 120_000);
+
+afterAll(async () => {
+  await context?.close();
+  if (profile) await rm(profile, { recursive: true, force: true });
+  await server?.close();
+});
+
+describe.skipIf(!existsSync(CHROMIUM))('an upload answered by a reverse proxy\'s 504 (the daemon still importing)', () => {
+  it('does not say that nothing was stored', async () => {
+    // The proxy's answer, as nginx writes it when proxy_read_timeout passes.
+    await page.route('**/api/**', async (route) => {
+      if (route.request().method() !== 'POST') return route.continue();
+      await route.fulfill({ status: 504, contentType: 'text/html', body: '<html><head><title>504 Gateway Time-out</title></head><body><center><h1>504 Gateway Time-out</h1></center><hr><center>nginx</center></body></html>' });
+    });
+    await page.goto(`${server.url}/#upload`);
+    await page.waitForSelector('#up-statement-file');
+    await page.setInputFiles('#up-statement-file', { name: 'march.sta', mimeType: 'application/octet-stream', buffer: Buffer.from(':20:X\r\n') });
+    await page.click('#up-statement button[type="submit"]');
+    await page.waitForFunction(() => {
+      const t = (globalThis as unknown as { document: { getElementById(id: string): { textContent: string | null } | null } }).document.getElementById('up-statement-result')?.textContent ?? '';
+      return t !== '' && !/Uploading/.test(t);
+    }, undefined, { timeout: 30_000 });
+    const shown = await page.locator('#up-statement-result').innerText();
+    expect(shown, 'a proxy\'s 504 proves nothing about what the daemon stored').not.toMatch(/nothing was stored/);
+  }, 60_000);
+});
