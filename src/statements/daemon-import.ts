@@ -1,7 +1,7 @@
 import type { Config } from '../config/schema.js';
 import type { Database } from '../db/database.js';
 import { fileSource, importLimits, importStatementSource, type ImportResult } from './import.js';
-import { importInChildProcess } from './isolated-import.js';
+import { IMPORT_APPLICATION_NAME, importInChildProcess } from './isolated-import.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { CsvOptions } from './csv.js';
 import { RECEIVER_PACE } from './store-pipeline.js';
@@ -69,18 +69,20 @@ const LEDGER_QUESTION_MS = 5_000;
  *  - the ledger does not answer within LEDGER_QUESTION_MS, or the question fails: the ledger's;
  *  - the backend is gone (the server ended it, a failover, a network that dropped it while the
  *    import waited on an answer that will never come): the ledger's;
- *  - the backend is running a statement, not waiting for the client: the ledger's (a lock another
- *    session holds, a server too busy);
- *  - it is idle, or waits for the client (ClientRead: the rows of a COPY, the next statement): the
- *    import's own work took the time, so the file is at fault (undefined).
+ *  - the backend waits on a lock or a buffer pin another session holds: the ledger's;
+ *  - anything else (idle, waiting for the client's rows, or working on the import's statement,
+ *    which a large file makes long): the import's own work took the time, so the file is at fault
+ *    (undefined), as it would be on every later try.
  * Before the child named its backend (undefined pid) only an unanswering ledger is the ledger's.
- * The backend is then ended (the child is killed either way): a backend waiting on a lock does not
- * notice its client is gone until the lock is granted, and until then kept the environment's
- * import lock, so every later import waited behind it.
+ * The backend is then ended when it is still the import's (its application name and start), as its
+ * process is killed either way: a backend waiting on a lock does not notice its client is gone until
+ * the lock is granted, and until then kept the environment's import lock, so every later import
+ * waited behind it.
  */
 export async function ledgerHeldImport(database: Database, backendPid: number | undefined): Promise<string | undefined> {
-  const asked = database.sql<{ state: string | null; wait_event_type: string | null; wait_event: string | null }[]>`
-    select state, wait_event_type, wait_event from pg_stat_activity where pid = ${backendPid ?? 0}`;
+  const asked = database.sql<{ wait_event_type: string | null; wait_event: string | null; backend_start: string }[]>`
+    select wait_event_type, wait_event, backend_start::text from pg_stat_activity
+    where pid = ${backendPid ?? 0} and application_name = ${IMPORT_APPLICATION_NAME}`;
   const answer = await Promise.race([asked, sleep(LEDGER_QUESTION_MS, 'no answer' as const, { ref: false })]).catch((error: unknown) => error as Error);
   if (answer === 'no answer') {
     asked.cancel?.();
@@ -90,9 +92,11 @@ export async function ledgerHeldImport(database: Database, backendPid: number | 
   if (backendPid === undefined) return undefined;
   const [backend] = answer;
   if (!backend) return `its database connection (backend ${backendPid}) is gone: retried at the next scan`;
-  await database.sql`select pg_terminate_backend(${backendPid})`.catch(() => undefined);
-  if (backend.state === 'active' && backend.wait_event_type !== 'Client') {
-    return `the database was still working on its statement${backend.wait_event_type ? ` (waiting on ${backend.wait_event_type} ${backend.wait_event ?? ''})` : ''}: retried at the next scan`;
+  await database.sql`
+    select pg_terminate_backend(pid) from pg_stat_activity
+    where pid = ${backendPid} and application_name = ${IMPORT_APPLICATION_NAME} and backend_start = ${backend.backend_start}::timestamptz`.catch(() => undefined);
+  if (backend.wait_event_type === 'Lock' || backend.wait_event_type === 'BufferPin') {
+    return `the database held its statement waiting on ${backend.wait_event_type} ${backend.wait_event ?? ''} (another session's): retried at the next scan`;
   }
   return undefined;
 }

@@ -1,7 +1,7 @@
 import { createSqlClient, databaseOver } from '../db/database.js';
 import { errorCode } from '../db/errors.js';
 import { FileChangedError, fileSource, importStatementSource } from './import.js';
-import type { BackendMessage, ChildReply, ChildRequest, GaveWayMessage, LockWaitMessage, PressureMessage } from './isolated-import.js';
+import { IMPORT_APPLICATION_NAME, type BackendMessage, type ChildReply, type ChildRequest, type GaveWayMessage, type LockWaitMessage, type PressureMessage } from './isolated-import.js';
 import { RECEIVER_PACE } from './store-pipeline.js';
 import { StatementFormatError } from './types.js';
 
@@ -16,7 +16,7 @@ process.once('message', (message: ChildRequest) => {
   process.on('message', (m: PressureMessage) => {
     pressureMs = m.pressureMs;
   });
-  const database = databaseOver(createSqlClient(message.databaseUrl, { poolMax: 1, applicationName: 'bnpl-recon statement import' }));
+  const database = databaseOver(createSqlClient(message.databaseUrl, { poolMax: 1, applicationName: IMPORT_APPLICATION_NAME }));
   // The answer goes as soon as the import has committed or rolled back, before the connection is
   // closed: closing may take seconds (a network that stalls after the commit; postgres.js waits up
   // to 5 s), and a time limit reached meanwhile moved a stored file to failed/ as "did not finish".

@@ -41,6 +41,9 @@ export interface LockWaitMessage {
   lockWait: LockWaitState;
 }
 
+/** The import process's connection's application_name: how the server's view of it is found. */
+export const IMPORT_APPLICATION_NAME = 'bnpl-recon statement import';
+
 /** What the child sends once connected: its Postgres backend, so a time limit can ask the server what it was doing. */
 export interface BackendMessage {
   backendPid: number;
