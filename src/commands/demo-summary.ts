@@ -1,5 +1,6 @@
 import type { Counter } from 'prom-client';
 import type { Database } from '../db/database.js';
+import { BANK_OFFSET_HOURS } from '../reconcile/rules/payout-common.js';
 import type { AttemptRecord, ExpectedDiscrepancy, GroundTruth, Simulator } from '../../sim/index.js';
 
 /** Kinds whose evidence needs days of real time: a demo cannot show them (README, "Not done"). */
@@ -157,16 +158,17 @@ export interface SettlementCover {
 
 /**
  * payout_amount_mismatch calls a short credit short only once the payout accounts' statements
- * cover [payout, payout + PAYOUT_SETTLEMENT_DAYS]. The demo's statement is one period from the
- * business's start, so it covers the window exactly when it ends at or after the deadline: a short
- * payout of the run's last days is not judged yet. (The ledger's anchor is the payout's event time,
+ * cover [payout, payout + PAYOUT_SETTLEMENT_DAYS], with BANK_OFFSET_HOURS to spare (a period is the
+ * bank's days, its zone unknown). The demo's statement is one period from the business's start, so
+ * it covers the window exactly when it ends that long after the deadline: a short payout of the
+ * run's last days is not judged yet. (The ledger's anchor is the payout's event time,
  * which adds microseconds to the ground truth's millisecond: a deadline the statement's end passes
  * by less than a millisecond counts as covered, so such a case stays unexplained.)
  */
 function shortCreditNotYetJudged(d: ExpectedDiscrepancy, cover: SettlementCover): boolean {
   if (d.kind !== 'payout_amount_mismatch' || d.payout_time === undefined) return false;
   if (cover.statementsEnd === undefined) return true;
-  return cover.statementsEnd.getTime() < Date.parse(d.payout_time) + cover.days * 86_400_000;
+  return cover.statementsEnd.getTime() - BANK_OFFSET_HOURS * 3_600_000 < Date.parse(d.payout_time) + cover.days * 86_400_000;
 }
 
 /**

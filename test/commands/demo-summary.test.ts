@@ -105,19 +105,21 @@ describe("the settled demo's differences", () => {
       ...payoutFinding('payout_amount_mismatch', payout), subject: '', fault: 'payout_amount_mismatch', expected: '10000', observed: '9000', payout_time: at,
     });
     const excess: ExpectedDiscrepancy = { ...payoutFinding('payout_amount_mismatch', 'P-3'), subject: '', fault: 'payout_amount_mismatch', expected: '10000', observed: '11000' };
-    const t = truth([short('P-1', '2026-01-05T10:00:00.000Z'), short('P-2', '2026-01-01T10:00:00.000Z'), excess]);
+    // P-4's window ends 2026-01-06 22:00, within the 4 hours a period must spare (payout-common.ts BANK_OFFSET_HOURS).
+    const t = truth([short('P-1', '2026-01-05T10:00:00.000Z'), short('P-2', '2026-01-01T10:00:00.000Z'), short('P-4', '2026-01-03T22:00:00.000Z'), excess]);
     const tallies = compareTallies(tallyInjected(t), new Map());
-    // The statements end on 2026-01-06: P-1's window (to 2026-01-08 10:00) is not covered, P-2's (to 2026-01-04) is.
+    // The statements end on 2026-01-06: P-1's window (to 2026-01-08 10:00) is not covered, nor P-4's (to 2026-01-06 22:00), P-2's (to 2026-01-04) is.
     const lines = nameDifferences(t, [], tallies, { days: 3, statementsEnd: new Date('2026-01-06T23:59:59Z') });
     expect(lines).toEqual([
-      '  difference: payout_amount_mismatch found 0, injected 3:',
+      '  difference: payout_amount_mismatch found 0, injected 4:',
       '    payout P-2 injected (payout_amount_mismatch), not found: unexplained by the ground truth (a defect: please report it with the seed)',
       '    payout P-3 injected (payout_amount_mismatch), not found: unexplained by the ground truth (a defect: please report it with the seed)',
       '    payout P-1 injected (payout_amount_mismatch), not found: its credit is short, judged once the statements cover PAYOUT_SETTLEMENT_DAYS (3) after the payout; the last imported one ends 2026-01-06T23:59:59.000Z',
+      '    payout P-4 injected (payout_amount_mismatch), not found: its credit is short, judged once the statements cover PAYOUT_SETTLEMENT_DAYS (3) after the payout; the last imported one ends 2026-01-06T23:59:59.000Z',
     ]);
     // With no statement imported, no short credit can be judged; without the cover, none is explained.
     expect(nameDifferences(t, [], tallies, { days: 3, statementsEnd: undefined }).filter((l) => l.includes('unexplained'))).toHaveLength(1);
-    expect(nameDifferences(t, [], tallies).filter((l) => l.includes('unexplained'))).toHaveLength(3);
+    expect(nameDifferences(t, [], tallies).filter((l) => l.includes('unexplained'))).toHaveLength(4);
   });
 
   it('explain a deducted buyer credit no pass saw, by the ledger\'s evidence, and only that one', () => {
