@@ -1,15 +1,8 @@
-import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config/load.js';
-import { operatorRoutes } from '../../src/http/operator-api.js';
-import { pageRoutes } from '../../src/http/page.js';
-import { startHttpServer, type HttpServer } from '../../src/http/server.js';
-import { silentLogger } from '../../src/log/logger.js';
+import type { HttpServer } from '../../src/http/server.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { hasChromium, openPage, type PageUnderTest } from './browser.js';
 import { insertFinding } from '../http/operator-harness.js';
 import { PROVIDER_IBAN } from '../statements/fixtures.js';
 
@@ -21,8 +14,6 @@ import { PROVIDER_IBAN } from '../statements/fixtures.js';
  * one finding in such a currency blanked the whole Discrepancies view. Now the import refuses the
  * file, and a value already in a ledger is written beside its amount.
  */
-const CHROMIUM = '/usr/bin/chromium';
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 const TOKEN = 'ada-9d0c7e6b5a4f3e2d1c0b9a8f7e6d5c4b';
 const REFERENCE = 'PO2026030200000077';
 
@@ -40,32 +31,23 @@ const camt = `<?xml version="1.0" encoding="UTF-8"?>
 </Stmt></BkToCstmrStmt></Document>`;
 
 let db: TestDatabase;
+let ui: PageUnderTest;
 let server: HttpServer;
-let context: BrowserContext;
 let page: Page;
-let profile: string;
 
 beforeAll(async () => {
   db = await createTestDatabase('page_untrusted_currency');
-  const config = loadConfig({ DATABASE_URL: db.url, OPERATOR_TOKENS: `ada:${TOKEN}`, PROVIDER_ENV: 'sandbox', PAYOUT_SOURCE_IBANS: PROVIDER_IBAN });
-  const log = silentLogger();
-  server = await startHttpServer({ host: '127.0.0.1', port: 0, log, name: 'operator', routes: [...operatorRoutes({ config, database: db, log }), ...pageRoutes()] });
-  profile = await mkdtemp(path.join(tmpdir(), 'chromium-untrusted-currency-'));
-  context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, args: ARGS, headless: true });
-  page = context.pages()[0] ?? (await context.newPage());
+  ui = await openPage(db, { token: TOKEN, settings: { DATABASE_URL: db.url, PAYOUT_SOURCE_IBANS: PROVIDER_IBAN } });
+  ({ server, page } = ui);
   await page.goto(server.url);
-  await page.fill('#token', TOKEN);
-  await page.keyboard.press('Enter');
-  await page.waitForSelector('#who');
+  await ui.signIn();
 }, 120_000);
 
 afterAll(async () => {
-  await context?.close();
-  if (profile) await rm(profile, { recursive: true, force: true });
-  await server?.close();
+  await ui?.close();
 });
 
-describe.skipIf(!existsSync(CHROMIUM))('a statement whose currency is not an ISO code, on the page', () => {
+describe.skipIf(!hasChromium)('a statement whose currency is not an ISO code, on the page', () => {
   it('the Upload view says truly whether the statement was stored', async () => {
     await page.goto(`${server.url}/#upload`);
     await page.waitForSelector('#up-statement-file');

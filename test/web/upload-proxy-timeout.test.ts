@@ -1,15 +1,8 @@
-import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config/load.js';
-import { operatorRoutes } from '../../src/http/operator-api.js';
-import { pageRoutes } from '../../src/http/page.js';
-import { startHttpServer, type HttpServer } from '../../src/http/server.js';
-import { silentLogger } from '../../src/log/logger.js';
+import type { HttpServer } from '../../src/http/server.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { hasChromium, openPage, type PageUnderTest } from './browser.js';
 
 /**
  * 3629a67: "The Upload view now says [nothing was stored] only on the daemon's error answer; when the
@@ -20,37 +13,26 @@ import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
  * stores the file. The page then says "not imported: nothing was stored": not known to be true.
  * The daemon's own error answers are JSON ({ error }); a 502/504 without one is the proxy's.
  */
-const CHROMIUM = '/usr/bin/chromium';
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 const TOKEN = 'ada-9d0c7e6b5a4f3e2d1c0b9a8f7e6d5c4b';
 
 let db: TestDatabase;
+let ui: PageUnderTest;
 let server: HttpServer;
-let context: BrowserContext;
 let page: Page;
-let profile: string;
 
 beforeAll(async () => {
   db = await createTestDatabase('upload_proxy_timeout');
-  const config = loadConfig({ DATABASE_URL: db.url, OPERATOR_TOKENS: `ada:${TOKEN}`, PROVIDER_ENV: 'sandbox' });
-  const log = silentLogger();
-  server = await startHttpServer({ host: '127.0.0.1', port: 0, log, name: 'operator', routes: [...operatorRoutes({ config, database: db, log }), ...pageRoutes()] });
-  profile = await mkdtemp(path.join(tmpdir(), 'chromium-review-diff-b-'));
-  context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, args: ARGS, headless: true });
-  page = context.pages()[0] ?? (await context.newPage());
+  ui = await openPage(db, { token: TOKEN, settings: { DATABASE_URL: db.url } });
+  ({ server, page } = ui);
   await page.goto(server.url);
-  await page.fill('#token', TOKEN);
-  await page.keyboard.press('Enter');
-  await page.waitForSelector('#who');
+  await ui.signIn();
 }, 120_000);
 
 afterAll(async () => {
-  await context?.close();
-  if (profile) await rm(profile, { recursive: true, force: true });
-  await server?.close();
+  await ui?.close();
 });
 
-describe.skipIf(!existsSync(CHROMIUM))('an upload answered by a reverse proxy\'s 504 (the daemon still importing)', () => {
+describe.skipIf(!hasChromium)('an upload answered by a reverse proxy\'s 504 (the daemon still importing)', () => {
   it('does not say that nothing was stored', async () => {
     // The proxy's answer, as nginx writes it when proxy_read_timeout passes.
     await page.route('**/api/**', async (route) => {
