@@ -63,7 +63,7 @@ async function evidenceOf(database: Database, config: Config, id: number): Promi
     where environment = ${env}
       and (id = ${lineId} or (${reference} is not null and (sepa_reference = ${reference} or id in (
         -- The credits the payout rules matched: its reference wherever the bank wrote it, compared
-        -- as the rules compare it (ledger/sepa-claims.ts sepaKey).
+        -- as the rules compare it (ledger/sepa-key.ts sepaKey).
         select c.id from (${creditLines(sql, env)}) c where c.payout_reference = ${reference}))))
     order by booking_date desc, id desc limit ${LIMIT}`;
   return { discrepancy: { ...row, evidence: base.evidence }, history, deliveries, polled_state: snapshot, polled, bank_lines: bankLines };

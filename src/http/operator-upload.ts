@@ -142,7 +142,7 @@ export function uploadRoutes(deps: {
         if (error instanceof StatementFormatError || error instanceof ImportCrashedError) return { status: 422, error: error.message };
         if (error instanceof ImportStoppedError) return { status: 503, error: 'the daemon is stopping: nothing was stored; upload the file again once it is back' };
         // Not the file's fault: the ledger held the import past its time (ledgerHeldImport).
-        if (error instanceof ImportLedgerStalledError) return { status: 503, error: `${name}: ${error.message.replace(/: retried at the next scan$/, '')}; nothing was stored; upload it again later` };
+        if (error instanceof ImportLedgerStalledError) return { status: 503, error: `${name}: ${error.message}; nothing was stored; upload it again later` };
         throw error;
       }
     },

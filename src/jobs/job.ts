@@ -2,7 +2,7 @@ import { Cron } from 'croner';
 import type { Logger } from '../log/logger.js';
 
 /**
- * How schedules are read (config/schema.ts validates with the same): in UTC, and a day of month
+ * How schedules are read (config/schema.ts validates the expression): in UTC, and a day of month
  * with a day of week both restricted means both, as node-cron read it ('0 6 1-7 * MON': the first
  * Monday), where croner's default runs on either (every day of 1-7 and every Monday).
  */

@@ -23,8 +23,9 @@ const DEDUCTION_PARTS = ['discount', 'fixed_fee', 'vat', 'credit_notes', 'buyer_
  * - bnpl_recon_payout_deductions_cents{part,currency}: what completed payouts' imported reports kept
  *   back, by part (discount, fixed_fee, vat on invoice rows; credit_notes, buyer_payments, disputes
  *   as amounts taken off) and by the rows' currency (amounts of two currencies are never added;
- *   zeros in the contract's currency, else EUR, while no report kept anything back). Deductions the contract does not allow are the open payout_deduction_mismatch
- *   findings (bnpl_recon_discrepancies_open{kind="payout_deduction_mismatch"}).
+ *   zeros in the contract's currency, else EUR, while no report kept anything back). Deductions
+ *   the contract does not allow are the open payout_deduction_mismatch findings
+ *   (bnpl_recon_discrepancies_open{kind="payout_deduction_mismatch"}).
  * Every replica reports the same values: aggregate with max, never sum.
  */
 export function createInvoiceMetrics(registry: Registry, reads: LedgerReads, database: Database, environment: ProviderEnvironment): InvoiceMetrics {

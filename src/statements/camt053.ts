@@ -240,7 +240,7 @@ function context(stmt: Node, index: number, created: string | null) {
   return {
     id,
     account: accountOf(stmt, where),
-    accountCurrency: currencyCode(text(at(stmt, 'Acct', 'Ccy')), `${where}: Acct/Ccy`),
+    accountCurrency: accountCurrencyOf(stmt, where),
     where,
     statementDate: statementDateOf(stmt, created),
   };
@@ -411,6 +411,11 @@ function balanceDay(value: string | null, where: string): string | null {
   }
 }
 
+/** The statement's account currency (Acct/Ccy), checked and trimmed as every amount's Ccy is; null when absent. */
+function accountCurrencyOf(stmt: Node, where: string): string | null {
+  return currencyCode(text(at(stmt, 'Acct', 'Ccy')), `${where}: Acct/Ccy`);
+}
+
 function balancesOf(stmt: Node, where: string): StatementBalance[] {
   const out: StatementBalance[] = [];
   for (const bal of list(stmt['Bal'])) {
@@ -418,7 +423,7 @@ function balancesOf(stmt: Node, where: string): StatementBalance[] {
     const subtype = text(at(bal, 'Tp', 'SubTp', 'Cd')) ?? undefined;
     const amount = amountOf(bal['Amt'], `${where}: balance ${code ?? ''}`);
     if (!amount) continue;
-    const currency = amount.currency ?? text(at(stmt, 'Acct', 'Ccy'));
+    const currency = amount.currency ?? accountCurrencyOf(stmt, where);
     if (currency === null || currency === undefined) throw new StatementFormatError(`${where}: balance ${code ?? ''} names no currency (Amt/@Ccy) and the account none (Acct/Ccy)`);
     out.push({ code, subtype, cents: text(bal['CdtDbtInd']) === 'DBIT' ? -amount.cents : amount.cents, currency, date: dateOf(bal['Dt']) });
   }

@@ -86,17 +86,17 @@ export async function ledgerHeldImport(database: Database, backendPid: number | 
   const answer = await Promise.race([asked, sleep(LEDGER_QUESTION_MS, 'no answer' as const, { ref: false })]).catch((error: unknown) => error as Error);
   if (answer === 'no answer') {
     asked.cancel?.();
-    return `the ledger did not answer within ${LEDGER_QUESTION_MS} ms: retried at the next scan`;
+    return `the ledger did not answer within ${LEDGER_QUESTION_MS} ms`;
   }
-  if (answer instanceof Error) return `the ledger could not be asked (${answer.message}): retried at the next scan`;
+  if (answer instanceof Error) return `the ledger could not be asked (${answer.message})`;
   if (backendPid === undefined) return undefined;
   const [backend] = answer;
-  if (!backend) return `its database connection (backend ${backendPid}) is gone: retried at the next scan`;
+  if (!backend) return `its database connection (backend ${backendPid}) is gone`;
   await database.sql`
     select pg_terminate_backend(pid) from pg_stat_activity
     where pid = ${backendPid} and application_name = ${IMPORT_APPLICATION_NAME} and backend_start = ${backend.backend_start}::timestamptz`.catch(() => undefined);
   if (backend.wait_event_type === 'Lock' || backend.wait_event_type === 'BufferPin') {
-    return `the database held its statement waiting on ${backend.wait_event_type} ${backend.wait_event ?? ''} (another session's): retried at the next scan`;
+    return `the database held its statement waiting on ${backend.wait_event_type} ${backend.wait_event ?? ''} (another session's)`;
   }
   return undefined;
 }

@@ -117,7 +117,7 @@ export function startStatementInbox(
     deferReason: (error) => {
       if (error instanceof FileChangedError) return 'statement changed while it was read; retried at the next scan';
       if (error instanceof ImportStoppedError) return 'statement import stopped by shutdown; retried at the next start';
-      if (error instanceof ImportLedgerStalledError) return `statement import held by the ledger: ${error.message}`;
+      if (error instanceof ImportLedgerStalledError) return `statement import held by the ledger: ${error.message}; retried at the next scan`;
       return undefined;
     },
     imported: (imported, name) =>

@@ -59,9 +59,9 @@ export class ImportCrashedError extends Error {
 }
 
 /**
- * The import ran past its time waiting on the ledger, not on its own work (ledgerHeldImport said
- * why: the server still on the import's statement, its connection gone, the ledger not answering):
- * the file is not at fault, and is imported again later.
+ * The import ran past its time waiting on the ledger, not on its own work (daemon-import.ts
+ * ledgerHeldImport said why: a lock another session holds, its connection gone, the ledger not
+ * answering): the file is not at fault, and is imported again later.
  */
 export class ImportLedgerStalledError extends Error {
   override readonly name = 'ImportLedgerStalledError';
@@ -185,8 +185,8 @@ export function importInChildProcess(request: ChildRequest, options: IsolatedImp
       ];
       const overrun = `import did not finish within ${options.timeoutMs} ms${notCounted.length > 0 ? ` (and ${notCounted.join(' and ')})` : ''}`;
       if (!options.ledgerHeld) return kill(new ImportCrashedError(`${overrun}: stopped`));
-      // A connection a failover left half-open, or a server busy on the import's statement, is the
-      // ledger's fault, not the file's: ask the server before blaming the file.
+      // A connection a failover left half-open, or a statement waiting on another session's lock, is
+      // the ledger's fault, not the file's: ask the server before blaming the file.
       void options.ledgerHeld(backendPid).then(
         (held) => kill(held === undefined ? new ImportCrashedError(`${overrun}: stopped`) : new ImportLedgerStalledError(`${overrun}: stopped; ${held}`)),
         (error: unknown) => kill(new ImportLedgerStalledError(`${overrun}: stopped; the ledger could not be asked why (${(error as Error).message})`)),
