@@ -154,7 +154,8 @@ describe('the embedded ledger on a newcomer machine', () => {
   it('with --duration, settles before it stops: every difference in the final summary is named by the ground truth', async () => {
     const demo = startDemo(env, ['--duration', '40', '--seed', '7']);
     demos.push(demo);
-    expect(await demo.exited).toBe(0);
+    // On a failure, what the demo printed says why: its final summary and its warnings and errors.
+    expect(await demo.exited, `stdout:\n${demo.stdout().slice(-6000)}\nstderr:\n${demo.stderr().slice(-6000)}`).toBe(0);
     const out = demo.stdout();
     expect(out).toContain('settling: the simulator stops injecting');
     const final = out.slice(out.indexOf('\nfinal: '));
