@@ -6,6 +6,7 @@ import { parseDiscrepancyQuery, streamDiscrepancies } from '../reports/discrepan
 import { REPORT_FORMATS, parseDelimiter, type CsvOptions, type ReportFormat } from '../reports/format.js';
 import { streamOrdersReport } from '../reports/orders.js';
 import { streamPayoutsReport } from '../reports/payouts.js';
+import { unstatedCurrency } from '../payout-reports/contract-terms.js';
 import { streamInvoicesReport } from '../reports/invoices.js';
 import { parseDeliveryStatus, streamDeliveriesReport, type DeliveryStatusFilter } from '../reports/deliveries.js';
 import type { StreamResult } from '../reports/writer.js';
@@ -126,7 +127,7 @@ export const command: Command = {
     process.stdout.on('error', onError);
     try {
       return await withContext('report', { access: 'reader' }, async (ctx) => {
-        const result = await write(ctx.database, which, query, format, envOf(values.env, ctx.config.PROVIDER_ENV), csv, deliveryStatus, values.ageing === true);
+        const result = await write(ctx.database, which, query, format, envOf(values.env, ctx.config.PROVIDER_ENV), csv, deliveryStatus, values.ageing === true, unstatedCurrency(ctx.config.CONTRACT_TERMS));
         ctx.log.debug({ report: which, rows: result.rows, aborted: result.aborted }, 'report written');
         if (writeError) {
           ctx.log.error({ err: writeError.message, code: writeError.code }, `report ${which} not written whole: cannot write stdout (${writeError.code ?? writeError.message})`);
@@ -149,10 +150,11 @@ function write(
   csv: CsvOptions,
   deliveryStatus: DeliveryStatusFilter,
   ageing: boolean,
+  currency: string,
 ): Promise<StreamResult> {
-  if (which === 'invoices') return streamInvoicesReport(database, { environment: env, ageing }, format, process.stdout, csv);
-  if (which === 'discrepancies') return streamDiscrepancies(database, query!.filters, query!.format, process.stdout, csv);
+  if (which === 'invoices') return streamInvoicesReport(database, { environment: env, ageing, currency }, format, process.stdout, csv);
+  if (which === 'discrepancies') return streamDiscrepancies(database, { ...query!.filters, currency }, query!.format, process.stdout, csv);
   if (which === 'deliveries') return streamDeliveriesReport(database, { environment: env, status: deliveryStatus }, format, process.stdout, csv);
   if (which === 'orders') return streamOrdersReport(database, { environment: env }, format, process.stdout, csv);
-  return streamPayoutsReport(database, { environment: env }, format, process.stdout, csv);
+  return streamPayoutsReport(database, { environment: env, currency }, format, process.stdout, csv);
 }

@@ -1,3 +1,4 @@
+import { unstatedCurrency } from '../payout-reports/contract-terms.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Config } from '../config/schema.js';
 import type { Database } from '../db/database.js';
@@ -233,6 +234,8 @@ export function operatorRoutes(deps: {
     }, { ledger: (request: ReportRequest) => (isStreamed(request) ? 'own' : 'read') }),
   });
   const environment = config.PROVIDER_ENV;
+  // Money that names no currency is in the contract's (payout-reports/contract-terms.ts).
+  const currency = unstatedCurrency(config.CONTRACT_TERMS);
   return [
     reportRoute('/api/discrepancies', (url) => {
       const { filters } = parseDiscrepancyQuery({
@@ -241,14 +244,14 @@ export function operatorRoutes(deps: {
         since: url.searchParams.get('since') ?? undefined,
         search: url.searchParams.get('q') ?? url.searchParams.get('search') ?? undefined,
       });
-      return { name: `discrepancies-${environment}`, key: 'id', source: (ledger) => discrepancySource(ledger, { ...filters, environment }) };
+      return { name: `discrepancies-${environment}`, key: 'id', source: (ledger) => discrepancySource(ledger, { ...filters, environment, currency }) };
     }),
     reportRoute('/api/orders', () => ({ name: `orders-${environment}`, key: 'uuid', source: (ledger) => ordersSource(ledger, { environment }) })),
-    reportRoute('/api/payouts', () => ({ name: `payouts-${environment}`, key: 'payout_uuid', source: (ledger) => payoutsSource(ledger, { environment }) })),
+    reportRoute('/api/payouts', () => ({ name: `payouts-${environment}`, key: 'payout_uuid', source: (ledger) => payoutsSource(ledger, { environment, currency }) })),
     // Each invoice's way to cash (reports/invoices.ts); ?ageing=1 for the ageing of those not yet paid out.
     reportRoute('/api/invoices', (url) => booleanParam('ageing', url.searchParams.get('ageing'))
-      ? { name: `invoice-ageing-${environment}`, key: 'bucket', source: (ledger) => ageingSource(ledger, { environment }) }
-      : { name: `invoices-${environment}`, key: 'invoice_uuid', source: (ledger) => invoicesSource(ledger, { environment }) }),
+      ? { name: `invoice-ageing-${environment}`, key: 'bucket', source: (ledger) => ageingSource(ledger, { environment, currency }) }
+      : { name: `invoices-${environment}`, key: 'invoice_uuid', source: (ledger) => invoicesSource(ledger, { environment, currency }) }),
     // What is still stored unparsed, grouped (reports/deliveries.ts); ?status=unknown_topic|invalid_shape|unparsed.
     reportRoute('/api/deliveries', (url) => {
       const status = parseDeliveryStatus(url.searchParams.get('status') ?? undefined);

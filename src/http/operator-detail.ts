@@ -2,6 +2,7 @@ import type { Config } from '../config/schema.js';
 import { sepaKey } from '../ledger/sepa-key.js';
 import type { Database } from '../db/database.js';
 import { discrepancySource } from '../reports/discrepancies.js';
+import { unstatedCurrency } from '../payout-reports/contract-terms.js';
 import { decimalAmount, REPORT_TIME_FORMAT } from '../reports/source.js';
 import type { Guard } from './operator-request.js';
 import { sendJson, type Route } from './server.js';
@@ -24,7 +25,7 @@ async function evidenceOf(database: Database, config: Config, id: number): Promi
   const [base] = await sql<{ entity_type: string; entity_id: string; sepa_reference: string | null; evidence: Record<string, unknown> | null }[]>`
     select entity_type::text, entity_id, sepa_reference, evidence from discrepancies where id = ${id} and environment = ${env}`;
   if (!base) return undefined;
-  const source = discrepancySource(database, { environment: env, status: 'all' });
+  const source = discrepancySource(database, { environment: env, status: 'all', currency: unstatedCurrency(config.CONTRACT_TERMS) });
   const [row] = await source.query(String(id - 1), 1);
   if (row) source.map?.(row);
   const history = await sql`

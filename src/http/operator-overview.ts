@@ -2,7 +2,8 @@ import type { Config } from '../config/schema.js';
 import type { Database } from '../db/database.js';
 import { payoutCredits } from '../ledger/payout-credits.js';
 import { latestPayoutEvents } from '../ledger/payouts.js';
-import { stakeCents } from '../reports/discrepancies.js';
+import { findingCurrency, stakeCents } from '../reports/discrepancies.js';
+import { unstatedCurrency } from '../payout-reports/contract-terms.js';
 import { decimalAmount, REPORT_TIME_FORMAT } from '../reports/source.js';
 import { noParameters, type Guard } from './operator-request.js';
 import { sendJson, type Route } from './server.js';
@@ -19,8 +20,9 @@ const SERIES_POINTS = 30;
  *    amount) or not;
  *  - freshness: the last complete poll, the last finished pass (and its status), the last import.
  */
-async function overview(database: Database, env: Config['PROVIDER_ENV']): Promise<Record<string, unknown>> {
+async function overview(database: Database, config: Pick<Config, 'PROVIDER_ENV' | 'CONTRACT_TERMS'>): Promise<Record<string, unknown>> {
   const { sql } = database;
+  const env = config.PROVIDER_ENV;
   const byKind = await sql`
     select kind::text as kind,
            count(*) filter (where first_detected_at >= date_trunc('day', now() at time zone 'UTC') at time zone 'UTC')::int as today,
@@ -32,9 +34,7 @@ async function overview(database: Database, env: Config['PROVIDER_ENV']): Promis
     group by kind order by kind`;
   const stake = await sql`
     with s as (
-      select kind, ${stakeCents(sql)} as cents,
-             coalesce(d.evidence->>'currency', (select l.currency from statement_lines l
-                       where d.evidence->>'statement_line_id' ~ '^[0-9]{1,18}$' and l.id = (d.evidence->>'statement_line_id')::bigint), 'EUR') as currency
+      select kind, ${stakeCents(sql)} as cents, ${findingCurrency(sql, unstatedCurrency(config.CONTRACT_TERMS))} as currency
       from discrepancies d where environment = ${env} and status = 'open'
     )
     select kind::text as kind, currency, sum(cents)::text as amount_cents, ${decimalAmount(sql, sql`sum(cents)`)} as amount, count(*)::int as findings
@@ -115,7 +115,7 @@ export function overviewRoutes(deps: { config: Config; guarded: Guard }): Route[
     {
       method: 'GET',
       path: '/api/overview',
-      handler: guarded({ parse: noParameters, handle: async (_req, res, _params, _who, ledger) => sendJson(res, 200, await overview(ledger, config.PROVIDER_ENV)) }),
+      handler: guarded({ parse: noParameters, handle: async (_req, res, _params, _who, ledger) => sendJson(res, 200, await overview(ledger, config)) }),
     },
   ];
 }

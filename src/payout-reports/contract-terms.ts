@@ -100,6 +100,17 @@ export function parseContractTerms(text: string): ContractTerms {
 }
 
 /**
+ * The currency of the provider's money where nothing names one (a payout report without a Currency
+ * column or currency signs, an invoice's factoring events): the contract's, else EUR. A payout is in
+ * EUR or GBP (provider-merchant-docs.md, "Amounts are in the payout's currency (EUR or GBP)"), and a
+ * merchant's contract is in the currency its payouts are in; the deduction rule judges such rows in
+ * it too (reconcile/rules/payout-deduction-mismatch.ts), so every report says the same.
+ */
+export function unstatedCurrency(terms: { currency: string | null } | undefined | null): string {
+  return terms?.currency ?? 'EUR';
+}
+
+/**
  * CONTRACT_TERMS's value: inline JSON when it starts with '{', else the path of a JSON file, read
  * here once at start. `readFile` is the one piece of I/O, passed in so the parsing stays pure.
  */

@@ -2,6 +2,7 @@ import type { TransactionSql } from 'postgres';
 import type { RuleParams } from './types.js';
 import { topic } from '../provider/vocabulary.js';
 import { factoredWithoutInvoiceEvent, invoiceSettings } from './rules/invoice-common.js';
+import { unstatedCurrency } from '../payout-reports/contract-terms.js';
 
 /**
  * Records on the pass's run (reconcile_runs.invoice_totals) what the invoice metrics show (money in
@@ -10,14 +11,14 @@ import { factoredWithoutInvoiceEvent, invoiceSettings } from './rules/invoice-co
  *  - in_transit / in_transit_cents: invoices whose latest factoring event is factoring/approved,
  *    not canceled, that no completed payout lists, and the sum of their factored amounts; with them
  *    the approved references no invoice event carries (rules/invoice-common.ts);
- *  - kept: per currency of the report rows (a row naming none is EUR, as the reports take it),
+ *  - kept: per currency of the report rows (a row naming none is in the contract's currency, else
+ *    EUR, as the deduction rule and the reports take it: unstatedCurrency),
  *    discount, fixed_fee, vat (invoice rows), credit_notes, buyer_payments, disputes (the amounts
  *    those rows took off the payout, their own fee and VAT included), in cents: the parts add up to
  *    what the reports kept back, as the payouts report's composition does. Amounts of two
  *    currencies are never added (docs/how-it-decides.md): a EUR and a GBP payout's 2.50 each were
- *    one "5.00". Before any report of a completed payout is imported, zeros in the contract's
- *    currency (CONTRACT_TERMS), else EUR, the currency the reports take when nothing names one, so
- *    the gauges read "nothing kept back" rather than nothing. Only the rows of payouts
+ *    one "5.00". Before any report of a completed payout is imported, zeros in that same currency,
+ *    so the gauges read "nothing kept back" rather than nothing. Only the rows of payouts
  *    whose latest event is payout/complete, as the deduction and buyer payment rules read them: a
  *    cancelled payout kept nothing back, and its documents are settled again by the payout that
  *    re-issues them (counting both doubled the totals).
@@ -26,6 +27,7 @@ import { factoredWithoutInvoiceEvent, invoiceSettings } from './rules/invoice-co
  * Amounts are decimal strings (cents beyond 2^53 stay exact).
  */
 export async function recordInvoiceTotals(tx: TransactionSql, p: RuleParams, runId: number): Promise<void> {
+  const currency = unstatedCurrency(invoiceSettings(p).terms);
   await tx`
     with transit as (
       select count(*) as n, coalesce(sum(o.invoice_amount_cents), 0) as cents
@@ -40,7 +42,7 @@ export async function recordInvoiceTotals(tx: TransactionSql, p: RuleParams, run
       where not exists (select 1 from pass_listings l where l.status = 'complete' and l.ref = o.ref)
     ),
     kept as (
-      select coalesce(upper(w.currency), 'EUR') as currency,
+      select coalesce(upper(w.currency), ${currency}::text) as currency,
              coalesce(sum(discount_cents) filter (where doc_type = 'invoice'), 0) as discount,
              coalesce(sum(transaction_fee_cents) filter (where doc_type = 'invoice'), 0) as fixed_fee,
              coalesce(sum(vat_on_discount_cents) filter (where doc_type = 'invoice'), 0) as vat,
@@ -58,7 +60,7 @@ export async function recordInvoiceTotals(tx: TransactionSql, p: RuleParams, run
           'kept', (select coalesce(jsonb_object_agg(k.currency, jsonb_build_object(
                      'discount', k.discount::text, 'fixed_fee', k.fixed_fee::text, 'vat', k.vat::text,
                      'credit_notes', k.credit_notes::text, 'buyer_payments', k.buyer_payments::text, 'disputes', k.disputes::text)),
-                   jsonb_build_object(${invoiceSettings(p).terms?.currency ?? 'EUR'}::text, jsonb_build_object(
+                   jsonb_build_object(${currency}::text, jsonb_build_object(
                      'discount', '0', 'fixed_fee', '0', 'vat', '0', 'credit_notes', '0', 'buyer_payments', '0', 'disputes', '0')))
                    from kept k))
     where r.id = ${runId}`;

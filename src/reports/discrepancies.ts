@@ -72,6 +72,8 @@ export interface DiscrepancyFilters {
   since?: string;
   /** Only those whose entity id, external reference or SEPA reference contains this (any case). */
   search?: string;
+  /** The currency of an amount nothing names one for (findingCurrency): the contract's; unset, EUR. */
+  currency?: string;
 }
 
 export interface DiscrepancyQueryInput {
@@ -185,10 +187,27 @@ export function stakeCents(sql: Sql): PendingQuery<Row[]> {
  * Money at stake (amount_cents) comes from the payout kinds' own expected/observed cents:
  * the difference for payout_amount_mismatch, the payout for payout_not_on_statement, the credit for
  * payout_cancelled_but_credited and statement_credit_without_payout; the order kinds carry no
- * amount (the provider's order webhooks and API list none). Its currency is the bank line's when the
- * finding is about one, else EUR: payouts are SEPA credit transfers, which are euro-only (EPC SCT
- * rulebook), and the provider's payout events name no currency. Amounts assume two minor digits.
+ * amount (the provider's order webhooks and API list none). Its currency: findingCurrency. Amounts
+ * assume two minor digits.
  */
+/**
+ * The currency of a finding's money, over a row `d` of discrepancies: what its evidence names (the
+ * report and deduction rules record it), else its bank line's, else the payout's report rows' (a
+ * payout_not_on_statement has no bank line, and the provider's payout events name no currency:
+ * provider-api.md), else `unstated`, the contract's currency (unstatedCurrency), else EUR. The one
+ * rule of the report, the page's finding and its overview's money at stake.
+ */
+export function findingCurrency(sql: Sql, unstated = 'EUR'): PendingQuery<Row[]> {
+  return sql`coalesce(
+    d.evidence->>'currency',
+    (select l.currency from statement_lines l
+     where d.evidence->>'statement_line_id' ~ '^[0-9]{1,18}$' and l.id = (d.evidence->>'statement_line_id')::bigint),
+    (select min(upper(w.currency)) from payout_report_rows w
+     where w.environment = d.environment
+       and w.payout_uuid = case when d.entity_type = 'payout' and d.entity_id ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' then d.entity_id::uuid end),
+    ${unstated}::text)`;
+}
+
 export function discrepancySource(database: Database, filters: DiscrepancyFilters): ReportSource {
   const { sql } = database;
   const conditions = [
@@ -234,11 +253,7 @@ export function discrepancySource(database: Database, filters: DiscrepancyFilter
                      ${REPORT_TIME_FORMAT}) as last_checked_at,
              to_char(resolved_at at time zone 'UTC', ${REPORT_TIME_FORMAT}) as resolved_at,
              stake::text as amount_cents, ${decimalAmount(sql, sql`stake`)} as amount,
-             case when stake is not null then coalesce(
-               d.evidence->>'currency',
-               (select l.currency from statement_lines l
-                where d.evidence->>'statement_line_id' ~ '^[0-9]{1,18}$' and l.id = (d.evidence->>'statement_line_id')::bigint),
-               'EUR') end as currency,
+             case when stake is not null then ${findingCurrency(sql, filters.currency)} end as currency,
              case when a.stands then acknowledged_by end as acknowledged_by,
              case when a.stands then to_char(acknowledged_at at time zone 'UTC', ${REPORT_TIME_FORMAT}) end as acknowledged_at,
              case when a.stands then ack_note end as ack_note

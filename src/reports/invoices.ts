@@ -39,9 +39,10 @@ export const INVOICE_SHAPE: ReportShape = {
  *  - bank_credit_date: the first booking of a bank credit carrying the payout's SEPA reference;
  *    days_to_cash = that date - the invoice date (UTC days), empty until then;
  *  - open_findings: open discrepancies about the invoice (entity invoice).
- * Currency: the report row's, else EUR (SEPA payouts are euro; events name no currency).
+ * Currency: the report row's, else `filters.currency`, the contract's (payout-reports/contract-terms.ts
+ * unstatedCurrency: the provider's invoice and factoring events name none), else EUR.
  */
-export function invoicesSource(database: Database, filters: { environment: ProviderEnvironment }): ReportSource {
+export function invoicesSource(database: Database, filters: { environment: ProviderEnvironment; currency?: string }): ReportSource {
   const { sql } = database;
   const env = filters.environment;
   return {
@@ -69,7 +70,7 @@ export function invoicesSource(database: Database, filters: { environment: Provi
     select p.invoice_uuid::text as invoice_uuid, p.ref as reference, p.order_uuid::text as order_uuid,
            to_char(p.created_at at time zone 'UTC', ${REPORT_TIME_FORMAT}) as invoice_date,
            a.cents::text as amount_cents, ${decimalAmount(sql, sql`a.cents`)} as amount,
-           case when a.cents is not null then coalesce(w.currency, 'EUR') end as currency,
+           case when a.cents is not null then coalesce(w.currency, ${filters.currency ?? 'EUR'}::text) end as currency,
            split_part(f.topic, '/', 2) as factoring_state, (p.canceled_at is not null)::text as canceled,
            l.payout_uuid::text as payout_uuid, l.sepa_reference as payout_sepa_reference,
            to_char(l.anchor at time zone 'UTC', ${REPORT_TIME_FORMAT}) as payout_date, coalesce(l.payouts, 0)::text as payouts,
@@ -114,10 +115,10 @@ export const AGEING_BUCKETS = [
  * The ageing of invoices not yet paid out: not canceled, factoring not declined, and listed by no
  * completed payout; by whole days since the invoice date at `now` (0 for an invoice dated later),
  * in the four buckets (every bucket present, zero when empty); amounts as in the invoices report
- * (the factored amount, else
- * invoice/complete's gross; an invoice with no known amount is counted and adds nothing).
+ * (the factored amount, else invoice/complete's gross; an invoice with no known amount is counted
+ * and adds nothing), in `filters.currency`, the contract's (the events name none), else EUR.
  */
-export function ageingSource(database: Database, filters: { environment: ProviderEnvironment; now?: Date }): ReportSource {
+export function ageingSource(database: Database, filters: { environment: ProviderEnvironment; now?: Date; currency?: string }): ReportSource {
   const { sql } = database;
   const env = filters.environment;
   const now = (filters.now ?? new Date()).toISOString();
@@ -151,7 +152,7 @@ export function ageingSource(database: Database, filters: { environment: Provide
       where i.canceled_at is null and f.topic is distinct from ${topic('factoring/declined')} and i.ref not in (select ref from paid)
     )
     select b.bucket, count(w.invoice_uuid)::text as invoices, coalesce(sum(w.cents), 0)::text as amount_cents,
-           ${decimalAmount(sql, sql`coalesce(sum(w.cents), 0)`)} as amount, 'EUR' as currency
+           ${decimalAmount(sql, sql`coalesce(sum(w.cents), 0)`)} as amount, ${filters.currency ?? 'EUR'}::text as currency
     from b left join waiting w on w.age >= b.lo and (b.hi is null or w.age <= b.hi)
     where ${after === undefined ? sql`true` : sql`b.n > (select n from b where bucket = ${after})`}
     group by b.bucket, b.n
@@ -162,7 +163,7 @@ export function ageingSource(database: Database, filters: { environment: Provide
 
 export function streamInvoicesReport(
   database: Database,
-  filters: { environment: ProviderEnvironment; ageing?: boolean },
+  filters: { environment: ProviderEnvironment; ageing?: boolean; currency?: string },
   format: ReportFormat,
   writable: Writable,
   csv?: CsvOptions,

@@ -37,7 +37,9 @@ export const PAYOUT_SHAPE: ReportShape = {
  * joined with ';'. credited_cents sums those credits less those debits; difference = credited − payout (decimal), empty
  * when nothing was credited. Lines in more than one currency are not added: credited and difference
  * are empty and each listed line ends with its currency. Currency: the credits' when there are any, else the payout report's
- * (its rows' Currency column or currency signs), else EUR (payout events name no currency). Cents leave Postgres as text (bigint), never a float.
+ * (its rows' Currency column or currency signs), else `filters.currency`, the contract's
+ * (payout-reports/contract-terms.ts unstatedCurrency: payout events name no currency), else EUR.
+ * Cents leave Postgres as text (bigint), never a float.
  *
  * The composition, from the payout's report rows (payout_report_rows; empty until a report is
  * imported): gross = the invoice rows' Gross Purchase Price; fee = their Discount plus Transaction
@@ -46,7 +48,13 @@ export const PAYOUT_SHAPE: ReportShape = {
  * payout_report_mismatch compares with amount_cents. gross - fee - vat - credit_notes -
  * buyer_payments - other_deductions = net when the report's rows add up.
  */
-export function payoutsSource(database: Database, filters: { environment: ProviderEnvironment }): ReportSource {
+export interface PayoutsFilters {
+  environment: ProviderEnvironment;
+  /** The currency of a payout nothing names one for: the contract's; unset, EUR. */
+  currency?: string;
+}
+
+export function payoutsSource(database: Database, filters: PayoutsFilters): ReportSource {
   const { sql } = database;
   return {
     sql,
@@ -97,7 +105,7 @@ export function payoutsSource(database: Database, filters: { environment: Provid
     )
     select e.payout_uuid::text as payout_uuid, e.sepa_reference, e.amount_cents::text as amount_cents,
            ${decimalAmount(sql, sql`e.amount_cents`)} as amount,
-           case when e.amount_cents is not null then coalesce(c.currency, r.currency, 'EUR') end as currency,
+           case when e.amount_cents is not null then coalesce(c.currency, r.currency, ${filters.currency ?? 'EUR'}::text) end as currency,
            e.status, c.lines as matched_bank_line,
            array_to_string(e.external_reference_ids, ';') as invoice_references,
            c.cents::text as credited_cents, ${decimalAmount(sql, sql`c.cents`)} as credited_amount,
@@ -115,7 +123,7 @@ export function payoutsSource(database: Database, filters: { environment: Provid
 
 export function streamPayoutsReport(
   database: Database,
-  filters: { environment: ProviderEnvironment },
+  filters: PayoutsFilters,
   format: ReportFormat,
   writable: Writable,
   csv?: CsvOptions,
