@@ -158,10 +158,13 @@ export class Dispatcher {
       this.counts.succeeded += 1;
     } else {
       this.counts.failed += 1;
-      // A timed-out attempt may have been committed by the receiver before we gave up: a retry
-      // could then be a duplicate delivery the ground truth did not plan. Recorded, not hidden.
-      if (record.error === 'timeout') {
-        this.uncertain.push({ environment: d.env, topic: d.topic, entity_id: d.entityId, event_key: d.eventKey, address, details: `attempt ${attempt} timed out` });
+      // A timed-out attempt may have been committed by the receiver before we gave up, and so may
+      // one answered 5xx: a receiver that answers at an acknowledgement deadline (bnpl-recon's 503,
+      // webhooks/receiver.ts) cannot know whether the commit still in flight lands. A retry could
+      // then be a duplicate delivery the ground truth did not plan. Recorded, not hidden.
+      if (record.error === 'timeout' || (record.status !== null && record.status >= 500)) {
+        const details = record.error === 'timeout' ? `attempt ${attempt} timed out` : `attempt ${attempt} answered ${record.status}`;
+        this.uncertain.push({ environment: d.env, topic: d.topic, entity_id: d.entityId, event_key: d.eventKey, address, details });
       }
       if (attempt <= this.settings.maxRetries) {
         const delay = this.settings.retryBaseMs * this.settings.retryFactor ** (attempt - 1);

@@ -1,3 +1,4 @@
+import { sepaKey } from '../ledger/sepa-key.js';
 import type { Counter } from 'prom-client';
 import type { Database } from '../db/database.js';
 import { BANK_OFFSET_HOURS } from '../reconcile/rules/payout-common.js';
@@ -85,6 +86,8 @@ export interface FoundFinding {
   /** duplicate_delivery (whose entity is the delivery row): the event key and the entity the delivery named */
   event_key?: string | null;
   delivered_entity_id?: string | null;
+  /** statement_credit_without_payout: a payout event of the credit's SEPA reference was stored after the finding was first detected */
+  payout_stored_after?: boolean | null;
 }
 
 const NAMED_PER_KIND = 5;
@@ -178,9 +181,11 @@ function shortCreditNotYetJudged(d: ExpectedDiscrepancy, cover: SettlementCover)
  * equal counts can hide a finding on the wrong entity. Each is named with what the ground truth
  * says happened to it: a delivery held back past the grace period (timing_dependent: flagged only
  * if a pass ran while it was late), one delivered out of order (a benign reordering, flagged while
- * its successor was there and it was not), a retry of an attempt that timed out at the simulator
- * (an uncertain delivery), a kind that needs days of real time. What the ground truth does not
- * explain is said to be unexplained, not guessed at.
+ * its successor was there and it was not), a retry of an attempt that timed out or was answered 5xx
+ * (an uncertain delivery: the receiver's commit may still have landed), a credit a pass saw before
+ * its payout's webhook was stored (resolved when it came, by the ledger's own times), a kind that
+ * needs days of real time. What the ground truth does not explain is said to be unexplained, not
+ * guessed at.
  */
 export function nameDifferences(truth: GroundTruth, found: readonly FoundFinding[], tallies: readonly KindTally[], settlement?: SettlementCover): string[] {
   const lines: string[] = [];
@@ -188,6 +193,9 @@ export function nameDifferences(truth: GroundTruth, found: readonly FoundFinding
   // An attempt the simulator gave up on after its timeout may have been committed here: its retry
   // is then a real duplicate the simulator did not plan, listed in its uncertain deliveries.
   const uncertain = new Set(truth.uncertain_deliveries.filter((u) => u.environment === 'sandbox').map((u) => `delivery of ${u.entity_id}, event ${u.event_key.slice(0, 12)}`));
+  // A credit the bank booked before the payout's webhook was stored (its deliveries retried while
+  // the ledger stalled): flagged by a pass in between, resolved when the webhook came.
+  const laterPayout = new Set(found.filter((f) => f.kind === 'statement_credit_without_payout' && f.payout_stored_after === true).map((f) => `${f.entity_type} ${f.entity_id}`));
   for (const t of tallies) {
     const injected = new Map<string, ExpectedDiscrepancy>();
     for (const d of truth.discrepancies) if (d.kind === t.kind && d.environment === 'sandbox') injected.set(truthKey(d), d);
@@ -211,7 +219,9 @@ export function nameDifferences(truth: GroundTruth, found: readonly FoundFinding
       if (t.kind === 'missed_webhook' && entity !== undefined && reordered.has(entity) && statuses.every((status) => status === 'resolved')) {
         explained.push({ line: `${key} found, not injected as a fault: one of its events was delivered out of order, flagged while it was missing and resolved when it came`, why: 'delivered out of order, resolved when it came' });
       } else if (t.kind === 'duplicate_delivery' && uncertain.has(key.slice(0, key.lastIndexOf(', copy ')))) {
-        explained.push({ line: `${key} found, not injected: a retry of an attempt that timed out at the simulator but was stored here (an uncertain delivery of its ground truth)`, why: 'retry of an attempt that timed out at the simulator' });
+        explained.push({ line: `${key} found, not injected: a retry of an attempt that timed out or was answered 5xx but was stored here (an uncertain delivery of its ground truth)`, why: 'retry of an attempt that timed out or was answered 5xx' });
+      } else if (t.kind === 'statement_credit_without_payout' && statuses.every((status) => status === 'resolved') && laterPayout.has(key)) {
+        explained.push({ line: `${key} found, not injected: a pass saw the credit before its payout's webhook was stored, and the finding was resolved when it came`, why: 'credit seen before its payout\'s webhook, resolved when it came' });
       } else unexplained.push(`${key} found, not injected: ${UNEXPLAINED}`);
     }
     const days = needsDays > 0 ? `  difference: ${t.kind} ${needsDays} not found: it needs ${NEEDS_REAL_DAYS.get(t.kind)} of real time, longer than a demo` : undefined;
@@ -365,7 +375,11 @@ export async function demoSummary(database: Database, sim: Simulator, refusedSig
   }
   const found = await database.sql<FoundFinding[]>`
     select d.kind::text as kind, d.entity_type::text as entity_type, d.entity_id, d.status::text as status, d.subject,
-           w.event_key, w.entity_id::text as delivered_entity_id
+           w.event_key, w.entity_id::text as delivered_entity_id,
+           case when d.kind = 'statement_credit_without_payout' then exists (
+             select 1 from payout_events p
+             where p.environment = d.environment and p.received_at > d.first_detected_at
+               and ${sepaKey(database.sql, database.sql`p.sepa_instruction_id`)} = ${sepaKey(database.sql, database.sql`d.sepa_reference`)}) end as payout_stored_after
     from discrepancies d
     left join webhook_deliveries w on d.kind = 'duplicate_delivery' and d.entity_type = 'webhook_delivery' and w.id::text = d.entity_id
     where d.environment = 'sandbox'`;

@@ -46,8 +46,13 @@ async function running(demo: Demo): Promise<void> {
   }, 90_000);
 }
 
+/**
+ * Errors the demo logged. A 503 at the ack deadline is the receiver's answer to a ledger whose
+ * commits stalled (a loaded two-core CI machine; test/e2e/demo-ledger-stall.test.ts makes one on
+ * purpose), not a fault of the newcomer's path: the summary must still explain what followed.
+ */
 function errorLines(stderr: string): string[] {
-  return stderr.split('\n').filter((l) => /"level":(50|60)|ECONNRESET|\n\s+at /.test(l));
+  return stderr.split('\n').filter((l) => /"level":(50|60)|ECONNRESET|\n\s+at /.test(l) && !l.includes('no commit within the ack deadline'));
 }
 
 let root: string;

@@ -108,6 +108,11 @@ describe('retries', () => {
       expect(a3 - a2).toBeGreaterThan(a2 - a1);
     }
     expect(s.stats()).toMatchObject({ gaveUp: 0, pending: 0, inFlight: 0 });
+    // A 5xx may have been answered while the receiver's commit was still in flight (bnpl-recon's 503
+    // at its ack deadline): each such attempt is an uncertain delivery of the ground truth.
+    const uncertain = s.groundTruth({ environment: 'sandbox' }).uncertain_deliveries;
+    expect(uncertain).toHaveLength(byDelivery.size * 2);
+    expect(new Set(uncertain.map((u) => u.details))).toEqual(new Set(['attempt 1 answered 500', 'attempt 2 answered 500']));
   });
 
   it('gives up after five retries (six attempts) when the receiver never answers 2xx', async () => {
