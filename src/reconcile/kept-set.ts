@@ -41,7 +41,7 @@ export interface KeptSet {
  * read, and the kept table is written only where it differs: rewriting 1,000,000 unchanged invoices
  * took a full pass 8-10 s more (bench/README.md, reconcile).
  */
-export async function refreshKeptSet(tx: TransactionSql, environment: ProviderEnvironment, set: KeptSet, lower: PendingQuery<Row[]> | undefined): Promise<void> {
+export async function refreshKeptSet(tx: TransactionSql, environment: ProviderEnvironment, set: KeptSet, lower: PendingQuery<Row[]> | undefined): Promise<boolean> {
   const { name, table, key, values } = set;
   const columns = [...key, ...values];
   const list = (prefix: string, names: readonly string[]) => names.map((c) => `${prefix}${c}`).join(', ');
@@ -71,9 +71,11 @@ export async function refreshKeptSet(tx: TransactionSql, environment: ProviderEn
       insert into ${tx(table)} as k (environment, ${tx.unsafe(list('', columns))})
       select ${environment}, ${tx.unsafe(list('', columns))} from ${tx(`${name}_changed`)} where ${tx.unsafe(`${key[0]} is not null`)}
       ${tx.unsafe(upsert)}`;
-    // For the incremental passes' plans; a full pass over a kept table already current writes nothing.
-    if (removed.count + written.count > 0) await tx`analyze ${tx(table)}`;
-    return;
+    // Whether the kept table wants an ANALYZE, for the incremental passes' plans (a full pass over a
+    // kept table already current writes nothing). Not here: ANALYZE's lock conflicts with itself and
+    // is held to the transaction's end, and the kept tables hold both environments' rows, so the
+    // other environment's pass waited for the whole of this one (test/reconcile/two-environments-passes.test.ts).
+    return removed.count + written.count > 0;
   }
   await tx`
     insert into ${tx(table)} as k (environment, ${tx.unsafe(list('', columns))})
@@ -84,4 +86,5 @@ export async function refreshKeptSet(tx: TransactionSql, environment: ProviderEn
   await tx.unsafe(`
     create temporary view ${name} as
     select ${set.viewColumns ?? list('', columns)} from ${table} where environment = '${environment}'`);
+  return false;
 }

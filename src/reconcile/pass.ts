@@ -201,6 +201,7 @@ async function runRules(
       await unwatch();
     }
   });
+  let keptWritten: string[] = [];
   const orderAndPayoutRules = transaction(ctx.database.sql, async (tx) => {
     const unwatch = await watchPassStatement(ctx, tx, signal);
     try {
@@ -234,7 +235,7 @@ async function runRules(
     const params: RuleParams = { ...scoped, payoutsStand: !invoices.payouts.changed };
     const rules = RULES.filter((rule) => !standing.includes(rule.kind));
     await createFoundTable(tx);
-    if (invoices.changed) await timed('invoice_evidence', () => stageInvoiceEvidence(tx, params, scope.since));
+    if (invoices.changed) keptWritten = await timed('invoice_evidence', () => stageInvoiceEvidence(tx, params, scope.since));
     for (const rule of rules) summary.found[rule.kind] = await timed(rule.kind, () => rule.collect(tx, params));
     if (invoices.changed) await timed('invoice_totals', () => recordInvoiceTotals(tx, params, runId));
     // An incremental pass resolves the order findings of its scope only: `found` is complete for
@@ -252,4 +253,10 @@ async function runRules(
   if (signal.aborted && (first.status === 'rejected' || second.status === 'rejected')) throw signal.reason;
   if (first.status === 'rejected') throw first.reason;
   if (second.status === 'rejected') throw second.reason;
+  // The kept tables the pass wrote, analysed after its commit, each in a statement of its own: the
+  // lock ANALYZE takes then lasts as long as it runs, not the pass (kept-set.ts). Statistics serve
+  // the next passes' plans; a failure here costs a plan, not the pass.
+  for (const table of keptWritten) {
+    await ctx.database.sql`analyze ${ctx.database.sql(table)}`.catch((error: unknown) => ctx.log.warn({ err: error, table }, 'could not analyse a kept table after the pass'));
+  }
 }

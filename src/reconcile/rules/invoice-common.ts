@@ -37,7 +37,8 @@ export function invoiceSettings(p: RuleParams): InvoiceRuleSettings {
  * invoices (bench/reconcile, invoice-seed.ts) that made the invoice rules 126 s of a 141 s pass
  * (bench/README.md, reconcile).
  */
-export async function stageInvoiceEvidence(tx: TransactionSql, p: RuleParams, since: string | undefined): Promise<void> {
+/** Returns the kept tables the pass wrote, to be analysed once it committed (kept-set.ts). */
+export async function stageInvoiceEvidence(tx: TransactionSql, p: RuleParams, since: string | undefined): Promise<string[]> {
   await stage(tx, 'pass_payouts', latestPayouts(tx, p));
   // Each payout's references made distinct within the payout (a few dozen each), not as one hash
   // of every listing's seven columns (1.7 s at 1,000,000 listings).
@@ -52,7 +53,9 @@ export async function stageInvoiceEvidence(tx: TransactionSql, p: RuleParams, si
   // Temporary tables are never analysed by autovacuum: without this the planner guesses their sizes.
   await tx`analyze pass_payouts, pass_listings`;
   const lower = since === undefined ? undefined : tx`${since}::timestamptz - make_interval(secs => ${SCOPE_MARGIN_SECONDS})`;
-  for (const set of KEPT_SETS) await refreshKeptSet(tx, p.environment, set, lower);
+  const written: string[] = [];
+  for (const set of KEPT_SETS) if (await refreshKeptSet(tx, p.environment, set, lower)) written.push(set.table);
+  return written;
 }
 
 /**
