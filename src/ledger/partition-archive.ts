@@ -11,6 +11,7 @@ import { webhookDeliveries } from '../schema/deliveries.js';
 import { transaction } from '../db/transaction.js';
 import { cancelOnAbort } from '../db/cancel-on-abort.js';
 import { addMonths } from './partition-months.js';
+import { environmentSchema, type ProviderEnvironment } from '../config/schema.js';
 
 /**
  * The columns of an archive, in order: every column of webhook_deliveries, read from the drizzle
@@ -23,6 +24,8 @@ export interface ArchivedPartition {
   table: string;
   rows: number;
   file: string;
+  /** Set when only this environment's rows of a month both environments share were archived. */
+  environment?: ProviderEnvironment;
 }
 
 /**
@@ -39,14 +42,17 @@ export interface ArchivedPartition {
  * few steps left (its rename, the manifest) are finished whatever the signal, so no archive is left
  * without its manifest.
  */
-export async function archivePartition(sql: Sql, table: string, month: Date, archiveDir: string, signal?: AbortSignal): Promise<ArchivedPartition> {
+export async function archivePartition(sql: Sql, table: string, month: Date, archiveDir: string, signal?: AbortSignal, environment?: ProviderEnvironment): Promise<ArchivedPartition> {
   await mkdir(archiveDir, { recursive: true });
+  // With an environment, that environment's rows alone, in a file named after it (partitions.ts
+  // retirePartitions: a month both environments share).
+  const base = environment === undefined ? table : `${table}.${environment}`;
   // A month archived before (its partition re-created for a late delivery) keeps its file.
-  const taken = await stat(join(archiveDir, `${table}.copy.gz`)).then(() => true, () => false);
-  const file = join(archiveDir, taken ? `${table}.${Date.now()}.copy.gz` : `${table}.copy.gz`);
+  const taken = await stat(join(archiveDir, `${base}.copy.gz`)).then(() => true, () => false);
+  const file = join(archiveDir, taken ? `${base}.${Date.now()}.copy.gz` : `${base}.copy.gz`);
   let copied;
   try {
-    copied = await exportRows(sql, table, `${file}.part`, signal);
+    copied = await exportRows(sql, table, `${file}.part`, signal, environment);
   } catch (error) {
     await rm(`${file}.part`, { force: true });
     throw error;
@@ -59,6 +65,7 @@ export async function archivePartition(sql: Sql, table: string, month: Date, arc
   await durable(`${file}.part`, file);
   const manifest = {
     table,
+    ...(environment === undefined ? {} : { environment }),
     from: month.toISOString(),
     to: addMonths(month, 1).toISOString(),
     format: 'postgres COPY text, gzip',
@@ -69,7 +76,7 @@ export async function archivePartition(sql: Sql, table: string, month: Date, arc
   await writeFile(`${file}.json.part`, `${JSON.stringify(manifest, null, 2)}\n`);
   await durable(`${file}.json.part`, `${file}.json`);
   await fsyncPath(archiveDir);
-  return { table, rows, file };
+  return { table, rows, file, ...(environment === undefined ? {} : { environment }) };
 }
 
 /**
@@ -80,14 +87,17 @@ export async function archivePartition(sql: Sql, table: string, month: Date, arc
  * connection.js CopyData; resumeConnection). When the file side fails or the signal aborts, the
  * COPY is cancelled and its remaining output read and dropped until the server's end or error.
  */
-async function exportRows(sql: Sql, table: string, part: string, signal?: AbortSignal): Promise<{ rows: number; expected: number; sha256: string }> {
+async function exportRows(sql: Sql, table: string, part: string, signal?: AbortSignal, environment?: ProviderEnvironment): Promise<{ rows: number; expected: number; sha256: string }> {
+  // COPY takes no parameters: the environment is one of the enum's values, written as a literal.
+  if (environment !== undefined && !environmentSchema.options.includes(environment)) throw new Error(`not an environment: ${String(environment)}`);
+  const where = environment === undefined ? '' : ` where environment = '${environment}'`;
   try {
     return await transaction(sql, async (tx) => {
       const giveUp = new AbortController();
       const unwatch = await cancelOnAbort(sql, tx, signal ? AbortSignal.any([signal, giveUp.signal]) : giveUp.signal);
       try {
-        const [count] = await tx<{ n: string }[]>`select count(*)::text as n from ${tx(table)}`;
-        const copied = await copyOut(await tx.unsafe(`copy (select ${ARCHIVE_COLUMNS.join(', ')} from "${table}" order by id) to stdout`).readable(), part, giveUp, signal);
+        const [count] = await tx.unsafe<{ n: string }[]>(`select count(*)::text as n from "${table}"${where}`);
+        const copied = await copyOut(await tx.unsafe(`copy (select ${ARCHIVE_COLUMNS.join(', ')} from "${table}"${where} order by id) to stdout`).readable(), part, giveUp, signal);
         return { ...copied, expected: Number(count?.n ?? 0) };
       } finally {
         await unwatch();

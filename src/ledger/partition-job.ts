@@ -71,7 +71,7 @@ export async function maintainPartitions(
       await retirePartitions(sql, now, config.DELIVERY_RETENTION_MONTHS, archiveDirectory(config), ctx.log, (done) => {
         archived.push(done);
         metrics.archived.inc();
-      }, fence, signal);
+      }, fence, signal, config.PROVIDER_ENV);
       // Before creating: a month cut short or overlong by 0012 (partitions.ts) would otherwise keep
       // its deliveries in the default partition, or refuse the next month's partition.
       await repairPartitionBounds(sql, ctx.log, fence, signal);

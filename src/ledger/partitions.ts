@@ -1,5 +1,6 @@
 import type { Sql, TransactionSql } from 'postgres';
 import type { Logger } from '../log/logger.js';
+import type { ProviderEnvironment } from '../config/schema.js';
 import { DEFAULT_PARTITION, PARTITION_PREFIX, addMonths, isRetired, monthOfPartition, monthStart, monthsCoveredAhead, monthsToEnsure, partitionName } from './partition-months.js';
 import { transaction } from '../db/transaction.js';
 import { errorCode } from '../db/errors.js';
@@ -144,6 +145,13 @@ export async function repairPartitionBounds(sql: Sql, log: Logger, fence: Fence 
  * died is finished first, so a crash between the steps loses nothing and is completed next time.
  * `onArchived` hears of each month once it is dropped, so a run that fails later still counts it.
  *
+ * With `environment` (the daemon's PROVIDER_ENV), a month that also holds the other environment's
+ * deliveries (two daemons on one ledger: CONTRACT.md) is not this daemon's to drop, whatever the
+ * other's retention: its own rows of the month are exported as above to
+ * `<archiveDir>/<partition>.<environment>.copy.gz` (the manifest names the environment) and then
+ * deleted, in one transaction that checks it deletes as many rows as the file holds; the month
+ * stays, and is dropped whole by the run that finds only its own environment's rows in it.
+ *
  * `signal` (the partition job's stop) stops it before and during each detach and each archive: an
  * archive in progress is cut short (partition-archive.ts: no archive file is left, the month stays
  * detached for the next run, as after a crash). A month whose archive is whole is dropped whatever
@@ -158,11 +166,20 @@ export async function retirePartitions(
   onArchived?: (archived: ArchivedPartition) => void,
   fence: Fence = unfenced,
   signal?: AbortSignal,
+  environment?: ProviderEnvironment,
 ): Promise<ArchivedPartition[]> {
+  const shared: string[] = [];
   for (const name of retentionMonths === undefined ? [] : await attachedPartitions(sql)) {
     const month = monthOfPartition(name);
     if (!month || !isRetired(month, now, retentionMonths)) continue;
     signal?.throwIfAborted();
+    if (environment !== undefined) {
+      const [other] = await sql<{ held: boolean }[]>`select exists (select 1 from ${sql(name)} where environment <> ${environment}) as held`;
+      if (other?.held) {
+        shared.push(name);
+        continue;
+      }
+    }
     try {
       await stoppable(sql, signal, async (tx) => {
         await fence(tx);
@@ -205,6 +222,24 @@ export async function retirePartitions(
     archived.push(done);
     onArchived?.(done);
     log.info({ partition: name, rows: done.rows, file: done.file }, 'delivery partition archived and dropped');
+  }
+  for (const name of shared) {
+    const month = monthOfPartition(name)!;
+    await fence(sql);
+    signal?.throwIfAborted();
+    const [own] = await sql<{ n: number }[]>`select count(*)::int as n from ${sql(name)} where environment = ${environment!}`;
+    if (!own || own.n === 0) continue;
+    const done = await archivePartition(sql, name, month, archiveDir, signal, environment);
+    await transaction(sql, async (tx) => {
+      await fence(tx);
+      const deleted = await tx`delete from ${tx(name)} where environment = ${environment!}`;
+      // Rolled back when a row came or went between the export and here: the next run exports again.
+      if (deleted.count !== done.rows) throw new Error(`archive of ${name}'s ${environment!} deliveries holds ${done.rows} rows, the month now ${deleted.count}: none deleted`);
+      await fence(tx);
+    });
+    archived.push(done);
+    onArchived?.(done);
+    log.info({ partition: name, environment, rows: done.rows, file: done.file }, 'delivery partition shared with the other environment: this environment\'s deliveries archived and deleted, the month kept');
   }
   return archived;
 }
