@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { databaseUrlProblem } from '../db/database-url.js';
-import { CronPattern } from 'croner';
+import { Cron, CronPattern } from 'croner';
 import { contractTermsFromSetting } from '../payout-reports/contract-terms.js';
 import { documentedColumn } from '../payout-reports/columns.js';
 import { addressListError, splitList } from './addresses.js';
@@ -44,7 +44,14 @@ const booleanString = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
   .transform((v) => v === 'true' || v === '1' || v === 'yes');
 
-/** Five fields, or six with seconds first; read in UTC (jobs/job.ts). */
+/**
+ * How schedules are read (jobs/job.ts runs them so): in UTC, and a day of month with a day of week
+ * both restricted means both, as node-cron read it ('0 6 1-7 * MON': the first Monday), where
+ * croner's default runs on either (every day of 1-7 and every Monday).
+ */
+export const CRON_OPTIONS = { timezone: 'UTC', domAndDow: true } as const;
+
+/** Five fields, or six with seconds first; read in UTC (jobs/job.ts); one that never fires is refused. */
 const cronExpression = z.string().superRefine((v, ctx) => {
   const fields = v.trim().split(/\s+/).length;
   if (!v.trim().startsWith('@') && fields !== 5 && fields !== 6) {
@@ -55,7 +62,14 @@ const cronExpression = z.string().superRefine((v, ctx) => {
     new CronPattern(v, 'UTC');
   } catch (error) {
     ctx.addIssue({ code: 'custom', message: `not a valid cron expression: ${(error as Error).message.replace(/^CronPattern: /, '')}` });
+    return;
   }
+  // A day that does not exist ('0 0 30 2 *', the 31st of a 30-day month): the job would never run,
+  // and nothing would say so. No callback, so nothing is scheduled.
+  const probe = new Cron(v, CRON_OPTIONS);
+  const next = probe.nextRun();
+  probe.stop();
+  if (next === null) ctx.addIssue({ code: 'custom', message: `'${v}' never fires (a date that does not exist, read in UTC)` });
 });
 
 /**

@@ -1,12 +1,6 @@
 import { Cron } from 'croner';
+import { CRON_OPTIONS } from '../config/schema.js';
 import type { Logger } from '../log/logger.js';
-
-/**
- * How schedules are read (config/schema.ts validates the expression): in UTC, and a day of month
- * with a day of week both restricted means both, as node-cron read it ('0 6 1-7 * MON': the first
- * Monday), where croner's default runs on either (every day of 1-7 and every Monday).
- */
-export const CRON_OPTIONS = { timezone: 'UTC', domAndDow: true } as const;
 
 export interface JobOptions<T> {
   /** For logs and the skipped-ticks metric: "poll", "reconcile", "statement-inbox". */

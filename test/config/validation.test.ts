@@ -146,6 +146,9 @@ describe('schedules (POLL_SCHEDULE, RECONCILE_SCHEDULE: cron in UTC, docs/settin
   it('accept five fields, six with seconds first, and a nickname', () => {
     expect(loadConfig({ POLL_SCHEDULE: '*/5 * * * *', RECONCILE_SCHEDULE: '30 */10 * * * *' })).toMatchObject({ POLL_SCHEDULE: '*/5 * * * *', RECONCILE_SCHEDULE: '30 */10 * * * *' });
     expect(loadConfig({ POLL_SCHEDULE: '@hourly' }).POLL_SCHEDULE).toBe('@hourly');
+    // Rare but real: the 29th of February on a Monday (2044), the first Monday of a month.
+    expect(loadConfig({ RECONCILE_SCHEDULE: '0 0 29 2 1' }).RECONCILE_SCHEDULE).toBe('0 0 29 2 1');
+    expect(loadConfig({ RECONCILE_SCHEDULE: '0 6 1-7 * MON' }).RECONCILE_SCHEDULE).toBe('0 6 1-7 * MON');
   });
 
   it.each([
@@ -153,6 +156,9 @@ describe('schedules (POLL_SCHEDULE, RECONCILE_SCHEDULE: cron in UTC, docs/settin
     ['0 0 * * * * 2027', /7 fields/],
     ['61 * * * *', /minute/],
     ['every five minutes', /not a valid cron expression/],
+    // Days that do not exist: the job would never run, silently.
+    ['0 0 30 2 *', /never fires/],
+    ['0 6 31 4,6,9,11 *', /never fires/],
   ])('refuse %j naming the problem', (value, message) => {
     const error = refusal({ POLL_SCHEDULE: value });
     expect(error.message).toContain('POLL_SCHEDULE');
