@@ -66,7 +66,7 @@ export function createReconcileMetrics(registry: Registry, reads: LedgerReads, d
   lockHeld.set(0);
   const passes = new Counter({
     name: `${METRIC_PREFIX}reconcile_passes_total`,
-    help: 'Reconciliation passes by outcome (skipped: another replica held the lock)',
+    help: 'Reconciliation passes by outcome (skipped: another process held the reconcile lock: another replica\'s pass, or an acknowledgement being written)',
     labelNames: ['outcome'] as const,
     registers: [registry],
   });

@@ -107,7 +107,7 @@ export async function runReconcilePass(
       },
     );
     if (outcome.skipped) {
-      ctx.log.info({ environment }, 'reconcile pass skipped: another replica is running one');
+      ctx.log.info({ environment }, 'reconcile pass skipped: another process holds the reconcile lock (another replica\'s pass, or an acknowledgement being written)');
       metrics.passes.inc({ outcome: 'skipped' });
       return { ...summary, skipped: true };
     }
