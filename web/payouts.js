@@ -28,6 +28,8 @@ function composition(p) {
   if (!reported) notes.push('No payout report imported for this payout yet.');
   else if (p.amount !== null && p.report_net !== p.amount) notes.push(`The report's net differs from the payout event's amount by ${moneyCents((BigInt(p.report_net_cents) - BigInt(p.amount_cents)).toString(), p.currency)}.`);
   if (p.difference !== null && Number(p.difference) !== 0) notes.push(`The bank credited ${money(p.difference, p.currency)} more than the payout event's amount (negative: less).`);
+  // Lines in several currencies, or in another than the payout report's: not added, not compared.
+  if (p.matched_bank_line && (p.credited_amount === null || p.credited_amount === undefined)) notes.push(`The bank booked it in another currency than ${p.currency ?? 'the payout\'s'} (or in several): amounts of two currencies are not compared. Its lines: ${p.matched_bank_line}.`);
   if (reported && notes.length === 0 && p.credited_amount === p.amount) notes.push('Report, payout event and bank credit agree.');
   return el('div', { class: 'composition' },
     table(`Composition of payout ${p.sepa_reference ?? p.payout_uuid}: payout report, payout event and bank credit side by side`,

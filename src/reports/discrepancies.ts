@@ -191,6 +191,16 @@ export function stakeCents(sql: Sql): PendingQuery<Row[]> {
  * assume two minor digits.
  */
 /**
+ * The kinds whose expected, observed or details are money (cents), with or without an amount at
+ * stake: their rows name the currency, so the page and a spreadsheet show the figures in it (a GBP
+ * merchant's invoice_not_paid_out was shown in EUR). The order and delivery kinds name none.
+ */
+const MONEY_KINDS: readonly DiscrepancyKind[] = [
+  'payout_not_on_statement', 'statement_credit_without_payout', 'payout_amount_mismatch', 'payout_cancelled_but_credited',
+  'invoice_not_paid_out', 'buyer_paid_merchant_directly', 'payout_report_mismatch', 'payout_deduction_mismatch', 'statement_unbalanced',
+];
+
+/**
  * The currency of a finding's money, over a row `d` of discrepancies: what its evidence names (the
  * report and deduction rules record it), else its bank line's, else the payout's report rows' (a
  * payout_not_on_statement has no bank line, and the provider's payout events name no currency:
@@ -253,7 +263,7 @@ export function discrepancySource(database: Database, filters: DiscrepancyFilter
                      ${REPORT_TIME_FORMAT}) as last_checked_at,
              to_char(resolved_at at time zone 'UTC', ${REPORT_TIME_FORMAT}) as resolved_at,
              stake::text as amount_cents, ${decimalAmount(sql, sql`stake`)} as amount,
-             case when stake is not null then ${findingCurrency(sql, filters.currency)} end as currency,
+             case when stake is not null or d.kind::text in ${sql(MONEY_KINDS)} then ${findingCurrency(sql, filters.currency)} end as currency,
              case when a.stands then acknowledged_by end as acknowledged_by,
              case when a.stands then to_char(acknowledged_at at time zone 'UTC', ${REPORT_TIME_FORMAT}) end as acknowledged_at,
              case when a.stands then ack_note end as ack_note

@@ -35,9 +35,10 @@ export const PAYOUT_SHAPE: ReportShape = {
  * whose reference another payout announced first (ledger/payout-credits.ts payoutCredits), with a
  * debit carrying the reference (a storno, a return) listed as '<reference> <date> debit'; invoice_references are
  * joined with ';'. credited_cents sums those credits less those debits; difference = credited − payout (decimal), empty
- * when nothing was credited. Lines in more than one currency are not added: credited and difference
- * are empty and each listed line ends with its currency. Currency: the credits' when there are any, else the payout report's
- * (its rows' Currency column or currency signs), else `filters.currency`, the contract's
+ * when nothing was credited. Lines in more than one currency are not added, nor lines in another
+ * currency than the payout report's (a GBP payout booked converted into a EUR account): credited and
+ * difference are empty and each listed line ends with its currency. Currency: the payout report's
+ * (its rows' Currency column or currency signs), else the credits', else `filters.currency`, the contract's
  * (payout-reports/contract-terms.ts unstatedCurrency: payout events name no currency), else EUR.
  * Cents leave Postgres as text (bigint), never a float.
  *
@@ -67,7 +68,7 @@ export function payoutsSource(database: Database, filters: PayoutsFilters): Repo
       -- Lines in two currencies have no sum (amounts of different currencies are never added:
       -- docs/how-it-decides.md): credited and difference stay empty, and each line names its
       -- currency instead.
-      select payout_uuid, payout_reference,
+      select payout_uuid, payout_reference, lines_with_currency,
              case when currencies = 1 then lines else lines_with_currency end as lines,
              case when currencies = 1 then cents end as cents,
              case when currencies = 1 then currency end as currency
@@ -105,11 +106,12 @@ export function payoutsSource(database: Database, filters: PayoutsFilters): Repo
     )
     select e.payout_uuid::text as payout_uuid, e.sepa_reference, e.amount_cents::text as amount_cents,
            ${decimalAmount(sql, sql`e.amount_cents`)} as amount,
-           case when e.amount_cents is not null then coalesce(c.currency, r.currency, ${filters.currency ?? 'EUR'}::text) end as currency,
-           e.status, c.lines as matched_bank_line,
+           case when e.amount_cents is not null then coalesce(r.currency, c.currency, ${filters.currency ?? 'EUR'}::text) end as currency,
+           e.status, case when x.comparable then c.lines else c.lines_with_currency end as matched_bank_line,
            array_to_string(e.external_reference_ids, ';') as invoice_references,
-           c.cents::text as credited_cents, ${decimalAmount(sql, sql`c.cents`)} as credited_amount,
-           ${decimalAmount(sql, sql`c.cents - e.amount_cents`)} as difference,
+           case when x.comparable then c.cents end::text as credited_cents,
+           case when x.comparable then ${decimalAmount(sql, sql`c.cents`)} end as credited_amount,
+           case when x.comparable then ${decimalAmount(sql, sql`c.cents - e.amount_cents`)} end as difference,
            to_char(e.received_at at time zone 'UTC', ${REPORT_TIME_FORMAT}) as received_at
            ${COMPOSITION.map((c) => sql`,
              case when r.payout_uuid is not null then coalesce(${sql(`r.${c}`)}, 0)::text end as ${sql(`report_${c}_cents`)},
@@ -117,6 +119,10 @@ export function payoutsSource(database: Database, filters: PayoutsFilters): Repo
     from page e
     left join credits c on c.payout_uuid = e.payout_uuid and c.payout_reference = e.sepa_key
     left join composed r on r.payout_uuid = e.payout_uuid
+    -- A credit booked in another currency than the payout report's (a GBP payout converted into a
+    -- EUR account) says nothing about the amount, as payout_amount_mismatch judges it: not added to
+    -- nor subtracted from the payout's, and its lines name their currency.
+    cross join lateral (select r.currency is null or c.currency is not distinct from r.currency as comparable) x
     order by e.payout_uuid`,
   };
 }
