@@ -86,8 +86,12 @@ export interface FoundFinding {
   /** duplicate_delivery (whose entity is the delivery row): the event key and the entity the delivery named */
   event_key?: string | null;
   delivered_entity_id?: string | null;
-  /** statement_credit_without_payout: a payout event of the credit's SEPA reference was stored after the finding was first detected */
-  payout_stored_after?: boolean | null;
+  /**
+   * statement_credit_without_payout: the payouts whose events carry the credit's SEPA reference,
+   * when none of those events was stored more than a minute before the finding was first detected
+   * (a batch's received_at is when its transaction began; a stalled commit lands later); else null
+   */
+  late_payouts?: string[] | null;
 }
 
 const NAMED_PER_KIND = 5;
@@ -193,9 +197,12 @@ export function nameDifferences(truth: GroundTruth, found: readonly FoundFinding
   // An attempt the simulator gave up on after its timeout may have been committed here: its retry
   // is then a real duplicate the simulator did not plan, listed in its uncertain deliveries.
   const uncertain = new Set(truth.uncertain_deliveries.filter((u) => u.environment === 'sandbox').map((u) => `delivery of ${u.entity_id}, event ${u.event_key.slice(0, 12)}`));
-  // A credit the bank booked before the payout's webhook was stored (its deliveries retried while
-  // the ledger stalled): flagged by a pass in between, resolved when the webhook came.
-  const laterPayout = new Set(found.filter((f) => f.kind === 'statement_credit_without_payout' && f.payout_stored_after === true).map((f) => `${f.entity_type} ${f.entity_id}`));
+  // A credit the bank booked before its payout's webhook was stored: the webhook's delivery was
+  // answered 5xx or timed out (an uncertain delivery: the ledger stalled), a pass in between flagged
+  // the credit, and the payout event came after it (late_payouts), resolving the finding. A payout
+  // event stored before the finding makes it a false positive, unexplained.
+  const uncertainPayouts = new Set(truth.uncertain_deliveries.filter((u) => u.environment === 'sandbox' && u.topic.startsWith('payout/')).map((u) => u.entity_id));
+  const laterPayout = new Set(found.filter((f) => f.kind === 'statement_credit_without_payout' && (f.late_payouts ?? []).some((p) => uncertainPayouts.has(p))).map((f) => `${f.entity_type} ${f.entity_id}`));
   for (const t of tallies) {
     const injected = new Map<string, ExpectedDiscrepancy>();
     for (const d of truth.discrepancies) if (d.kind === t.kind && d.environment === 'sandbox') injected.set(truthKey(d), d);
@@ -376,10 +383,12 @@ export async function demoSummary(database: Database, sim: Simulator, refusedSig
   const found = await database.sql<FoundFinding[]>`
     select d.kind::text as kind, d.entity_type::text as entity_type, d.entity_id, d.status::text as status, d.subject,
            w.event_key, w.entity_id::text as delivered_entity_id,
-           case when d.kind = 'statement_credit_without_payout' then exists (
-             select 1 from payout_events p
-             where p.environment = d.environment and p.received_at > d.first_detected_at
-               and ${sepaKey(database.sql, database.sql`p.sepa_instruction_id`)} = ${sepaKey(database.sql, database.sql`d.sepa_reference`)}) end as payout_stored_after
+           case when d.kind = 'statement_credit_without_payout' then (
+             select case when count(*) > 0 and bool_and(p.received_at >= d.first_detected_at - interval '1 minute')
+                         then array_agg(distinct p.payout_uuid::text) end
+             from payout_events p
+             where p.environment = d.environment
+               and ${sepaKey(database.sql, database.sql`p.sepa_instruction_id`)} = ${sepaKey(database.sql, database.sql`d.sepa_reference`)}) end as late_payouts
     from discrepancies d
     left join webhook_deliveries w on d.kind = 'duplicate_delivery' and d.entity_type = 'webhook_delivery' and w.id::text = d.entity_id
     where d.environment = 'sandbox'`;

@@ -79,19 +79,20 @@ describe("the settled demo's differences", () => {
   });
 
   // A ledger that stalled past the ack deadline (test/e2e/demo-ledger-stall.test.ts): the payout's
-  // webhook was retried while a statement import brought its credit, and a pass between saw the
-  // credit without a payout. Explained only when resolved and the payout event came after it.
-  it('name a credit flagged before its payout\'s webhook was stored and resolved when it came, and call others unexplained', () => {
-    const credit = (line: string, status: string, later: boolean): FoundFinding => ({ kind: 'statement_credit_without_payout', entity_type: 'statement_line', entity_id: line, status, payout_stored_after: later });
-    const f = [credit('S1', 'resolved', true), credit('S2', 'open', true), credit('S3', 'resolved', false)];
-    const lines = nameDifferences(truth([]), f, [{ kind: 'statement_credit_without_payout', injected: 0, found: 3 }]);
-    expect(lines[0]).toBe('  difference: statement_credit_without_payout found 3, injected 0:');
-    expect(lines.slice(1, 3).sort()).toEqual([
-      '    statement_line S2 found, not injected: unexplained by the ground truth (a defect: please report it with the seed)',
-      '    statement_line S3 found, not injected: unexplained by the ground truth (a defect: please report it with the seed)',
-    ]);
-    expect(lines[3]).toBe("    statement_line S1 found, not injected: a pass saw the credit before its payout's webhook was stored, and the finding was resolved when it came");
-    expect(lines).toHaveLength(4);
+  // webhook was answered 503 and retried while a statement import brought its credit, and a pass
+  // between saw the credit without a payout. Explained only when resolved, its payout's delivery
+  // uncertain, and no event of the payout stored before the finding (late_payouts).
+  it('name a credit flagged before its uncertain payout webhook was stored and resolved when it came, and call others unexplained', () => {
+    const uncertain = { environment: 'sandbox' as const, topic: 'payout/complete', entity_id: 'p1', event_key: 'k1', address: 'http://x', details: 'attempt 1 answered 503' };
+    const t = { ...truth([]), uncertain_deliveries: [uncertain] };
+    const credit = (line: string, status: string, late: string[] | null): FoundFinding => ({ kind: 'statement_credit_without_payout', entity_type: 'statement_line', entity_id: line, status, late_payouts: late });
+    // S2 still open; S3's payout was stored before the finding; S4's payout delivery was never uncertain.
+    const f = [credit('S1', 'resolved', ['p1']), credit('S2', 'open', ['p1']), credit('S3', 'resolved', null), credit('S4', 'resolved', ['p9'])];
+    const lines = nameDifferences(t, f, [{ kind: 'statement_credit_without_payout', injected: 0, found: 4 }]);
+    expect(lines[0]).toBe('  difference: statement_credit_without_payout found 4, injected 0:');
+    expect(lines.slice(1, 4).sort()).toEqual(['S2', 'S3', 'S4'].map((s) => `    statement_line ${s} found, not injected: unexplained by the ground truth (a defect: please report it with the seed)`));
+    expect(lines[4]).toBe("    statement_line S1 found, not injected: a pass saw the credit before its payout's webhook was stored, and the finding was resolved when it came");
+    expect(lines).toHaveLength(5);
   });
 
   // sim/README.md: "Match findings on (environment, kind, entity_type, entity_id)"; README: the final
