@@ -6,7 +6,7 @@ import { PassThrough, Transform, type Readable } from 'node:stream';
 import { finished, pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
 import { getTableConfig } from 'drizzle-orm/pg-core';
-import type { Sql } from 'postgres';
+import type { Sql, TransactionSql } from 'postgres';
 import { webhookDeliveries } from '../schema/deliveries.js';
 import { transaction } from '../db/transaction.js';
 import { cancelOnAbort } from '../db/cancel-on-abort.js';
@@ -42,41 +42,62 @@ export interface ArchivedPartition {
  * few steps left (its rename, the manifest) are finished whatever the signal, so no archive is left
  * without its manifest.
  */
-export async function archivePartition(sql: Sql, table: string, month: Date, archiveDir: string, signal?: AbortSignal, environment?: ProviderEnvironment): Promise<ArchivedPartition> {
+export async function archivePartition(sql: Sql, table: string, month: Date, archiveDir: string, signal?: AbortSignal, only?: EnvironmentRows): Promise<ArchivedPartition> {
   await mkdir(archiveDir, { recursive: true });
-  // With an environment, that environment's rows alone, in a file named after it (partitions.ts
+  // With `only`, that environment's rows alone, in a file named after it (partitions.ts
   // retirePartitions: a month both environments share).
+  const environment = only?.environment;
   const base = environment === undefined ? table : `${table}.${environment}`;
   // A month archived before (its partition re-created for a late delivery) keeps its file.
   const taken = await stat(join(archiveDir, `${base}.copy.gz`)).then(() => true, () => false);
   const file = join(archiveDir, taken ? `${base}.${Date.now()}.copy.gz` : `${base}.copy.gz`);
-  let copied;
+  const seal = async ({ rows, expected, sha256 }: { rows: number; expected: number; sha256: string }) => {
+    if (rows !== expected) throw new Error(`archive of ${table} holds ${rows} rows, the table ${expected}: the table is kept${environment === undefined ? ' (detached)' : ''}`);
+    await durable(`${file}.part`, file);
+    const manifest = {
+      table,
+      ...(environment === undefined ? {} : { environment }),
+      from: month.toISOString(),
+      to: addMonths(month, 1).toISOString(),
+      format: 'postgres COPY text, gzip',
+      columns: ARCHIVE_COLUMNS,
+      rows,
+      sha256,
+    };
+    await writeFile(`${file}.json.part`, `${JSON.stringify(manifest, null, 2)}\n`);
+    await durable(`${file}.json.part`, `${file}.json`);
+    await fsyncPath(archiveDir);
+  };
+  // With `only`, the rows are removed in the export's own transaction once the archive is whole, so
+  // what is deleted is what the file holds (repeatable read: a row changed since the export, a
+  // reparse's update, fails the delete and nothing is deleted). A failure before the delete took
+  // effect takes the archive with it; one at the commit keeps it, since the rows may be gone.
+  let sealed = false;
+  let removed = false;
   try {
-    copied = await exportRows(sql, table, `${file}.part`, signal, environment);
+    const copied = await exportRows(sql, table, `${file}.part`, signal, only && {
+      environment: only.environment,
+      finish: async (tx, rows) => {
+        await seal(rows);
+        sealed = true;
+        await only.remove(tx, rows.rows);
+        removed = true;
+      },
+    });
+    if (!only) await seal(copied);
+    return { table, rows: copied.rows, file, ...(environment === undefined ? {} : { environment }) };
   } catch (error) {
     await rm(`${file}.part`, { force: true });
+    if (sealed && !removed) await Promise.all([rm(file, { force: true }), rm(`${file}.json`, { force: true })]);
     throw error;
   }
-  const { rows, expected, sha256 } = copied;
-  if (rows !== expected) {
-    await rm(`${file}.part`, { force: true });
-    throw new Error(`archive of ${table} holds ${rows} rows, the table ${expected}: the table is kept (detached)`);
-  }
-  await durable(`${file}.part`, file);
-  const manifest = {
-    table,
-    ...(environment === undefined ? {} : { environment }),
-    from: month.toISOString(),
-    to: addMonths(month, 1).toISOString(),
-    format: 'postgres COPY text, gzip',
-    columns: ARCHIVE_COLUMNS,
-    rows,
-    sha256,
-  };
-  await writeFile(`${file}.json.part`, `${JSON.stringify(manifest, null, 2)}\n`);
-  await durable(`${file}.json.part`, `${file}.json`);
-  await fsyncPath(archiveDir);
-  return { table, rows, file, ...(environment === undefined ? {} : { environment }) };
+}
+
+/** One environment's rows of a month, removed in the transaction that exported them. */
+export interface EnvironmentRows {
+  environment: ProviderEnvironment;
+  /** Deletes the exported rows in `tx`, refusing (throwing) unless it deletes `rows` of them. */
+  remove: (tx: TransactionSql, rows: number) => Promise<void>;
 }
 
 /**
@@ -87,18 +108,28 @@ export async function archivePartition(sql: Sql, table: string, month: Date, arc
  * connection.js CopyData; resumeConnection). When the file side fails or the signal aborts, the
  * COPY is cancelled and its remaining output read and dropped until the server's end or error.
  */
-async function exportRows(sql: Sql, table: string, part: string, signal?: AbortSignal, environment?: ProviderEnvironment): Promise<{ rows: number; expected: number; sha256: string }> {
+async function exportRows(
+  sql: Sql,
+  table: string,
+  part: string,
+  signal?: AbortSignal,
+  only?: { environment: ProviderEnvironment; finish: (tx: TransactionSql, copied: { rows: number; expected: number; sha256: string }) => Promise<void> },
+): Promise<{ rows: number; expected: number; sha256: string }> {
   // COPY takes no parameters: the environment is one of the enum's values, written as a literal.
-  if (environment !== undefined && !environmentSchema.options.includes(environment)) throw new Error(`not an environment: ${String(environment)}`);
-  const where = environment === undefined ? '' : ` where environment = '${environment}'`;
+  if (only !== undefined && !environmentSchema.options.includes(only.environment)) throw new Error(`not an environment: ${String(only.environment)}`);
+  const where = only === undefined ? '' : ` where environment = '${only.environment}'`;
   try {
     return await transaction(sql, async (tx) => {
+      // One snapshot for the count, the export and the delete (archivePartition).
+      if (only !== undefined) await tx`set transaction isolation level repeatable read`;
       const giveUp = new AbortController();
       const unwatch = await cancelOnAbort(sql, tx, signal ? AbortSignal.any([signal, giveUp.signal]) : giveUp.signal);
       try {
         const [count] = await tx.unsafe<{ n: string }[]>(`select count(*)::text as n from "${table}"${where}`);
         const copied = await copyOut(await tx.unsafe(`copy (select ${ARCHIVE_COLUMNS.join(', ')} from "${table}"${where} order by id) to stdout`).readable(), part, giveUp, signal);
-        return { ...copied, expected: Number(count?.n ?? 0) };
+        const result = { ...copied, expected: Number(count?.n ?? 0) };
+        if (only !== undefined) await only.finish(tx, result);
+        return result;
       } finally {
         await unwatch();
       }

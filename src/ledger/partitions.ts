@@ -229,14 +229,24 @@ export async function retirePartitions(
     signal?.throwIfAborted();
     const [own] = await sql<{ n: number }[]>`select count(*)::int as n from ${sql(name)} where environment = ${environment!}`;
     if (!own || own.n === 0) continue;
-    const done = await archivePartition(sql, name, month, archiveDir, signal, environment);
-    await transaction(sql, async (tx) => {
-      await fence(tx);
-      const deleted = await tx`delete from ${tx(name)} where environment = ${environment!}`;
-      // Rolled back when a row came or went between the export and here: the next run exports again.
-      if (deleted.count !== done.rows) throw new Error(`archive of ${name}'s ${environment!} deliveries holds ${done.rows} rows, the month now ${deleted.count}: none deleted`);
-      await fence(tx);
-    });
+    let done: ArchivedPartition;
+    try {
+      done = await archivePartition(sql, name, month, archiveDir, signal, {
+        environment: environment!,
+        remove: async (tx, rows) => {
+          await fence(tx);
+          const deleted = await tx`delete from ${tx(name)} where environment = ${environment!}`;
+          if (deleted.count !== rows) throw new Error(`archive of ${name}'s ${environment!} deliveries holds ${rows} rows, the month ${deleted.count}: none deleted`);
+          await fence(tx);
+        },
+      });
+    } catch (error) {
+      // A delivery of the month changed since the export (a reparse): nothing was deleted and the
+      // archive was removed; the next run exports the month's rows as they are then.
+      if (errorCode(error) !== SERIALIZATION_FAILURE || signal?.aborted) throw error;
+      log.warn({ partition: name, environment }, 'delivery partition shared with the other environment: a delivery changed while its rows were archived; nothing deleted, retried next run');
+      continue;
+    }
     archived.push(done);
     onArchived?.(done);
     log.info({ partition: name, environment, rows: done.rows, file: done.file }, 'delivery partition shared with the other environment: this environment\'s deliveries archived and deleted, the month kept');
@@ -263,6 +273,7 @@ export async function partitionState(sql: Sql, now: Date): Promise<PartitionStat
 const DUPLICATE_TABLE = '42P07';
 const UNIQUE_VIOLATION = '23505';
 const UNDEFINED_TABLE = '42P01';
+const SERIALIZATION_FAILURE = '40001';
 
 /** CREATE TABLE of a name another transaction created: 42P07, or 23505 on pg_type's name index when the two overlapped. */
 /**

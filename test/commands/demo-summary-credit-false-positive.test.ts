@@ -21,7 +21,7 @@ function fakeSim(): Simulator {
 describe("the settled demo's explanation of a statement_credit_without_payout", () => {
   let db: TestDatabase;
   beforeAll(async () => {
-    db = await createTestDatabase('zz_owndiff_demo_credit');
+    db = await createTestDatabase('demo_credit_false_positive');
   });
   afterAll(async () => {
     await db?.close();

@@ -38,7 +38,7 @@ afterAll(async () => {
 
 describe('a GBP merchant: the currency of a finding about a GBP payout', () => {
   it('payout_not_on_statement of a payout whose report and account are GBP is reported in GBP, not EUR', async () => {
-    const d = await createTestDatabase('zz_cur_not_on_stmt');
+    const d = await createTestDatabase('currency_not_on_stmt');
     // P1: credited in GBP (so the GBP account is known as the payout account).
     await payoutEvent(d, { sepa: 'PO2026030200000101', cents: 5_000n, eventTime: day(2) });
     // P2: a GBP payout (its payout report says GBP) that never reaches the GBP account.
@@ -79,7 +79,7 @@ describe('a GBP merchant: the currency of a finding about a GBP payout', () => {
 
 describe('a GBP merchant: payout report rows that name no currency', () => {
   it('the payouts report and the deductions metric take them in the contract currency GBP, as the deduction rule does', async () => {
-    const d = await createTestDatabase('zz_cur_unstated_rows');
+    const d = await createTestDatabase('currency_unstated_rows');
     await invoiceEvent(d, { ref: 'INV-U', order: randomUUID(), eventTime: day(1) });
     await factoringEvent(d, { ref: 'INV-U', receivedAt: day(1) });
     const sepa = 'PO2026030200000201';
@@ -108,7 +108,7 @@ describe('a GBP merchant: payout report rows that name no currency', () => {
 
 describe('a GBP merchant: invoices waiting for a payout', () => {
   it('the invoices report and its ageing name the contract currency GBP, not EUR', async () => {
-    const d = await createTestDatabase('zz_cur_invoice_waiting');
+    const d = await createTestDatabase('currency_invoice_waiting');
     await invoiceEvent(d, { ref: 'INV-W', order: randomUUID(), eventTime: day(1) });
     await factoringEvent(d, { ref: 'INV-W', cents: 12_000n, receivedAt: day(1) });
     await pass(d, at(3), { terms: GBP_TERMS });

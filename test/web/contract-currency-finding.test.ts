@@ -18,7 +18,7 @@ let ui: PageUnderTest;
 let page: Page;
 
 beforeAll(async () => {
-  db = await createTestDatabase('zz_gbppage_contract');
+  db = await createTestDatabase('page_contract_currency');
   // Invoice INV-GB-1 of 123.45 (the factored amount), approved on 1 March; nothing pays it out.
   await invoiceEvent(db, { ref: 'INV-GB-1', eventTime: '2026-03-01T06:00:00.000000000Z' });
   await factoringEvent(db, { ref: 'INV-GB-1', cents: 12_345n, receivedAt: '2026-03-01T07:00:00Z' });

@@ -31,7 +31,7 @@ let page: Page;
 let net = 0n;
 
 beforeAll(async () => {
-  db = await createTestDatabase('zz_gbppage_mixed');
+  db = await createTestDatabase('page_mixed_currencies');
   // The buyer of INV-GB-7 pays GBP 50.00 to the merchant directly.
   await invoiceEvent(db, { ref: 'INV-GB-7', eventTime: '2026-03-01T06:00:00.000000000Z' });
   await statementIn('GBP', [{ ref: 'DIRECT-GB-1', date: '2026-03-03', cents: 5_000n, sepa: 'INV-GB-7', iban: OTHER_IBAN }], 'gbp.csv')(db);
