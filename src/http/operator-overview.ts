@@ -58,18 +58,27 @@ async function overview(database: Database, config: Pick<Config, 'PROVIDER_ENV' 
   const payouts = await sql`
     with latest as (${latestPayoutEvents(sql, env)}),
     -- Credits by the payout they pay, as report payouts matches them (ledger/payout-credits.ts
-    -- payoutCredits): the page and its downloads must agree. Lines in two currencies have no sum.
+    -- payoutCredits): the page and its downloads must agree. Lines in two currencies have no sum,
+    -- and a credit in another currency than the payout report's is not compared (reports/payouts.ts).
     credits as materialized (
-      select l.payout_uuid, l.payout_reference, case when count(distinct upper(l.currency)) = 1 then sum(l.signed_cents) end as cents
+      select l.payout_uuid, l.payout_reference, case when count(distinct upper(l.currency)) = 1 then sum(l.signed_cents) end as cents,
+             min(upper(l.currency)) as currency
       from (${payoutCredits(sql, env)}) l
       group by l.payout_uuid, l.payout_reference
+    ),
+    judged as (
+      select p.received_at,
+             c.cents = p.amount_cents
+               and coalesce((select min(upper(w.currency)) from payout_report_rows w
+                             where w.environment = ${env} and w.payout_uuid = p.payout_uuid) = c.currency, true) as matched
+      from latest p
+      left join credits c on c.payout_uuid = p.payout_uuid and c.payout_reference = p.sepa_key
+      where p.status = 'complete'
     )
-    select to_char(date_trunc('week', p.received_at at time zone 'UTC'), 'IYYY-"W"IW') as week,
-           count(*) filter (where c.cents = p.amount_cents)::int as matched,
-           count(*) filter (where c.cents is distinct from p.amount_cents)::int as unmatched
-    from latest p
-    left join credits c on c.payout_uuid = p.payout_uuid and c.payout_reference = p.sepa_key
-    where p.status = 'complete'
+    select to_char(date_trunc('week', received_at at time zone 'UTC'), 'IYYY-"W"IW') as week,
+           count(*) filter (where matched)::int as matched,
+           count(*) filter (where matched is not true)::int as unmatched
+    from judged
     group by 1 order by 1`;
   const [fresh] = await sql`
     select

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request } from 'undici';
 import { loadConfig } from '../../src/config/load.js';
@@ -7,7 +8,8 @@ import { silentLogger } from '../../src/log/logger.js';
 import { payoutsSource } from '../../src/reports/payouts.js';
 import { fetchAll } from '../../src/reports/source.js';
 import { importStatement } from '../../src/statements/import.js';
-import { useTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { createTestDatabase, useTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { importReport, invoiceEvent, invoiceRow, payoutEvent as reportPayoutEvent, transferOf } from '../payout-reports/fixtures.js';
 import { MERCHANT_IBAN, PROVIDER_IBAN, payoutEvent } from '../statements/fixtures.js';
 
 /**
@@ -60,5 +62,34 @@ describe('a payout credited in two currencies', () => {
     const row = rows!.find((r) => r.payout_uuid === other)!;
     expect({ lines: row.matched_bank_line, credited: row.credited_cents, difference: row.difference, currency: row.currency })
       .toEqual({ lines: 'K3 2026-03-04;K4 2026-03-04', credited: '5000', difference: '0.00', currency: 'EUR' });
+  });
+});
+
+describe('a GBP payout (its report says GBP) booked converted into a EUR account, for the same number of cents', () => {
+  it('is not compared: report payouts leaves credited and difference empty, and the page counts it unmatched', async () => {
+    const d = await createTestDatabase('payout_credit_other_currency');
+    const sepa = 'PO2026030300000901';
+    await invoiceEvent(d, { ref: 'INV-FX', order: randomUUID(), eventTime: '2026-03-01T06:00:00.000000000Z' });
+    const rows = [{ ...invoiceRow({ doc: 'INV-FX', order: 'ORD-FX', cents: 10_000n, ref: sepa }), currency: 'GBP' as const }];
+    const cents = transferOf(rows);
+    const uuid = await reportPayoutEvent(d, { sepa, cents, eventTime: '2026-03-02T06:00:00.000000000Z', invoices: ['INV-FX'] });
+    await importReport(d, rows);
+    const amount = `${cents / 100n}.${String(cents % 100n).padStart(2, '0')}`;
+    await importStatement(d, 'sandbox', Buffer.from(`${[head, line('FX1', amount, 'EUR', sepa)].join('\r\n')}\r\n`), 'fx.csv');
+
+    const report = (await fetchAll(payoutsSource(d, { environment: 'sandbox' }), undefined, 100))!.find((r) => r.payout_uuid === uuid)!;
+    expect({ currency: report.currency, lines: report.matched_bank_line, credited: report.credited_cents, difference: report.difference })
+      .toEqual({ currency: 'GBP', lines: 'FX1 2026-03-04 EUR', credited: null, difference: null });
+
+    const config = loadConfig({ OPERATOR_TOKEN: TOKEN, PROVIDER_ENV: 'sandbox' });
+    const own = await startHttpServer({ host: '127.0.0.1', port: 0, log: silentLogger(), name: 'test', routes: operatorRoutes({ config, database: d, log: silentLogger() }) });
+    try {
+      const answer = await request(`${own.url}/api/overview`, { headers: { authorization: `Bearer ${TOKEN}` } });
+      const overview = (await answer.body.json()) as { payouts_by_week: { matched: number; unmatched: number }[] };
+      expect(overview.payouts_by_week.reduce((n, w) => n + w.matched, 0)).toBe(0);
+      expect(overview.payouts_by_week.reduce((n, w) => n + w.unmatched, 0)).toBe(1);
+    } finally {
+      await own.close();
+    }
   });
 });
