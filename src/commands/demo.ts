@@ -254,7 +254,18 @@ export const command: Command = {
         await completePoll();
         await delay((graceSeconds + 1) * 1000, undefined, { ref: false });
         await importing;
-        await importStatements(true);
+        // Tried again as the poll is: a ledger that stalled may have left the pool reconnecting
+        // (CONNECT_TIMEOUT), and an import of what was imported already adds nothing.
+        for (let attempt = 1; ; attempt++) {
+          try {
+            await importStatements(true);
+            break;
+          } catch (error) {
+            if (attempt === 3) throw error;
+            log.warn({ err: error, attempt }, 'demo: the last statement and payout report import failed; trying again');
+            await delay(2000, undefined, { ref: false });
+          }
+        }
         await completePoll();
         await daemon.reconcileNow();
       };

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import { cleanEnv, REPO_ROOT } from './cli.js';
+import { waitFor } from './harness.js';
 
 /**
  * CI (2 cores, other heavy tests beside it) saw `demo --duration 40 --seed 7` exit 1. A ledger
@@ -69,8 +70,12 @@ describe('demo --duration 40 --seed 7 over a ledger that stalls once for 4.5 s',
     child.stderr.on('data', (d: Buffer) => (err += d.toString()));
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
     try {
-      // Half-way through the 40 s, between the 20 s and 40 s statement imports.
-      await delay(25_000);
+      // Timed from the demo's start of play, not from the spawn (a loaded machine took 4-23 s to
+      // start): 12 s in, between the 20 s statement imports' first and second rounds, for longer than
+      // the 3 s ack deadline (a shorter stall is ridden out without a 503) and ending well before
+      // settling (which has no delivery in flight to answer 503).
+      await waitFor(`the demo to start playing (stderr: ${err.slice(-400)})`, () => out.includes('Ctrl-C stops') || undefined, 90_000);
+      await delay(12_000);
       await stallLedger(child.pid!, 4_500);
       const code = await exited;
       const final = out.slice(out.indexOf('\nfinal: '));
