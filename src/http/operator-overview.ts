@@ -23,6 +23,7 @@ const SERIES_POINTS = 30;
 async function overview(database: Database, config: Pick<Config, 'PROVIDER_ENV' | 'CONTRACT_TERMS'>): Promise<Record<string, unknown>> {
   const { sql } = database;
   const env = config.PROVIDER_ENV;
+  const unstated = unstatedCurrency(config.CONTRACT_TERMS);
   const byKind = await sql`
     select kind::text as kind,
            count(*) filter (where first_detected_at >= date_trunc('day', now() at time zone 'UTC') at time zone 'UTC')::int as today,
@@ -62,15 +63,16 @@ async function overview(database: Database, config: Pick<Config, 'PROVIDER_ENV' 
     -- and a credit in another currency than the payout report's is not compared (reports/payouts.ts).
     credits as materialized (
       select l.payout_uuid, l.payout_reference, case when count(distinct upper(l.currency)) = 1 then sum(l.signed_cents) end as cents,
-             min(upper(l.currency)) as currency
+             min(upper(l.currency)) as currency,
+             coalesce(bool_or(substring(l.remittance from '(?:^|; )instructed in ([A-Z]{3}) [0-9]') <> upper(l.currency)), false) as fx
       from (${payoutCredits(sql, env)}) l
       group by l.payout_uuid, l.payout_reference
     ),
     judged as (
       select p.received_at,
-             c.cents = p.amount_cents
-               and coalesce((select min(upper(w.currency)) from payout_report_rows w
-                             where w.environment = ${env} and w.payout_uuid = p.payout_uuid) = c.currency, true) as matched
+             c.cents = p.amount_cents and not c.fx
+               and coalesce((select coalesce(min(upper(w.currency)), ${unstated}::text) from payout_report_rows w
+                             where w.environment = ${env} and w.payout_uuid = p.payout_uuid having count(*) > 0) = c.currency, true) as matched
       from latest p
       left join credits c on c.payout_uuid = p.payout_uuid and c.payout_reference = p.sepa_key
       where p.status = 'complete'

@@ -210,7 +210,7 @@ const MONEY_KINDS: readonly DiscrepancyKind[] = [
 export function findingCurrency(sql: Sql, unstated = 'EUR'): PendingQuery<Row[]> {
   return sql`coalesce(
     d.evidence->>'currency',
-    (select l.currency from statement_lines l
+    (select upper(l.currency) from statement_lines l
      where d.evidence->>'statement_line_id' ~ '^[0-9]{1,18}$' and l.id = (d.evidence->>'statement_line_id')::bigint),
     (select min(upper(w.currency)) from payout_report_rows w
      where w.environment = d.environment

@@ -36,9 +36,11 @@ export const PAYOUT_SHAPE: ReportShape = {
  * debit carrying the reference (a storno, a return) listed as '<reference> <date> debit'; invoice_references are
  * joined with ';'. credited_cents sums those credits less those debits; difference = credited − payout (decimal), empty
  * when nothing was credited. Lines in more than one currency are not added, nor lines in another
- * currency than the payout report's (a GBP payout booked converted into a EUR account): credited and
- * difference are empty and each listed line ends with its currency. Currency: the payout report's
- * (its rows' Currency column or currency signs), else the credits', else `filters.currency`, the contract's
+ * currency than the payout report's (a GBP payout booked converted into a EUR account), nor an FX
+ * payment's: credited and difference are empty and each listed line ends with its currency.
+ * Currency: the payout report's (its rows' Currency column or currency signs; rows naming none are
+ * in `filters.currency`), else the currency an FX credit was instructed in, else the credits', else
+ * `filters.currency`, the contract's
  * (payout-reports/contract-terms.ts unstatedCurrency: payout events name no currency), else EUR.
  * Cents leave Postgres as text (bigint), never a float.
  *
@@ -57,6 +59,7 @@ export interface PayoutsFilters {
 
 export function payoutsSource(database: Database, filters: PayoutsFilters): ReportSource {
   const { sql } = database;
+  const unstated = filters.currency ?? 'EUR';
   return {
     sql,
     shape: PAYOUT_SHAPE,
@@ -68,7 +71,7 @@ export function payoutsSource(database: Database, filters: PayoutsFilters): Repo
       -- Lines in two currencies have no sum (amounts of different currencies are never added:
       -- docs/how-it-decides.md): credited and difference stay empty, and each line names its
       -- currency instead.
-      select payout_uuid, payout_reference, lines_with_currency,
+      select payout_uuid, payout_reference, lines_with_currency, fx, instructed,
              case when currencies = 1 then lines else lines_with_currency end as lines,
              case when currencies = 1 then cents end as cents,
              case when currencies = 1 then currency end as currency
@@ -80,6 +83,10 @@ export function payoutsSource(database: Database, filters: PayoutsFilters): Repo
                           || case when l.direction = 'debit' then ' debit' else '' end || ' ' || coalesce(upper(l.currency), 'no currency'),
                           ';' order by l.booking_date, l.id) as lines_with_currency,
                count(distinct coalesce(upper(l.currency), '')) as currencies,
+               -- An FX payment: instructed in another currency than the one booked (statements/camt053.ts
+               -- INSTRUCTED_NOTE), as payout_amount_mismatch reads it (reconcile/rules/payout-common.ts).
+               coalesce(bool_or(substring(l.remittance from '(?:^|; )instructed in ([A-Z]{3}) [0-9]') <> upper(l.currency)), false) as fx,
+               min(substring(l.remittance from '(?:^|; )instructed in ([A-Z]{3}) [0-9]')) as instructed,
                sum(l.signed_cents) as cents, min(upper(l.currency)) as currency
         from (${payoutCredits(sql, filters.environment)}) l
         group by l.payout_uuid, l.payout_reference
@@ -106,7 +113,8 @@ export function payoutsSource(database: Database, filters: PayoutsFilters): Repo
     )
     select e.payout_uuid::text as payout_uuid, e.sepa_reference, e.amount_cents::text as amount_cents,
            ${decimalAmount(sql, sql`e.amount_cents`)} as amount,
-           case when e.amount_cents is not null then coalesce(r.currency, c.currency, ${filters.currency ?? 'EUR'}::text) end as currency,
+           case when e.amount_cents is not null or c.payout_uuid is not null or r.payout_uuid is not null
+                then coalesce(x.report_currency, c.instructed, c.currency, ${unstated}::text) end as currency,
            e.status, case when x.comparable then c.lines else c.lines_with_currency end as matched_bank_line,
            array_to_string(e.external_reference_ids, ';') as invoice_references,
            case when x.comparable then c.cents end::text as credited_cents,
@@ -122,7 +130,14 @@ export function payoutsSource(database: Database, filters: PayoutsFilters): Repo
     -- A credit booked in another currency than the payout report's (a GBP payout converted into a
     -- EUR account) says nothing about the amount, as payout_amount_mismatch judges it: not added to
     -- nor subtracted from the payout's, and its lines name their currency.
-    cross join lateral (select r.currency is null or c.currency is not distinct from r.currency as comparable) x
+    -- Report rows naming no currency are in the contract's (unstatedCurrency), as the deduction and
+    -- amount rules take them.
+    cross join lateral (
+      select case when r.payout_uuid is not null then coalesce(r.currency, ${unstated}::text) end as report_currency
+    ) rc
+    cross join lateral (
+      select rc.report_currency, not coalesce(c.fx, false) and (rc.report_currency is null or c.currency is not distinct from rc.report_currency) as comparable
+    ) x
     order by e.payout_uuid`,
   };
 }

@@ -50,7 +50,8 @@ export function currencyCode(value: string | null, where: string): string | null
   if (value === null) return null;
   const code = value.trim();
   if (!/^[A-Za-z]{3}$/.test(code)) throw new StatementFormatError(`${where} ${quoted(value)} is not a currency code (three letters, ISO 4217)`);
-  return code;
+  // ISO 4217 codes are upper case; a bank writing `Ccy="gbp"` means GBP, and every view compares codes.
+  return code.toUpperCase();
 }
 
 /**

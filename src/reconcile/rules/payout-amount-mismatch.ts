@@ -2,6 +2,8 @@ import type { TransactionSql } from 'postgres';
 import { insertIntoFound } from '../found.js';
 import type { Rule, RuleParams } from '../types.js';
 import { creditsByReference, latestPayouts, payoutWindows } from './payout-common.js';
+import { invoiceSettings } from './invoice-common.js';
+import { unstatedCurrency } from '../../payout-reports/contract-terms.js';
 
 /**
  * payout_amount_mismatch: a completed payout and the bank credit(s) with its SEPA reference
@@ -19,7 +21,8 @@ import { creditsByReference, latestPayouts, payoutWindows } from './payout-commo
  *    part of it proves each payout present, not its amount, so the payouts it names are not judged;
  *  - C and A are in one currency: the lines are all in one currency, none is an FX payment whose
  *    instructed currency is another (camt053.ts), and the payout's report rows (payout_report_rows,
- *    when imported) name no other currency. Payout events name no currency; EUR 1,170.00 booked for
+ *    when imported) name no other currency, a row naming none being in the contract's currency,
+ *    else EUR (unstatedCurrency, as every report takes it). Payout events name no currency; EUR 1,170.00 booked for
  *    a GBP 1,000.00 payout says nothing about the amount;
  *  - C > A (an excess is final once booked: money booked does not go away, a storno excepted), or
  *    the payout accounts' statements cover its settlement window [anchor, anchor +
@@ -55,7 +58,8 @@ export const payoutAmountMismatch: Rule = {
         and not c.share_unknown and not c.other_currency
         and not exists (
           select 1 from payout_report_rows r
-          where r.environment = ${p.environment} and r.payout_uuid = l.payout_uuid and upper(btrim(r.currency)) <> c.currency)
+          where r.environment = ${p.environment} and r.payout_uuid = l.payout_uuid
+            and upper(coalesce(btrim(r.currency), ${unstatedCurrency(invoiceSettings(p).terms)}::text)) <> c.currency)
         and (l.amount_cents is null or c.credited > l.amount_cents or w.covered)`;
     return result.count;
   },
