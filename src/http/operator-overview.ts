@@ -1,6 +1,6 @@
 import type { Config } from '../config/schema.js';
 import type { Database } from '../db/database.js';
-import { payoutCredits } from '../ledger/payout-credits.js';
+import { instructedCurrency, payoutCredits } from '../ledger/payout-credits.js';
 import { latestPayoutEvents } from '../ledger/payouts.js';
 import { findingCurrency, stakeCents } from '../reports/discrepancies.js';
 import { unstatedCurrency } from '../payout-reports/contract-terms.js';
@@ -35,7 +35,7 @@ async function overview(database: Database, config: Pick<Config, 'PROVIDER_ENV' 
     group by kind order by kind`;
   const stake = await sql`
     with s as (
-      select kind, ${stakeCents(sql)} as cents, ${findingCurrency(sql, unstatedCurrency(config.CONTRACT_TERMS))} as currency
+      select kind, ${stakeCents(sql)} as cents, ${findingCurrency(sql, unstated)} as currency
       from discrepancies d where environment = ${env} and status = 'open'
     )
     select kind::text as kind, currency, sum(cents)::text as amount_cents, ${decimalAmount(sql, sql`sum(cents)`)} as amount, count(*)::int as findings
@@ -64,7 +64,7 @@ async function overview(database: Database, config: Pick<Config, 'PROVIDER_ENV' 
     credits as materialized (
       select l.payout_uuid, l.payout_reference, case when count(distinct upper(l.currency)) = 1 then sum(l.signed_cents) end as cents,
              min(upper(l.currency)) as currency,
-             coalesce(bool_or(substring(l.remittance from '(?:^|; )instructed in ([A-Z]{3}) [0-9]') <> upper(l.currency)), false) as fx
+             coalesce(bool_or(${instructedCurrency(sql, sql`l.remittance`)} <> upper(l.currency)), false) as fx
       from (${payoutCredits(sql, env)}) l
       group by l.payout_uuid, l.payout_reference
     ),

@@ -4,6 +4,16 @@ import { sepaHolders } from './sepa-claims.js';
 import { sepaKey } from './sepa-key.js';
 
 /**
+ * The currency an FX payment was instructed in, from a statement line's remittance text: the CAMT.053
+ * reader keeps what was instructed in another currency there ('instructed in GBP 100000':
+ * statements/camt053.ts INSTRUCTED_NOTE). Null for a line that is no FX payment. Amounts of another
+ * currency than the booked one are never compared (the payout rules, the payouts report, the page).
+ */
+export function instructedCurrency(sql: Sql | TransactionSql, remittance: PendingQuery<Row[]>) {
+  return sql`substring(${remittance} from '(?:^|; )instructed in ([A-Z]{3}) [0-9]')`;
+}
+
+/**
  * Bank credit lines, each with the payout reference it carries. Banks put a payout's SEPA
  * reference in the end-to-end id, the instruction id, or anywhere in the remittance text
  * ("Rechnung RE2026000001 Auszahlung PO2026112200000013"), so a line's reference as the import

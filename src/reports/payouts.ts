@@ -1,6 +1,6 @@
 import type { Writable } from 'node:stream';
 import type { ProviderEnvironment } from '../config/schema.js';
-import { payoutCredits } from '../ledger/payout-credits.js';
+import { instructedCurrency, payoutCredits } from '../ledger/payout-credits.js';
 import { latestPayoutEvents } from '../ledger/payouts.js';
 import type { Database } from '../db/database.js';
 import type { CsvOptions, ReportFormat, ReportShape } from './format.js';
@@ -85,8 +85,8 @@ export function payoutsSource(database: Database, filters: PayoutsFilters): Repo
                count(distinct coalesce(upper(l.currency), '')) as currencies,
                -- An FX payment: instructed in another currency than the one booked (statements/camt053.ts
                -- INSTRUCTED_NOTE), as payout_amount_mismatch reads it (reconcile/rules/payout-common.ts).
-               coalesce(bool_or(substring(l.remittance from '(?:^|; )instructed in ([A-Z]{3}) [0-9]') <> upper(l.currency)), false) as fx,
-               min(substring(l.remittance from '(?:^|; )instructed in ([A-Z]{3}) [0-9]')) as instructed,
+               coalesce(bool_or(${instructedCurrency(sql, sql`l.remittance`)} <> upper(l.currency)), false) as fx,
+               min(${instructedCurrency(sql, sql`l.remittance`)}) as instructed,
                sum(l.signed_cents) as cents, min(upper(l.currency)) as currency
         from (${payoutCredits(sql, filters.environment)}) l
         group by l.payout_uuid, l.payout_reference

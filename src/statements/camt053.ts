@@ -513,7 +513,7 @@ function entryLines(
   line.remittance ??= present(additional);
   // An FX payment: what was instructed in another currency is kept in the remittance text, as the
   // details of a partial batch are, so the payout rules do not compare the booked amount with a
-  // payout in that other currency (reconcile/rules/payout-common.ts reads INSTRUCTED_NOTE).
+  // payout in that other currency (ledger/payout-credits.ts instructedCurrency reads INSTRUCTED_NOTE).
   const instructed = only ? instructedElsewhere(only, currency, entryWhere) : null;
   if (instructed) line.remittance = `${line.remittance ? `${line.remittance}; ` : ''}${INSTRUCTED_NOTE} ${instructed.currency} ${instructed.cents}`;
   if (charges !== null) line.remittance = `${line.remittance ? `${line.remittance}; ` : ''}${CHARGES_NOTE} ${currency} ${charges}`;
@@ -581,7 +581,7 @@ function chargesOf(holder: Node, currency: string, where: string): bigint | null
 
 /**
  * Written before an FX transaction's instructed currency and cents in its line's remittance text
- * ('instructed in GBP 100000'); payout-common.ts matches it as '(^|; )instructed in [A-Z]{3} '.
+ * ('instructed in GBP 100000'); ledger/payout-credits.ts instructedCurrency reads it back.
  */
 export const INSTRUCTED_NOTE = 'instructed in';
 

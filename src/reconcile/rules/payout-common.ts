@@ -1,6 +1,6 @@
 import type { TransactionSql } from 'postgres';
 import type { PayoutRuleSettings, RuleParams } from '../types.js';
-import { creditLines, reversesPayout } from '../../ledger/payout-credits.js';
+import { creditLines, instructedCurrency, reversesPayout } from '../../ledger/payout-credits.js';
 import { latestPayoutEvents } from '../../ledger/payouts.js';
 import { DEFAULT_PAYOUT_SETTLEMENT_DAYS } from '../../config/schema.js';
 
@@ -43,7 +43,7 @@ export function creditsByReference(tx: TransactionSql, p: RuleParams) {
   return tx`
     with carrying as materialized (
       select c.*, case when c.direction = 'debit' then -c.amount_cents else c.amount_cents end as signed_cents,
-             substring(c.remittance from '(?:^|; )instructed in ([A-Z]{3}) [0-9]') as instructed_currency
+             ${instructedCurrency(tx, tx`c.remittance`)} as instructed_currency
       from (${creditLines(tx, p.environment, null, true)}) c
       where c.direction = 'credit' or c.carries_payout
     ),
