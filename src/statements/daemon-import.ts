@@ -73,23 +73,21 @@ const LEDGER_QUESTION_MS = 5_000;
  *  - anything else (idle, waiting for the client's rows, or working on the import's statement,
  *    which a large file makes long): the import's own work took the time, so the file is at fault
  *    (undefined), as it would be on every later try.
- * Before the child named its backend (undefined pid) only an unanswering ledger is the ledger's.
  * The backend is then ended when it is still the import's (its application name and start), as its
  * process is killed either way: a backend waiting on a lock does not notice its client is gone until
  * the lock is granted, and until then kept the environment's import lock, so every later import
  * waited behind it.
  */
-export async function ledgerHeldImport(database: Database, backendPid: number | undefined): Promise<string | undefined> {
+export async function ledgerHeldImport(database: Database, backendPid: number): Promise<string | undefined> {
   const asked = database.sql<{ wait_event_type: string | null; wait_event: string | null; backend_start: string }[]>`
     select wait_event_type, wait_event, backend_start::text from pg_stat_activity
-    where pid = ${backendPid ?? 0} and application_name = ${IMPORT_APPLICATION_NAME}`;
+    where pid = ${backendPid} and application_name = ${IMPORT_APPLICATION_NAME}`;
   const answer = await Promise.race([asked, sleep(LEDGER_QUESTION_MS, 'no answer' as const, { ref: false })]).catch((error: unknown) => error as Error);
   if (answer === 'no answer') {
     asked.cancel?.();
     return `the ledger did not answer within ${LEDGER_QUESTION_MS} ms`;
   }
   if (answer instanceof Error) return `the ledger could not be asked (${answer.message})`;
-  if (backendPid === undefined) return undefined;
   const [backend] = answer;
   if (!backend) return `its database connection (backend ${backendPid}) is gone`;
   await database.sql`

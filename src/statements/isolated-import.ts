@@ -61,7 +61,8 @@ export class ImportCrashedError extends Error {
 /**
  * The import ran past its time waiting on the ledger, not on its own work (daemon-import.ts
  * ledgerHeldImport said why: a lock another session holds, its connection gone, the ledger not
- * answering): the file is not at fault, and is imported again later.
+ * answering), or its process had not even connected to the ledger by then: the file is not at
+ * fault, and is imported again later.
  */
 export class ImportLedgerStalledError extends Error {
   override readonly name = 'ImportLedgerStalledError';
@@ -76,25 +77,36 @@ export interface IsolatedImportOptions {
   /** --max-old-space-size of the import process */
   maxMemoryMb: number;
   /**
-   * How long the import may work: the time it gives way to the receiver (GaveWayMessage) does not
-   * count. Beside a busy receiver that is most of an import's time (a CAMT.053 of 100,000 entries
+   * How long the import may work: the time its process takes to start and connect to the ledger
+   * does not count (bounded by startLimitMs instead), nor the time it gives way to the receiver
+   * (GaveWayMessage). Beside a busy receiver that is most of an import's time (a CAMT.053 of 100,000 entries
    * beside deliveries at 500/s: 104-145 s giving way, 11-16 s not, bench/README.md import-ingest),
    * and the pace bounds it: at most 2 s before a statement and 15 times its storing time after it
    * (store-pipeline.ts RECEIVER_PACE).
    */
   timeoutMs: number;
+  /** how long the process may take to start and connect; IMPORT_START_LIMIT_MS, or timeoutMs when longer, unless set */
+  startLimitMs?: number;
   signal?: AbortSignal;
   /** the receiver's commit pressure (webhooks/create-receiver.ts), relayed to the child every PRESSURE_RELAY_MS */
   pressureMs?: () => number;
   /** the child's scheduling priority (os.setPriority: -20 highest, 19 lowest); unset, the daemon's */
   niceness?: number;
   /**
-   * Asked when the time limit runs out, with the child's backend pid (undefined until it said):
-   * why the ledger, not the import's own work, held the import, else undefined. Unset, the file
-   * is blamed.
+   * Asked when the time limit runs out, with the child's backend pid: why the ledger, not the
+   * import's own work, held the import, else undefined. Unset, the file is blamed.
    */
-  ledgerHeld?: (backendPid: number | undefined) => Promise<string | undefined>;
+  ledgerHeld?: (backendPid: number) => Promise<string | undefined>;
 }
+
+/**
+ * How long an import process may take to start and connect to the ledger before it is stopped with
+ * ImportLedgerStalledError (the file stays for the next scan). Under the TypeScript loader the start
+ * takes about 1 s on an idle 2-core machine and several seconds under load; compiled, a fraction of
+ * that. Not counted against the import's own limit, which a start under load overran (a 2 s limit:
+ * a good file moved to failed/ before its process had opened it).
+ */
+export const IMPORT_START_LIMIT_MS = 30_000;
 
 // The receiver's pressure covers its last 500 ms of commits; relayed a tenth of that apart.
 const PRESSURE_RELAY_MS = 50;
@@ -176,7 +188,15 @@ export function importInChildProcess(request: ChildRequest, options: IsolatedImp
     let lockWaitSince: number | undefined;
     const waitedForLock = () => lockWaitMs + (lockWaitSince === undefined ? 0 : performance.now() - lockWaitSince);
     const checkTime = () => {
-      const left = options.timeoutMs + gaveWayMs + waitedForLock() - (performance.now() - started);
+      const elapsed = performance.now() - started;
+      if (connected === undefined) {
+        // Until the child has named its backend it has not opened the file: a start or a connection
+        // that takes this long (a loaded machine loading the child's modules, a ledger that takes
+        // the connection and never answers) is no fault of the file, which is imported again later.
+        if (elapsed < startLimitMs) return void (timer = setTimeout(checkTime, startLimitMs - elapsed));
+        return kill(new ImportLedgerStalledError(`import process did not start and connect to the ledger within ${startLimitMs} ms: stopped`));
+      }
+      const left = options.timeoutMs + connected.afterMs + gaveWayMs + waitedForLock() - elapsed;
       if (left > 0) return void (timer = setTimeout(checkTime, left));
       const notCounted = [
         // Under a millisecond is not worth a word (a lock granted at once still took a little time).
@@ -187,13 +207,15 @@ export function importInChildProcess(request: ChildRequest, options: IsolatedImp
       if (!options.ledgerHeld) return kill(new ImportCrashedError(`${overrun}: stopped`));
       // A connection a failover left half-open, or a statement waiting on another session's lock, is
       // the ledger's fault, not the file's: ask the server before blaming the file.
-      void options.ledgerHeld(backendPid).then(
+      void options.ledgerHeld(connected.backendPid).then(
         (held) => kill(held === undefined ? new ImportCrashedError(`${overrun}: stopped`) : new ImportLedgerStalledError(`${overrun}: stopped; ${held}`)),
         (error: unknown) => kill(new ImportLedgerStalledError(`${overrun}: stopped; the ledger could not be asked why (${(error as Error).message})`)),
       );
     };
-    let backendPid: number | undefined;
-    let timer = setTimeout(checkTime, options.timeoutMs);
+    // The child's backend, and the time from the fork until it named it: its start, not the import's work.
+    let connected: { backendPid: number; afterMs: number } | undefined;
+    const startLimitMs = options.startLimitMs ?? Math.max(options.timeoutMs, IMPORT_START_LIMIT_MS);
+    let timer = setTimeout(checkTime, startLimitMs);
     const relay =
       options.pressureMs &&
       setInterval(() => {
@@ -207,7 +229,13 @@ export function importInChildProcess(request: ChildRequest, options: IsolatedImp
     if (options.signal?.aborted) onAbort();
     child.on('message', (message: ChildReply | GaveWayMessage | LockWaitMessage | BackendMessage) => {
       if ('gaveWayMs' in message) gaveWayMs = message.gaveWayMs;
-      else if ('backendPid' in message) backendPid = message.backendPid;
+      else if ('backendPid' in message) {
+        if (connected) return;
+        connected = { backendPid: message.backendPid, afterMs: performance.now() - started };
+        // From here the import's own time runs.
+        clearTimeout(timer);
+        timer = setTimeout(checkTime, options.timeoutMs);
+      }
       else if ('lockWait' in message) {
         if (message.lockWait === 'waiting') lockWaitSince ??= performance.now();
         else if (lockWaitSince !== undefined) {
