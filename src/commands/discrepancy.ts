@@ -6,10 +6,10 @@ import { acknowledgeDiscrepancy } from '../reconcile/ack.js';
 
 const HELP = `Usage: bnpl-recon discrepancy ack ID --note TEXT [--by NAME]
 
-Marks discrepancy ID (the report's id column) acknowledged by a person, with the note. The history
+Marks discrepancy ID (the report's id column) of PROVIDER_ENV acknowledged by a person, with the note. The history
 records 'operator:NAME' (NAME defaults to the login name). The reconciler will not reopen it unless
 its evidence changes; it still resolves it when the evidence goes away. Prints the result as JSON.
-Exit 1 when the id is unknown or the discrepancy is already resolved.`;
+Exit 1 when the id is unknown in PROVIDER_ENV or the discrepancy is already resolved.`;
 
 export const command: Command = {
   summary: 'acknowledge a discrepancy with a note',
@@ -33,9 +33,11 @@ export const command: Command = {
     if (!note) throw new UsageError('--note TEXT is required');
     const by = values.by?.trim() || safeUserName();
     return withContext('discrepancy ack', { access: 'reader' }, async (ctx) => {
-      const result = await acknowledgeDiscrepancy(ctx.database, Number(idText), note, by);
+      // The environment's own, as the operator API's acknowledgement and `report` are: two daemons
+      // may share one ledger, and an id of the other's is not this one's to acknowledge.
+      const result = await acknowledgeDiscrepancy(ctx.database, Number(idText), note, by, ctx.config.PROVIDER_ENV);
       if (result.outcome === 'not_found') {
-        process.stderr.write(`bnpl-recon discrepancy: no discrepancy with id ${idText}\n`);
+        process.stderr.write(`bnpl-recon discrepancy: no discrepancy with id ${idText} in PROVIDER_ENV ${ctx.config.PROVIDER_ENV}\n`);
         return 1;
       }
       if (result.outcome === 'resolved') {

@@ -10,14 +10,14 @@ interface Outcome {
   stderr: string;
 }
 
-function cli(db: TestDatabase, args: string[]): Promise<Outcome> {
+function cli(db: TestDatabase, args: string[], env: Record<string, string> = {}): Promise<Outcome> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
       ['--import', 'tsx', 'src/cli.ts', ...args],
       {
         cwd: new URL('../..', import.meta.url).pathname,
-        env: { ...process.env, DATABASE_URL: db.url, PROVIDER_ENV: 'sandbox', LOG_LEVEL: 'silent', WEBHOOK_GRACE_SECONDS: '60' },
+        env: { ...process.env, DATABASE_URL: db.url, PROVIDER_ENV: 'sandbox', LOG_LEVEL: 'silent', WEBHOOK_GRACE_SECONDS: '60', ...env },
         timeout: 60_000,
       },
       (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
@@ -59,6 +59,11 @@ describe('reconcile, report and discrepancy commands', () => {
     // Past 2^53 an id would round onto another discrepancy's: refused as usage, nothing acknowledged.
     const unsafe = await cli(db, ['discrepancy', 'ack', '9007199254740993', '--note', 'x']);
     expect(unsafe).toMatchObject({ code: 2, stderr: expect.stringContaining("not '9007199254740993'") });
+    // Production's daemon sharing the ledger does not acknowledge the sandbox's discrepancy.
+    const other = await cli(db, ['discrepancy', 'ack', String(missed.id), '--note', 'not mine'], { PROVIDER_ENV: 'production' });
+    expect(other).toMatchObject({ code: 1, stderr: expect.stringContaining(`no discrepancy with id ${missed.id} in PROVIDER_ENV production`) });
+    const [untouched] = await db.sql<{ status: string }[]>`select status::text from discrepancies where id = ${missed.id}`;
+    expect(untouched!.status).toBe('open');
     const ack = await cli(db, ['discrepancy', 'ack', String(missed.id), '--note', 'known, see ticket 12', '--by', 'carol']);
     expect(ack.code).toBe(0);
     expect(JSON.parse(ack.stdout)).toMatchObject({ id: missed.id, status: 'acknowledged', acknowledgedBy: 'operator:carol' });
