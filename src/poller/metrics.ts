@@ -20,7 +20,7 @@ export function createPollerMetrics(registry: Registry): PollerMetrics {
   const runs = new Counter({ name: `${p}poll_runs_total`, help: 'Finished poll runs by status', labelNames: ['status'] as const, registers: [registry] });
   const skipped = new Counter({
     name: `${p}poll_skipped_total`,
-    help: 'Scheduled polls not run: the previous run was still going (overlap), or another replica holds the poll lock (locked)',
+    help: 'Scheduled polls not run: the previous run was still going (overlap), another replica holds the poll lock (locked), or the database could not be reached to take the lock or record the run (lock_error)',
     labelNames: ['reason'] as const,
     registers: [registry],
   });
