@@ -142,7 +142,10 @@ export function uploadRoutes(deps: {
         if (error instanceof StatementFormatError || error instanceof ImportCrashedError) return { status: 422, error: error.message };
         if (error instanceof ImportStoppedError) return { status: 503, error: 'the daemon is stopping: nothing was stored; upload the file again once it is back' };
         // Not the file's fault: the ledger held the import past its time (ledgerHeldImport).
-        if (error instanceof ImportLedgerStalledError) return { status: 503, error: `${name}: ${error.message}; nothing was stored; upload it again later` };
+        if (error instanceof ImportLedgerStalledError) {
+          const stored = error.mayBeStored ? 'it may have been stored; upload it again later: if it was, the answer is 200' : 'nothing was stored; upload it again later';
+          return { status: 503, error: `${name}: ${error.message}; ${stored}` };
+        }
         throw error;
       }
     },

@@ -1,7 +1,7 @@
 import type { Config } from '../config/schema.js';
 import type { Database } from '../db/database.js';
 import { fileSource, importLimits, importStatementSource, type ImportResult } from './import.js';
-import { IMPORT_APPLICATION_NAME, importInChildProcess } from './isolated-import.js';
+import { IMPORT_APPLICATION_NAME, importInChildProcess, type LedgerHeld } from './isolated-import.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { CsvOptions } from './csv.js';
 import { RECEIVER_PACE } from './store-pipeline.js';
@@ -70,6 +70,7 @@ const LEDGER_QUESTION_MS = 5_000;
  *  - the backend is gone (the server ended it, a failover, a network that dropped it while the
  *    import waited on an answer that will never come): the ledger's;
  *  - the backend waits on a lock or a buffer pin another session holds: the ledger's;
+ *  - the backend is idle after its commit or rollback, the answer lost on the way: the ledger's;
  *  - anything else (idle, waiting for the client's rows, or working on the import's statement,
  *    which a large file makes long): the import's own work took the time, so the file is at fault
  *    (undefined), as it would be on every later try.
@@ -78,23 +79,32 @@ const LEDGER_QUESTION_MS = 5_000;
  * the lock is granted, and until then kept the environment's import lock, so every later import
  * waited behind it.
  */
-export async function ledgerHeldImport(database: Database, backendPid: number): Promise<string | undefined> {
-  const asked = database.sql<{ wait_event_type: string | null; wait_event: string | null; backend_start: string }[]>`
-    select wait_event_type, wait_event, backend_start::text from pg_stat_activity
+export async function ledgerHeldImport(database: Database, backendPid: number): Promise<LedgerHeld | undefined> {
+  const asked = database.sql<{ wait_event_type: string | null; wait_event: string | null; backend_start: string; state: string | null; query: string | null }[]>`
+    select wait_event_type, wait_event, backend_start::text, state, query from pg_stat_activity
     where pid = ${backendPid} and application_name = ${IMPORT_APPLICATION_NAME}`;
   const answer = await Promise.race([asked, sleep(LEDGER_QUESTION_MS, 'no answer' as const, { ref: false })]).catch((error: unknown) => error as Error);
   if (answer === 'no answer') {
     asked.cancel?.();
-    return `the ledger did not answer within ${LEDGER_QUESTION_MS} ms`;
+    return { reason: `the ledger did not answer within ${LEDGER_QUESTION_MS} ms` };
   }
-  if (answer instanceof Error) return `the ledger could not be asked (${answer.message})`;
+  if (answer instanceof Error) return { reason: `the ledger could not be asked (${answer.message})` };
   const [backend] = answer;
-  if (!backend) return `its database connection (backend ${backendPid}) is gone`;
-  await database.sql`
+  if (!backend) return { reason: `its database connection (backend ${backendPid}) is gone` };
+  const terminated = database.sql`
     select pg_terminate_backend(pid) from pg_stat_activity
     where pid = ${backendPid} and application_name = ${IMPORT_APPLICATION_NAME} and backend_start = ${backend.backend_start}::timestamptz`.catch(() => undefined);
+  // Bounded as the question is: a ledger that answered it and then stalls must not keep the import alive.
+  await Promise.race([terminated, sleep(LEDGER_QUESTION_MS, undefined, { ref: false })]);
   if (backend.wait_event_type === 'Lock' || backend.wait_event_type === 'BufferPin') {
-    return `the database held its statement waiting on ${backend.wait_event_type} ${backend.wait_event ?? ''} (another session's)`;
+    return { reason: `the database held its statement waiting on ${backend.wait_event_type} ${backend.wait_event ?? ''} (another session's)` };
+  }
+  // Its transaction ended at the server (the commit or the rollback was its last statement) and
+  // the answer has not reached the import: the network's time, not the file's. A stored statement
+  // is found imported at the next scan.
+  const last = backend.query?.trim().toLowerCase();
+  if (backend.state === 'idle' && (last === 'commit' || last === 'rollback')) {
+    return { reason: `its transaction ended at the server (${last}) and the answer did not reach the import`, mayBeStored: last === 'commit' };
   }
   return undefined;
 }

@@ -12,6 +12,15 @@ import { StatementFormatError } from './types.js';
  */
 let pressureMs = 0;
 let gaveWayMs = 0;
+let answered = false;
+// The daemon gone without stopping this process (killed, out of memory, a crash: no shutdown ran to
+// kill it) closes the IPC channel. Going on would import with nobody timing it or hearing the
+// answer, holding the environment's import lock while a restarted daemon's imports wait on it.
+// Exiting rolls the transaction back with the connection. Once answered, the channel closes because
+// this process closes it.
+process.on('disconnect', () => {
+  if (!answered) process.exit(1);
+});
 process.once('message', (message: ChildRequest) => {
   process.on('message', (m: PressureMessage) => {
     pressureMs = m.pressureMs;
@@ -22,6 +31,7 @@ process.once('message', (message: ChildRequest) => {
   // to 5 s), and a time limit reached meanwhile moved a stored file to failed/ as "did not finish".
   // Once answered, the parent no longer stops this process (isolated-import.ts kill).
   void run(database, message).then(async (reply) => {
+    answered = true;
     await new Promise<void>((sent) => process.send?.({ ...reply, peakRssMb: Math.round(process.resourceUsage().maxRSS / 1024) }, () => sent()) ?? sent());
     await database.close().catch(() => undefined);
     process.disconnect();

@@ -66,11 +66,24 @@ export class ImportCrashedError extends Error {
  */
 export class ImportLedgerStalledError extends Error {
   override readonly name = 'ImportLedgerStalledError';
+  /** the import's commit reached the server and its answer was lost: the file may be stored */
+  readonly mayBeStored: boolean;
+  constructor(message: string, options: { mayBeStored?: boolean } = {}) {
+    super(message);
+    this.mayBeStored = options.mayBeStored ?? false;
+  }
 }
 
 /** The daemon is stopping: the import was stopped and its transaction rolled back; the file stays for the next start. */
 export class ImportStoppedError extends Error {
   override readonly name = 'ImportStoppedError';
+}
+
+/** Why the ledger held an import past its time (daemon-import.ts ledgerHeldImport). */
+export interface LedgerHeld {
+  reason: string;
+  /** its commit reached the server: the statement may be stored though the import never heard */
+  mayBeStored?: boolean;
 }
 
 export interface IsolatedImportOptions {
@@ -96,7 +109,7 @@ export interface IsolatedImportOptions {
    * Asked when the time limit runs out, with the child's backend pid: why the ledger, not the
    * import's own work, held the import, else undefined. Unset, the file is blamed.
    */
-  ledgerHeld?: (backendPid: number) => Promise<string | undefined>;
+  ledgerHeld?: (backendPid: number) => Promise<LedgerHeld | undefined>;
 }
 
 /**
@@ -206,12 +219,19 @@ export function importInChildProcess(request: ChildRequest, options: IsolatedImp
       const overrun = `import did not finish within ${options.timeoutMs} ms${notCounted.length > 0 ? ` (and ${notCounted.join(' and ')})` : ''}`;
       if (!options.ledgerHeld) return kill(new ImportCrashedError(`${overrun}: stopped`));
       // A connection a failover left half-open, or a statement waiting on another session's lock, is
-      // the ledger's fault, not the file's: ask the server before blaming the file.
-      void options.ledgerHeld(connected.backendPid).then(
-        (held) => kill(held === undefined ? new ImportCrashedError(`${overrun}: stopped`) : new ImportLedgerStalledError(`${overrun}: stopped; ${held}`)),
-        (error: unknown) => kill(new ImportLedgerStalledError(`${overrun}: stopped; the ledger could not be asked why (${(error as Error).message})`)),
+      // the ledger's fault, not the file's: ask the server before blaming the file. Asking ends the
+      // import's backend, so the child may answer with that connection's loss before the verdict
+      // is in: the verdict, not that answer, says how the import ended (exit below).
+      verdict = options.ledgerHeld(connected.backendPid).then(
+        (held) =>
+          held === undefined
+            ? new ImportCrashedError(`${overrun}: stopped`)
+            : new ImportLedgerStalledError(`${overrun}: stopped; ${held.reason}`, { mayBeStored: held.mayBeStored ?? false }),
+        (error: unknown) => new ImportLedgerStalledError(`${overrun}: stopped; the ledger could not be asked why (${(error as Error).message})`),
       );
+      void verdict.then(kill);
     };
+    let verdict: Promise<Error> | undefined;
     // The child's backend, and the time from the fork until it named it: its start, not the import's work.
     let connected: { backendPid: number; afterMs: number } | undefined;
     const startLimitMs = options.startLimitMs ?? Math.max(options.timeoutMs, IMPORT_START_LIMIT_MS);
@@ -244,13 +264,25 @@ export function importInChildProcess(request: ChildRequest, options: IsolatedImp
         }
       } else reply = message;
     });
-    child.on('error', (error) => kill(error));
-    child.on('exit', (code, signal) => {
+    const cleanUp = () => {
       clearTimeout(timer);
       if (relay) clearInterval(relay);
       options.signal?.removeEventListener('abort', onAbort);
-      if (why) return reject(why);
+    };
+    child.on('error', (error) => {
+      // A process that could not be started emits no 'exit' (Node's child_process docs).
+      if (child.pid === undefined) {
+        cleanUp();
+        return reject(error);
+      }
+      kill(error);
+    });
+    child.on('exit', (code, signal) => {
+      cleanUp();
+      // A stored file's answer stands whatever stopped the process after it (kill above).
       if (reply?.ok) return resolve(reply.peakRssMb === undefined ? reply.result : { ...reply.result, peakRssMb: reply.peakRssMb });
+      if (why) return reject(why);
+      if (verdict) return void verdict.then(reject);
       if (reply) {
         if (reply.changed) return reject(new FileChangedError(reply.message));
         if (reply.refused) return reject(Object.assign(new StatementFormatError(reply.message), { peakRssMb: reply.peakRssMb }));
