@@ -26,8 +26,10 @@ import { boundaryIsSafe, samePage, type Fetched } from './boundary.js';
  *
  * The page size is not documented: a first page shorter than asked is the end only if page 2 is
  * empty; otherwise the server's own size is learnt and a page shorter than that ends the scan.
- * A server that ignores the page parameter returns the same page twice: the scan stops with an error
- * instead of looping, and maxPages bounds everything else.
+ * A server that ignores the page parameter returns page 1 for every page: the scan stops with an
+ * error instead of looping, and maxPages bounds everything else. Orders arriving between two reads
+ * can make two pages the same, or fill page 2 behind a first page that was the whole list: page 1
+ * read again tells these from a server that pages otherwise than asked.
  */
 
 export const PROBE_EVERY = 50;
@@ -280,13 +282,21 @@ export async function scanOrders(options: ScanOptions): Promise<ScanResult> {
       // Short first page: the whole list, or the server's own page size? Page 2 decides.
       const second = await fetch(2);
       if (second.orders.length === 0) return await finish();
-      if (samePage(first, second)) throw ignoredPaging(options.log);
-      size = first.orders.length;
-      result.pageSize = size;
-      // fetch(2) judged page 2 against the size asked for: against the server's, it ends the list only if short.
-      endSeen = second.orders.length < size ? 2 : Number.POSITIVE_INFINITY;
-      options.log.warn({ asked: options.perPage, served: size }, 'provider serves fewer orders per page than asked; paging by its size');
+      // Page 2 holds orders either because the server pages by fewer than asked, or because the
+      // list grew past the size asked while page 2 was asked for (page 1 was then the whole list).
+      // Page 1 read again tells: longer than it was, the list grew; the same page as page 2, the
+      // server ignores the page parameter.
+      const head = await readHeadAgain();
+      if (samePage(second, head)) throw ignoredPaging(options.log);
+      if (head.orders.length <= first.orders.length) {
+        size = first.orders.length;
+        result.pageSize = size;
+        // fetch(2) judged page 2 against the size asked for: against the server's, it ends the list only if short.
+        endSeen = second.orders.length < size ? 2 : Number.POSITIVE_INFINITY;
+        options.log.warn({ asked: options.perPage, served: size }, 'provider serves fewer orders per page than asked; paging by its size');
+      }
       inflight.set(2, Promise.resolve(second));
+      settledPages.add(2);
       firstCopies.set(2, second);
       nextToIssue = 3;
     }
@@ -297,7 +307,10 @@ export async function scanOrders(options: ScanOptions): Promise<ScanResult> {
       if (processing > options.maxPages) throw new ScanError(`stopped after ${options.maxPages} pages (POLL_MAX_PAGES) without reaching the end of the list`);
       pump();
       let current = await take(processing);
-      if (samePage(prev, current)) throw ignoredPaging(options.log);
+      // The same orders on pages k and k+1: a server ignoring the page parameter, or exactly a
+      // page's worth of orders arriving between the two reads (the pages then overlap: no gap). A
+      // server ignoring it serves page 1 for any page; after drift page 1 holds the new orders.
+      if (samePage(prev, current) && samePage(current, await readHeadAgain())) throw ignoredPaging(options.log);
       if (!boundaryIsSafe(prev, current, probes)) {
         await waitForProbeAfter(Math.max(prev.recv, current.recv));
         if (!boundaryIsSafe(prev, current, probes)) {
@@ -326,6 +339,12 @@ export async function scanOrders(options: ScanOptions): Promise<ScanResult> {
     pumping = false;
     controller.abort(new Error('scan finished'));
     await Promise.allSettled([...inflight.values(), ...(probe ? [probe] : [])]);
+  }
+
+  /** Page 1 read again to judge what a pair of pages means; not one of the probes boundaryIsSafe orders by time. */
+  async function readHeadAgain(): Promise<Fetched> {
+    result.probes += 1;
+    return fetch(1);
   }
 
   async function finish(): Promise<ScanResult> {
