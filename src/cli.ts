@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { realpathSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
+import { exitWithStatusOnSignal } from './lifecycle/shutdown.js';
 import { ConfigError } from './config/load.js';
 import { UsageError } from './config/usage-error.js';
 import { buildInfo } from './package/version.js';
@@ -119,13 +120,17 @@ export function asksForHelp(args: readonly string[]): boolean {
 
 const entry = process.argv[1];
 if (entry !== undefined && import.meta.url === pathToFileURL(realpathSync(entry)).href) {
-  main(process.argv.slice(2)).then(
-    (code) => {
-      process.exitCode = code;
-    },
-    (error: unknown) => {
-      process.stderr.write(`bnpl-recon: ${String(error)}\n`);
-      process.exitCode = 1;
-    },
-  );
+  main(process.argv.slice(2))
+    .then(
+      (code) => {
+        process.exitCode = code;
+      },
+      (error: unknown) => {
+        process.stderr.write(`bnpl-recon: ${String(error)}\n`);
+        process.exitCode = 1;
+      },
+    )
+    // The command has returned (its drain done, its signal handlers gone); closing sockets and
+    // flushing logs is left.
+    .finally(exitWithStatusOnSignal);
 }

@@ -139,3 +139,15 @@ export function installSignalHandlers(shutdown: Shutdown, log: Logger): () => vo
     process.off('SIGINT', onSignal);
   };
 }
+
+/**
+ * For a process whose command has returned and set process.exitCode, on its way out (sockets
+ * closing, logs flushing): a SIGTERM/SIGINT now ends it with that status. Without a handler it died
+ * of the signal (143), a status CONTRACT.md has no place for (0, 1 or 2); a supervisor's second
+ * SIGTERM can land there.
+ */
+export function exitWithStatusOnSignal(): void {
+  const exit = () => process.exit();
+  process.on('SIGTERM', exit);
+  process.on('SIGINT', exit);
+}
