@@ -19,5 +19,5 @@ if (!existsSync(fileURLToPath(compiled))) {
   process.stderr.write('bnpl-recon: dist/ is missing; run `npm run build` (npm install does it) first\n');
   process.exit(1);
 }
-const { main } = await import(compiled.href);
-process.exitCode = await main(process.argv.slice(2));
+const { runAsProcess } = await import(compiled.href);
+await runAsProcess(process.argv.slice(2));

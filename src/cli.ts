@@ -118,19 +118,24 @@ export function asksForHelp(args: readonly string[]): boolean {
   return false;
 }
 
+/**
+ * The process's whole run of a command, as bin/bnpl-recon.js and this file run as a script do:
+ * `main`, its status as the process's exit code (1 for an error that escaped it), and once it
+ * returned (its drain done, its signal handlers gone; closing sockets and flushing logs is left) a
+ * signal ends the process with that status.
+ */
+export async function runAsProcess(argv: string[]): Promise<void> {
+  try {
+    process.exitCode = await main(argv);
+  } catch (error) {
+    process.stderr.write(`bnpl-recon: ${String(error)}\n`);
+    process.exitCode = 1;
+  } finally {
+    exitWithStatusOnSignal();
+  }
+}
+
 const entry = process.argv[1];
 if (entry !== undefined && import.meta.url === pathToFileURL(realpathSync(entry)).href) {
-  main(process.argv.slice(2))
-    .then(
-      (code) => {
-        process.exitCode = code;
-      },
-      (error: unknown) => {
-        process.stderr.write(`bnpl-recon: ${String(error)}\n`);
-        process.exitCode = 1;
-      },
-    )
-    // The command has returned (its drain done, its signal handlers gone); closing sockets and
-    // flushing logs is left.
-    .finally(exitWithStatusOnSignal);
+  void runAsProcess(process.argv.slice(2));
 }

@@ -309,8 +309,13 @@ export async function scanOrders(options: ScanOptions): Promise<ScanResult> {
       let current = await take(processing);
       // The same orders on pages k and k+1: a server ignoring the page parameter, or exactly a
       // page's worth of orders arriving between the two reads (the pages then overlap: no gap). A
-      // server ignoring it serves page 1 for any page; after drift page 1 holds the new orders.
-      if (samePage(prev, current) && samePage(current, await readHeadAgain())) throw ignoredPaging(options.log);
+      // server ignoring it serves page 1 for any page; after drift page 1 holds the new orders,
+      // and with page 1 as it was when the scan began no order arrived at all (a server repeating
+      // its last page).
+      if (samePage(prev, current)) {
+        const head = await readHeadAgain();
+        if (samePage(current, head) || samePage(head, first)) throw ignoredPaging(options.log);
+      }
       if (!boundaryIsSafe(prev, current, probes)) {
         await waitForProbeAfter(Math.max(prev.recv, current.recv));
         if (!boundaryIsSafe(prev, current, probes)) {

@@ -211,6 +211,9 @@ export function importInChildProcess(request: ChildRequest, options: IsolatedImp
       }
       const left = options.timeoutMs + connected.afterMs + gaveWayMs + waitedForLock() - elapsed;
       if (left > 0) return void (timer = setTimeout(checkTime, left));
+      // Answered already (committed, or refused and rolled back) and only closing its connection:
+      // the answer stands (exit below); the process is ended without asking the ledger anything.
+      if (reply) return void child.kill('SIGKILL');
       const notCounted = [
         // Under a millisecond is not worth a word (a lock granted at once still took a little time).
         ...(Math.round(gaveWayMs) > 0 ? [`${Math.round(gaveWayMs)} ms given way to the webhook receiver`] : []),
@@ -231,7 +234,10 @@ export function importInChildProcess(request: ChildRequest, options: IsolatedImp
       );
       void verdict.then(kill);
     };
+    // Only when the limit came before any answer: an answer after it may be the loss of the
+    // connection the verdict's question ended, and the verdict says how the import ended.
     let verdict: Promise<Error> | undefined;
+    let exited = false;
     // The child's backend, and the time from the fork until it named it: its start, not the import's work.
     let connected: { backendPid: number; afterMs: number } | undefined;
     const startLimitMs = options.startLimitMs ?? Math.max(options.timeoutMs, IMPORT_START_LIMIT_MS);
@@ -250,7 +256,7 @@ export function importInChildProcess(request: ChildRequest, options: IsolatedImp
     child.on('message', (message: ChildReply | GaveWayMessage | LockWaitMessage | BackendMessage) => {
       if ('gaveWayMs' in message) gaveWayMs = message.gaveWayMs;
       else if ('backendPid' in message) {
-        if (connected) return;
+        if (connected || exited) return;
         connected = { backendPid: message.backendPid, afterMs: performance.now() - started };
         // From here the import's own time runs.
         clearTimeout(timer);
@@ -278,6 +284,7 @@ export function importInChildProcess(request: ChildRequest, options: IsolatedImp
       kill(error);
     });
     child.on('exit', (code, signal) => {
+      exited = true;
       cleanUp();
       // A stored file's answer stands whatever stopped the process after it (kill above).
       if (reply?.ok) return resolve(reply.peakRssMb === undefined ? reply.result : { ...reply.result, peakRssMb: reply.peakRssMb });

@@ -122,3 +122,30 @@ describe('a full page 1, then exactly a page\'s worth of orders arrives before p
     }
   });
 });
+
+describe('a provider that answers every page past the end with its last full page', () => {
+  it('fails the run at once as "ignores the paging parameters" when no order arrived, not after POLL_MAX_PAGES', async () => {
+    // 6 orders, 3 per page: page 1 = [406, 405, 404], page 2 = [403, 402, 401], pages 3, 4, … the
+    // same as page 2. Page 1 never changes: identical pages cannot be orders arriving.
+    const uuids = range(401, 406).map(uuidOf).reverse();
+    let served = 0;
+    provider = new Loopback((_req, res: ServerResponse, url) => {
+      served += 1;
+      const page = Math.min(2, Number(url.searchParams.get('page')));
+      const orders = uuids.slice((page - 1) * 3, page * 3).map((uuid) => ({ uuid, state: 'confirmed', external_reference_id: `r-${uuid.slice(-6)}` }));
+      json(res, 200, { orders });
+    });
+    const url = await provider.listen();
+    const { client, ctx } = makeContext(database, url, { POLL_PAGE_SIZE: 3, POLL_CONCURRENCY: 1, POLL_MAX_PAGES: 200 });
+    try {
+      const summary = await runPoll(ctx, client);
+      expect({ status: summary.status, error: summary.error }).toEqual({
+        status: 'failed',
+        error: expect.stringContaining('ignores the paging parameters'),
+      });
+      expect(served, 'requests before it gave up').toBeLessThan(20);
+    } finally {
+      await client.close();
+    }
+  });
+});
