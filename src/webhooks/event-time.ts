@@ -8,14 +8,28 @@ const EVENT_TIME = /^(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2}:\d{2})(?:\.(\d{1,9}))?Z$/;
 
 export interface EventTime {
   /** As sent. */
-  raw: string;
+  readonly raw: string;
   /** `YYYY-MM-DDTHH:MM:SS.nnnnnnnnnZ`: compare as text. */
-  sortable: string;
+  readonly sortable: string;
   /** Truncated to milliseconds: for range filters and display only, never for ordering. */
-  date: Date;
+  readonly date: Date;
 }
 
+/**
+ * The last time read, and what it gave: classifying a delivery reads its event_time twice (the
+ * payload schema's check, then the event's key and row), and each reading builds a Date and two
+ * strings. Callers only read the result.
+ */
+let last: { raw: string; parsed: EventTime | undefined } | undefined;
+
 export function parseEventTime(raw: string): EventTime | undefined {
+  if (last?.raw === raw) return last.parsed;
+  const parsed = readEventTime(raw);
+  last = { raw, parsed };
+  return parsed;
+}
+
+function readEventTime(raw: string): EventTime | undefined {
   const match = EVENT_TIME.exec(raw);
   if (!match) return undefined;
   const [, day, clock, fraction = ''] = match;
