@@ -119,7 +119,7 @@ export interface IsolatedImportOptions {
  * that. Not counted against the import's own limit, which a start under load overran (a 2 s limit:
  * a good file moved to failed/ before its process had opened it).
  */
-export const IMPORT_START_LIMIT_MS = 30_000;
+const IMPORT_START_LIMIT_MS = 30_000;
 
 // The receiver's pressure covers its last 500 ms of commits; relayed a tenth of that apart.
 const PRESSURE_RELAY_MS = 50;
