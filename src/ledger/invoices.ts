@@ -12,6 +12,45 @@ const ARRIVAL_KEY_LENGTH = 20;
 const firstArrived = (sql: Sql | TransactionSql) => sql`(to_char(i.received_at at time zone 'UTC', 'YYYYMMDDHH24MISSUS') collate "C")`;
 
 /**
+ * The first key of an order that ranks a factoring decision (approved, declined) above a
+ * factoring/pending, whatever their arrival: manual review comes before the decision
+ * (provider-api.md: factoring/pending is factoring_state manual_review), factoring payloads carry no
+ * event_time, and a pending whose first delivery failed arrives after the decision by its retry.
+ * Taken as the latest by arrival, it made an approved invoice look undecided: invoice_not_paid_out
+ * never flagged it (and resolved its open finding), and the invoices report and the ageing showed it
+ * pending (or a declined invoice waiting for money). The rules and the reports rank by this one key.
+ */
+export function decisionFirst(sql: Sql | TransactionSql, column = 'topic'): PendingQuery<Row[]> {
+  return sql`(${sql(column)} = ${topic('factoring/pending')})`;
+}
+
+/**
+ * Invoices known only from their factoring, for the reports: the references whose latest factoring
+ * event (decision first) is factoring/approved and that no invoice event carries (their
+ * invoice/created was lost, or is still to come), with the uuid the latest approval naming one
+ * gives (provider-api.md: factoring/approved adds invoice_uuid), when that ranked event arrived and
+ * its amount. The provider owes the merchant for them as for any approved invoice (CONTRACT.md,
+ * invoice_not_paid_out: "an invoice factored (or created)"); the pass finds the same set over its
+ * staged tables (reconcile/rules/invoice-common.ts factoredWithoutInvoiceEvent).
+ */
+export function factoredOnlyInvoices(sql: Sql | TransactionSql, environment: ProviderEnvironment) {
+  return sql`
+    select (select a.invoice_uuid from factoring_events a
+            where a.environment = ${environment} and a.invoice_external_reference_id = f.ref
+              and a.topic = ${topic('factoring/approved')} and a.invoice_uuid is not null
+            order by a.received_at desc, a.event_key desc limit 1) as invoice_uuid,
+           f.ref, f.received_at, f.invoice_amount_cents
+    from (
+      select distinct on (e.invoice_external_reference_id collate "C") e.invoice_external_reference_id as ref, e.topic, e.received_at, e.invoice_amount_cents
+      from factoring_events e
+      where e.environment = ${environment} and e.invoice_external_reference_id is not null
+      order by e.invoice_external_reference_id collate "C", ${decisionFirst(sql, 'e.topic')}, e.received_at desc, e.event_key desc
+    ) f
+    where f.topic = ${topic('factoring/approved')}
+      and not exists (select 1 from invoice_events i where i.environment = ${environment} and i.external_reference_id = f.ref)`;
+}
+
+/**
  * Each invoice the ledger has an invoice event of, by invoice uuid, with its reference (the
  * merchant's external_reference_id, which payouts list), its order, when it was created (the
  * invoice/created event's own time, else its arrival; else the first event's: a time for the

@@ -2,7 +2,7 @@ import type { Writable } from 'node:stream';
 import { latestPayoutEvents } from '../ledger/payouts.js';
 import type { ProviderEnvironment } from '../config/schema.js';
 import type { Database } from '../db/database.js';
-import { invoiceFacts } from '../ledger/invoices.js';
+import { decisionFirst, factoredOnlyInvoices, invoiceFacts } from '../ledger/invoices.js';
 import { payoutCredits } from '../ledger/payout-credits.js';
 import type { CsvOptions, ReportFormat, ReportShape } from './format.js';
 import { decimalAmount, REPORT_TIME_FORMAT, streamSource, type ReportSource } from './source.js';
@@ -28,10 +28,11 @@ export const INVOICE_SHAPE: ReportShape = {
 };
 
 /**
- * One row per invoice (ledger/invoices.ts), in invoice uuid order.
+ * One row per invoice (ledger/invoices.ts), and per approved invoice no invoice event names
+ * (factoredOnlyInvoices: no order, date or days to cash), in invoice uuid order.
  *  - amount: the factored amount (latest factoring event with one), else the payout report row's
  *    Transaction Amount, else invoice/complete's gross amount;
- *  - factoring_state: the latest factoring event's (approved, pending, declined), empty without one;
+ *  - factoring_state: the latest factoring event's, decision first (ledger/invoices.ts decisionFirst), empty without one;
  *  - payout: the first completed payout (by its event time) listing the reference; `payouts` counts
  *    them (2 or more: invoice_paid_out_twice);
  *  - deductions and net: that payout's report row for the invoice (Total Deductions, Transfer
@@ -50,7 +51,23 @@ export function invoicesSource(database: Database, filters: { environment: Provi
     shape: INVOICE_SHAPE,
     key: 'invoice_uuid',
     query: (after, limit) => sql`
-    with page as materialized (${invoiceFacts(sql, env, { ...(after === undefined ? {} : { after }), ...(limit === undefined ? {} : { limit }) })}),
+    with facts as materialized (${invoiceFacts(sql, env, { ...(after === undefined ? {} : { after }), ...(limit === undefined ? {} : { limit }) })}),
+    -- Approved invoices no invoice event names (factoredOnlyInvoices): owed like any other, so listed.
+    factored_only as materialized (
+      select o.invoice_uuid, o.ref, null::uuid as order_uuid, null::timestamptz as created_at, null::timestamptz as canceled_at,
+             null::bigint as gross_amount_cents
+      from (${factoredOnlyInvoices(sql, env)}) o
+      where o.invoice_uuid is not null ${after === undefined ? sql`` : sql`and o.invoice_uuid > ${after}::uuid`}
+        and not exists (select 1 from invoice_events i where i.environment = ${env} and i.invoice_uuid = o.invoice_uuid)
+      order by o.invoice_uuid
+      ${limit === undefined ? sql`` : sql`limit ${limit}`}
+    ),
+    page as materialized (
+      select * from (select invoice_uuid, ref, order_uuid, created_at, canceled_at, gross_amount_cents from facts
+                     union all select * from factored_only) u
+      order by invoice_uuid
+      ${limit === undefined ? sql`` : sql`limit ${limit}`}
+    ),
     latest as (${latestPayoutEvents(sql, env)}),
     listed as (
       select trim(r.ref) as ref, l.payout_uuid, l.sepa_key, l.sepa_reference, l.anchor,
@@ -83,7 +100,7 @@ export function invoicesSource(database: Database, filters: { environment: Provi
     left join lateral (
       select e.topic, e.invoice_amount_cents from factoring_events e
       where e.environment = ${env} and e.invoice_external_reference_id = p.ref
-      order by e.received_at desc, e.event_key desc limit 1
+      order by ${decisionFirst(sql, 'e.topic')}, e.received_at desc, e.event_key desc limit 1
     ) f on true
     left join listed l on l.ref = p.ref and l.nth = 1
     left join payout_report_rows w
@@ -112,8 +129,9 @@ export const AGEING_BUCKETS = [
 ] as const;
 
 /**
- * The ageing of invoices not yet paid out: not canceled, factoring not declined, and listed by no
- * completed payout; by whole days since the invoice date at `now` (0 for an invoice dated later),
+ * The ageing of invoices not yet paid out: not canceled, factoring not declined (decision first),
+ * and listed by no completed payout, and the approved invoices no invoice event names (aged from
+ * their approval's arrival); by whole days since the invoice date at `now` (0 for an invoice dated later),
  * in the four buckets (every bucket present, zero when empty); amounts as in the invoices report
  * (the factored amount, else invoice/complete's gross; an invoice with no known amount is counted
  * and adds nothing), in `filters.currency`, the contract's (the events name none), else EUR.
@@ -141,17 +159,23 @@ export function ageingSource(database: Database, filters: { environment: Provide
       -- Whole days elapsed, not calendar days of one zone: an invoice of 23:30 UTC was a day old
       -- 30 minutes later counted in UTC dates (and 8 days old after 7 days and 11.5 hours), where in
       -- the merchant's zone it was issued past midnight. Elapsed time is the same in every zone.
-      select i.invoice_uuid, greatest(0, floor(extract(epoch from ${now}::timestamptz - i.created_at) / 86400))::int as age,
+      select i.ref, greatest(0, floor(extract(epoch from ${now}::timestamptz - i.created_at) / 86400))::int as age,
              coalesce(f.amount, i.gross_amount_cents) as cents
       from (${invoiceFacts(sql, env)}) i
       left join lateral (
-        select (array_agg(e.topic order by e.received_at desc, e.event_key desc))[1] as topic,
+        select (array_agg(e.topic order by ${decisionFirst(sql, 'e.topic')}, e.received_at desc, e.event_key desc))[1] as topic,
                (array_agg(e.invoice_amount_cents order by e.received_at desc, e.event_key desc) filter (where e.invoice_amount_cents is not null))[1] as amount
         from factoring_events e where e.environment = ${env} and e.invoice_external_reference_id = i.ref
       ) f on true
       where i.canceled_at is null and f.topic is distinct from ${topic('factoring/declined')} and i.ref not in (select ref from paid)
+      union all
+      -- Approved invoices no invoice event names, aged from their approval's arrival, as
+      -- invoice_not_paid_out ages them.
+      select o.ref, greatest(0, floor(extract(epoch from ${now}::timestamptz - o.received_at) / 86400))::int, o.invoice_amount_cents
+      from (${factoredOnlyInvoices(sql, env)}) o
+      where o.ref not in (select ref from paid)
     )
-    select b.bucket, count(w.invoice_uuid)::text as invoices, coalesce(sum(w.cents), 0)::text as amount_cents,
+    select b.bucket, count(w.ref)::text as invoices, coalesce(sum(w.cents), 0)::text as amount_cents,
            ${decimalAmount(sql, sql`coalesce(sum(w.cents), 0)`)} as amount, ${filters.currency ?? 'EUR'}::text as currency
     from b left join waiting w on w.age >= b.lo and (b.hi is null or w.age <= b.hi)
     where ${after === undefined ? sql`true` : sql`b.n > (select n from b where bucket = ${after})`}

@@ -2,7 +2,7 @@ import type { PendingQuery, Row, TransactionSql } from 'postgres';
 import { DEFAULT_INVOICE_PAYOUT_DAYS, type ProviderEnvironment } from '../../config/schema.js';
 import type { InvoiceRuleSettings, RuleParams } from '../types.js';
 import { latestPayouts } from './payout-common.js';
-import { invoiceFacts } from '../../ledger/invoices.js';
+import { decisionFirst, invoiceFacts } from '../../ledger/invoices.js';
 import { stage } from '../stage.js';
 import { topic } from '../../provider/vocabulary.js';
 import { refreshKeptSet, type KeptSet } from '../kept-set.js';
@@ -123,17 +123,8 @@ function invoiceReferences(tx: TransactionSql, environment: ProviderEnvironment,
     where environment = ${environment} and external_reference_id is not null ${only}`;
 }
 
-/**
- * The first key of an order that ranks a factoring decision (approved, declined) above a
- * factoring/pending, whatever their arrival: manual review comes before the decision
- * (provider-api.md: factoring/pending is factoring_state manual_review), factoring payloads carry no
- * event_time, and a pending whose first delivery failed arrives after the decision by its retry.
- * Taken as the latest by arrival, it made an approved invoice look undecided: invoice_not_paid_out
- * never flagged it (and resolved its open finding). payout-deduction-mismatch.ts ranks the same way.
- */
-export function decisionFirst(tx: TransactionSql, column = 'topic'): PendingQuery<Row[]> {
-  return tx`(${tx(column)} = ${topic('factoring/pending')})`;
-}
+// The factoring ranking the rules and the reports share (ledger/invoices.ts).
+export { decisionFirst };
 
 /**
  * Invoices known only from their factoring: the references whose latest factoring event
