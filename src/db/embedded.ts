@@ -1,10 +1,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { chown, mkdir, mkdtemp, open, readFile, rm, writeFile } from 'node:fs/promises';
+import { chown, mkdir, mkdtemp, open, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import postgres from 'postgres';
 import type { Logger } from '../log/logger.js';
 import { packagedBinaries, postgresUser, reachableBinaries, reachableDataDir, type PostgresBinaries, type RunAs } from './embedded-access.js';
 import { claimDataDir, livePostmaster, readPointer } from './embedded-claim.js';
@@ -12,8 +14,18 @@ import { EmbeddedPostgresError } from './embedded-errors.js';
 
 export { EmbeddedPostgresError } from './embedded-errors.js';
 
-/** Only loopback TCP is opened, but other local users could reach it: a password is required. */
-const PASSWORD = 'bnpl-recon-embedded';
+/**
+ * Only loopback TCP is opened, but every local user can reach it: the superuser's password is the
+ * data directory's own, drawn at random when its cluster is created and kept beside the pointer
+ * file, readable by the command's user only. Other commands of that user read it to reach the
+ * running ledger; another local user cannot sign in.
+ */
+export const PASSWORD_FILE = 'embedded-postgres.password';
+/**
+ * The one password releases before this one gave every cluster, published with the code: a
+ * cluster created with it (no password file beside it) gets a password of its own at its next start.
+ */
+const PUBLISHED_PASSWORD = 'bnpl-recon-embedded';
 const READY_TIMEOUT_MS = 60_000;
 
 export interface EmbeddedServer {
@@ -22,8 +34,60 @@ export interface EmbeddedServer {
   stop(): Promise<void>;
 }
 
-export function embeddedUrl(port: number): string {
-  return `postgres://postgres:${PASSWORD}@127.0.0.1:${port}/postgres`;
+export function embeddedUrl(port: number, password: string): string {
+  return `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`;
+}
+
+async function readPassword(dataDir: string): Promise<string | undefined> {
+  try {
+    const text = (await readFile(path.join(dataDir, PASSWORD_FILE), 'utf8')).trim();
+    return text === '' ? undefined : text;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw new EmbeddedPostgresError(`cannot read the embedded ledger's password file ${path.join(path.resolve(dataDir), PASSWORD_FILE)}: ${(error as Error).message}`, { cause: error });
+  }
+}
+
+/** A new random password in `dataDir`'s password file (mode 0600), written whole or not at all. */
+async function newPassword(dataDir: string): Promise<string> {
+  const password = randomBytes(24).toString('base64url');
+  const file = path.join(dataDir, PASSWORD_FILE);
+  const partial = `${file}.${process.pid}.tmp`;
+  await writeFile(partial, `${password}\n`, { mode: 0o600, flag: 'wx' });
+  await rename(partial, file);
+  return password;
+}
+
+/**
+ * Makes the running cluster's superuser password the one in the password file: a cluster created by
+ * a release before it still has the published one (or the file was written and the change did not
+ * happen before a crash), and is given the file's. The password is base64url, so it needs no quoting
+ * beyond the literal's.
+ */
+async function ensurePassword(port: number, password: string, log: Logger): Promise<void> {
+  const signIn = async (secret: string) => {
+    const sql = postgres({ host: '127.0.0.1', port, user: 'postgres', password: secret, database: 'postgres', max: 1, connect_timeout: 10, onnotice: () => {} });
+    try {
+      await sql`select 1`;
+      return sql;
+    } catch (error) {
+      await sql.end({ timeout: 5 });
+      if ((error as { code?: string }).code === '28P01') return undefined; // invalid_password
+      throw error;
+    }
+  };
+  const own = await signIn(password);
+  if (own) return void (await own.end({ timeout: 5 }));
+  const published = await signIn(PUBLISHED_PASSWORD);
+  if (!published) {
+    throw new EmbeddedPostgresError(`the embedded ledger refuses the password in ${PASSWORD_FILE} beside it, and the one earlier releases gave it: the file is not this ledger's (put back the one that came with its data directory)`);
+  }
+  try {
+    await published.unsafe(`alter role postgres password '${password}'`);
+  } finally {
+    await published.end({ timeout: 5 });
+  }
+  log.warn('the embedded ledger had the password published with bnpl-recon, which any local user could sign in with: it has one of its own now');
 }
 
 /** Asks the kernel for a free loopback port. */
@@ -61,7 +125,7 @@ async function runToEnd(file: string, args: string[], who: RunAs | undefined, in
   });
 }
 
-async function initialise(binaries: PostgresBinaries, databaseDir: string, who: RunAs | undefined, log: Logger): Promise<void> {
+async function initialise(binaries: PostgresBinaries, databaseDir: string, who: RunAs | undefined, password: string, log: Logger): Promise<void> {
   log.info({ databaseDir }, 'initialising the embedded Postgres');
   // Parents 0755 (the postgres user walks through them), the cluster itself 0700 as initdb wants.
   await mkdir(path.dirname(databaseDir), { recursive: true, mode: 0o755 });
@@ -70,7 +134,7 @@ async function initialise(binaries: PostgresBinaries, databaseDir: string, who: 
   const secretDir = await mkdtemp(path.join(tmpdir(), 'bnpl-recon-pw-'));
   const pwfile = path.join(secretDir, 'pw');
   try {
-    await writeFile(pwfile, `${PASSWORD}\n`, { mode: 0o600 });
+    await writeFile(pwfile, `${password}\n`, { mode: 0o600 });
     if (who) {
       await chown(databaseDir, who.uid, who.gid);
       await chown(secretDir, who.uid, who.gid);
@@ -146,7 +210,11 @@ async function start(dataDir: string, log: Logger, options: { port?: number; own
   const { who, binaries, databaseDir } = await locate(dataDir, log);
   const claim = await claimDataDir(dataDir, databaseDir, options.owner ?? `bnpl-recon ${process.argv[2] ?? ''}`.trim(), log);
   try {
-    if (!existsSync(path.join(databaseDir, 'PG_VERSION'))) await initialise(binaries, databaseDir, who, log);
+    const existing = existsSync(path.join(databaseDir, 'PG_VERSION'));
+    // A new cluster's password is drawn before initdb; an existing one without a file is a
+    // release's before this one (ensurePassword gives it the new one once it runs).
+    const password = (existing ? await readPassword(dataDir) : undefined) ?? (await newPassword(dataDir));
+    if (!existing) await initialise(binaries, databaseDir, who, password, log);
     const port = options.port ?? (await freePort());
     const logFile = path.join(path.dirname(databaseDir), 'postgres.log');
     const logHandle = await open(logFile, 'a', 0o600);
@@ -156,6 +224,7 @@ async function start(dataDir: string, log: Logger, options: { port?: number; own
     child.unref();
     try {
       await waitReady(child, databaseDir, logFile);
+      await ensurePassword(port, password, log);
     } catch (error) {
       await stopChild(child);
       throw error;
@@ -165,7 +234,7 @@ async function start(dataDir: string, log: Logger, options: { port?: number; own
     let stopping: Promise<void> | undefined;
     return {
       port,
-      url: embeddedUrl(port),
+      url: embeddedUrl(port, password),
       stop: () =>
         (stopping ??= (async () => {
           await stopChild(child);
@@ -192,7 +261,9 @@ export async function findRunningEmbedded(dataDirs: string[]): Promise<RunningEm
     const pointer = await readPointer(dataDir);
     if (pointer?.port === undefined) continue;
     if ((await livePostmaster(pointer.databaseDir)) === undefined) continue;
-    return { url: embeddedUrl(pointer.port), dataDir: path.resolve(dataDir), owner: pointer.owner, ownerPid: pointer.ownerPid };
+    const password = await readPassword(dataDir);
+    if (password === undefined) throw new EmbeddedPostgresError(`the embedded ledger under ${path.resolve(dataDir)} runs (${pointer.owner}, pid ${pointer.ownerPid}) but has no password file ${PASSWORD_FILE}: stop it and start it with this release`);
+    return { url: embeddedUrl(pointer.port, password), dataDir: path.resolve(dataDir), owner: pointer.owner, ownerPid: pointer.ownerPid };
   }
   return undefined;
 }

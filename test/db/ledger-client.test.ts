@@ -119,6 +119,11 @@ describe('a single-address DATABASE_URL whose old primary stays up read-only aft
       await applyMigrations(migrating, silentLogger());
       await migrating.close(1);
     }
+    // A failover's two servers take the same credentials; each embedded cluster has a password of
+    // its own, so the new primary is given the old one's (a base64url string: no quoting needed).
+    const promoted = createSqlClient(newPrimary!.url, { poolMax: 1 });
+    await promoted.unsafe(`alter role postgres password '${decodeURIComponent(new URL(oldPrimary!.url).password)}'`);
+    await promoted.end({ timeout: 1 });
     proxy = await startProxy(new URL(oldPrimary!.url));
     database = databaseOver(createSqlClient(proxy.url, { poolMax: 4 }), { closeTimeoutSeconds: 1 });
     receiver = await startTestReceiver(database);
