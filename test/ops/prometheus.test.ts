@@ -60,8 +60,8 @@ describe('alert rules', () => {
 
   it.skipIf(!has('promtool'))('the cases fail the old lock-gated staleness rule and a sum across replicas', () => {
     const lockGated = rulesText.replace(
-      'expr: time() - max by (namespace, job, environment) (bnpl_recon_poll_last_complete_timestamp_seconds) > 3600',
-      'expr: time() - max by (namespace, job, environment) (bnpl_recon_poll_last_complete_timestamp_seconds) > 3600 and on (namespace, job) max by (namespace, job) (bnpl_recon_poll_lock_held) == 1',
+      'time() - max by (namespace, job, environment) (bnpl_recon_poll_last_complete_timestamp_seconds) > 3600\n',
+      'time() - max by (namespace, job, environment) (bnpl_recon_poll_last_complete_timestamp_seconds) > 3600 and on (namespace, job) max by (namespace, job) (bnpl_recon_poll_lock_held) == 1\n',
     );
     expect(lockGated).not.toBe(rulesText);
     expect(promtoolTest(lockGated).output).toMatch(/alertname: BnplReconPollStale/);
@@ -125,7 +125,7 @@ describe('alert rules', () => {
     const join = ' * on (namespace, job, instance) group_left (environment) group by (namespace, job, instance, environment) (bnpl_recon_build_info))';
     // Two for each of the poll and pass counters, ratios and refreshes; one for each other sum or max.
     expect(rulesText.split(join).length - 1).toBe(16);
-    const merged = rulesText.replaceAll(join, ')').replaceAll(/ by \(namespace, job, environment(?=[,)])/g, ' by (namespace, job');
+    const merged = rulesText.replaceAll(join, ')').replaceAll(/ (by|on) \(namespace, job, environment(?=[,)])/g, ' $1 (namespace, job');
     const mergedRules = (parse(merged) as { groups: { rules: Rule[] }[] }).groups.flatMap((g) => g.rules);
     for (const rule of mergedRules) expect(rule.expr, rule.alert).not.toContain('environment');
     const result = promtoolTest(merged);
