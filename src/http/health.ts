@@ -19,7 +19,7 @@ export interface ReadinessChecks {
 }
 
 /** How long the readiness check waits for the ledger. */
-const CHECK_TIMEOUT_MS = 2000;
+export const CHECK_TIMEOUT_MS = 2000;
 
 /**
  * Liveness says the process answers; readiness says it can do its job (ledger reachable and

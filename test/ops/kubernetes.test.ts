@@ -20,7 +20,7 @@ import { loadConfig } from '../../src/config/load.js';
 import { clientAddress } from '../../src/webhooks/source-address.js';
 import { configSchema } from '../../src/config/schema.js';
 import type { Database } from '../../src/db/database.js';
-import { healthRoutes } from '../../src/http/health.js';
+import { CHECK_TIMEOUT_MS, healthRoutes } from '../../src/http/health.js';
 import { MAX_UPLOADS_AT_ONCE } from '../../src/http/operator-upload.js';
 import { archiveDirectory } from '../../src/ledger/partition-job.js';
 import { silentLogger } from '../../src/log/logger.js';
@@ -118,6 +118,9 @@ describe('Kubernetes manifests', () => {
     }
     expect(container.readinessProbe?.httpGet?.path).toBe('/readyz');
     expect(container.livenessProbe?.httpGet?.path).toBe('/healthz');
+    // /readyz answers 503 naming the cause after waiting CHECK_TIMEOUT_MS for the ledger: the probe
+    // must wait longer (the kubelet's default is 1 s), or a slow ledger shows as a probe timeout.
+    expect((container.readinessProbe?.timeoutSeconds ?? 1) * 1000).toBeGreaterThan(CHECK_TIMEOUT_MS);
 
     // The scrape path and port, as annotations and as the ServiceMonitor says, against the real metrics server.
     const annotations = deployment.spec.template.metadata.annotations ?? {};
