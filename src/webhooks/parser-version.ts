@@ -18,5 +18,8 @@
  *    deliveries once and changes none of them. A delivery an older parser stored parsed with such a
  *    value keeps it until `ledger reparse --status all`, which removes the typed row this parser
  *    would not write (reparse/stale-typed-rows.ts) and writes its own.
+ * 3: a payout's sepa_instruction_id and an invoice's external_reference_id may be null, as the
+ *    spec marks neither "always" (a null was refused: no typed row, so a cancelled payout stayed
+ *    complete to the rules). The automatic reparse re-reads the deliveries stored unparsed for it.
  */
-export const PARSER_VERSION = 2;
+export const PARSER_VERSION = 3;

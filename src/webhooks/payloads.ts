@@ -56,7 +56,9 @@ export const invoicePayload = z.looseObject({
   topic: text,
   invoice_uuid: uuid,
   order_uuid: uuid.nullish(),
-  external_reference_id: identifier,
+  // Not marked "always": an invoice event without its reference still names its invoice (the
+  // invoice rules take the reference from another of its events, ledger/invoices.ts invoiceFacts).
+  external_reference_id: optionalIdentifier,
   event_time: eventTime,
   gross_amount_cents: cents.nullish(),
   amount_cents: cents.nullish(),
@@ -65,7 +67,8 @@ export const invoicePayload = z.looseObject({
 export const payoutPayload = z.looseObject({
   topic: text,
   payout_uuid: uuid,
-  sepa_instruction_id: identifier,
+  // Null, like blank, is no reference: a payout cancelled before its transfer was instructed.
+  sepa_instruction_id: optionalIdentifier,
   amount_cents: cents,
   external_reference_ids: z.union([z.string(), z.array(z.string())]).transform((value, ctx) => {
     try {

@@ -132,7 +132,7 @@ export function invoiceRow(p: InvoicePayload, t: EventTime): TypedRow {
   return typedRow('invoice_events', {
     invoice_uuid: p.invoice_uuid,
     order_uuid: n(p.order_uuid),
-    external_reference_id: p.external_reference_id,
+    external_reference_id: n(p.external_reference_id),
     event_time: t.raw,
     event_time_sortable: t.sortable,
     gross_amount_cents: n(p.gross_amount_cents),
@@ -144,8 +144,8 @@ export function payoutRow(p: PayoutPayload, t: EventTime): TypedRow {
   return typedRow('payout_events', {
     payout_uuid: p.payout_uuid,
     status: p.topic.slice('payout/'.length),
-    // Blank (a payout cancelled before its transfer was instructed) is no reference.
-    sepa_instruction_id: p.sepa_instruction_id.trim() === '' ? null : p.sepa_instruction_id,
+    // Blank or null (a payout cancelled before its transfer was instructed) is no reference.
+    sepa_instruction_id: p.sepa_instruction_id == null || p.sepa_instruction_id.trim() === '' ? null : p.sepa_instruction_id,
     amount_cents: p.amount_cents,
     external_reference_ids: p.external_reference_ids,
     event_time: t.raw,
