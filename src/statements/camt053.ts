@@ -251,11 +251,11 @@ function addEntry(open: Open, c: EntryContext, entry: Node, section: number): vo
   if (!isBooked(entry)) return;
   const where = `${c.where} entry ${entryIndex + 1}`;
   const amount = amountOf(entry['Amt'], where);
-  if (!amount) throw new StatementFormatError(`${c.where}: entry without Amt`);
+  if (!amount) throw new StatementFormatError(`${where}: no Amt`);
   // Ccy is mandatory in the schema: none here and none on the account is a broken file, not EUR.
   const currency = amount.currency ?? c.accountCurrency;
   if (currency === null || currency === undefined) throw new StatementFormatError(`${where}: the amount names no currency (Amt/@Ccy) and the account none (Acct/Ccy)`);
-  const direction = directionOf(text(entry['CdtDbtInd']), c.where);
+  const direction = directionOf(text(entry['CdtDbtInd']), where);
   for (const line of entryLines(entry, c, { cents: amount.cents, currency, direction }, section, entryIndex, where)) {
     open.lines.push(line);
     if (!open.firstDay || line.bookingDate < open.firstDay) open.firstDay = line.bookingDate;
@@ -436,7 +436,7 @@ function isBooked(entry: Node): boolean {
 }
 
 function directionOf(indicator: string | null, where: string): Direction {
-  if (indicator !== 'CRDT' && indicator !== 'DBIT') throw new StatementFormatError(`${where}: entry with CdtDbtInd ${quoted(indicator ?? '')}`);
+  if (indicator !== 'CRDT' && indicator !== 'DBIT') throw new StatementFormatError(`${where}: CdtDbtInd ${quoted(indicator ?? '')} is neither CRDT nor DBIT`);
   return indicator === 'CRDT' ? 'credit' : 'debit';
 }
 
