@@ -102,6 +102,10 @@ interface Open {
   number: string;
   currency: string;
   entries: number;
+  /** its first page in the file opens with :60M:, continuing a page the file does not hold */
+  startsMidway: boolean;
+  /** its last page so far closes with :62M: (continued on a page after it) */
+  continues: boolean;
 }
 
 // Balances that name the currency when the opening and closing ones are missing: closing available, forward available.
@@ -126,6 +130,13 @@ export function mt940Reader(emit: SectionSink, options: ReaderOptions = {}): Sta
   let open: (Open & { lines: StatementLine[] }) | null = null;
   const flush = (): void => {
     if (!open) return;
+    // Without its first or last page, the statement holds only part of its days' bookings: it
+    // claims no day wholly (as CAMT.053 pages without the first or last do, camt053.ts pagesSection),
+    // or the overlap rule would pair another statement's bookings of those days with it by the day.
+    if ((open.startsMidway || open.continues) && open.section.periodFrom !== null && open.section.periodTo !== null) {
+      open.section.firstWholeDay = open.section.periodTo.slice(0, 10);
+      open.section.lastWholeDay = new Date(Date.parse(open.section.periodFrom) - 86_400_000).toISOString().slice(0, 10);
+    }
     emit(open.section, open.lines);
     sections += 1;
     open = null;
@@ -146,7 +157,7 @@ export function mt940Reader(emit: SectionSink, options: ReaderOptions = {}): Sta
     if (!(openingField?.tag === '60M' && open && open.section.accountIban === account)) {
       flush();
       const section: StatementSection = { identity: '', accountIban: account, firstWholeDay: null, lastWholeDay: null, periodFrom: null, periodTo: null, booked: new Map() };
-      open = { section, opening, closing: null, number: number.split('/')[0] ?? '', currency, entries: 0, lines: [] };
+      open = { section, opening, closing: null, number: number.split('/')[0] ?? '', currency, entries: 0, lines: [], startsMidway: openingField?.tag === '60M', continues: false };
     }
     const current = open!;
     const before = current.closing;
@@ -202,6 +213,7 @@ export function mt940Reader(emit: SectionSink, options: ReaderOptions = {}): Sta
     const identity = ['mt940', account ?? '', current.number, current.opening?.date ?? '', current.opening?.cents ?? '', closing?.date ?? '', closing?.cents ?? '', current.currency];
     if (!current.opening || !closing) identity.push(first ?? '', last ?? '');
     current.section.identity = identity.join('|');
+    current.continues = closingField?.tag === '62M';
     if (closingField?.tag === '62F') flush();
   });
   return {

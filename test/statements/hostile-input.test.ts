@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseStatement } from '../../src/statements/detect.js';
 import { importStatement } from '../../src/statements/import.js';
+import { wholeDays } from '../../src/statements/line-key.js';
 import { StatementFormatError } from '../../src/statements/types.js';
 import { useTestDatabase, type TestDatabase } from '../helpers/database.js';
 
@@ -164,5 +165,20 @@ describe('an MT940 statement continued over pages (:60M:/:62M:)', () => {
       new StatementFormatError("MT940 message 3: :60M: opening balance 110.00 EUR does not continue the previous page's closing balance 115.00 EUR (:62M:): a page of the statement is missing or repeated"),
     );
     expect(() => parseStatement(file([pages[0]!, pages[2]!]))).toThrow(/^MT940 message 2: :60M: opening balance 115\.00 EUR does not continue the previous page's closing balance 110\.00 EUR/);
+  });
+
+  // A file that holds the statement without its last page (it ends with :62M:) or without its first
+  // (it opens with :60M:) has only part of its days' bookings: it must not claim those days wholly,
+  // or the overlap rule pairs the full statement's bookings of those days with it by the day, as
+  // CAMT.053 pages without the first or last already do not.
+  it('claims no day wholly without its first or its last page, and its days with all of them', () => {
+    const whole = wholeDays(parseStatement(file(pages)).sections[0]!);
+    expect(whole).toEqual({ first: '2026-03-02', last: '2026-03-03' });
+    for (const partial of [[pages[0]!, pages[1]!], [pages[1]!, pages[2]!], [pages[1]!]]) {
+      const { sections } = parseStatement(file(partial));
+      expect(sections).toHaveLength(1);
+      const days = wholeDays(sections[0]!);
+      expect(days.first! > days.last!, `pages ${partial.map((p) => /:28C:(\S+)/.exec(p)?.[1]).join(', ')}: ${JSON.stringify(days)}`).toBe(true);
+    }
   });
 });
