@@ -425,7 +425,13 @@ function balancesOf(stmt: Node, where: string): StatementBalance[] {
     if (!amount) continue;
     const currency = amount.currency ?? accountCurrencyOf(stmt, where);
     if (currency === null || currency === undefined) throw new StatementFormatError(`${where}: balance ${code ?? ''} names no currency (Amt/@Ccy) and the account none (Acct/Ccy)`);
-    out.push({ code, subtype, cents: text(bal['CdtDbtInd']) === 'DBIT' ? -amount.cents : amount.cents, currency, date: dateOf(bal['Dt']) });
+    // An indicator that is neither is refused rather than read as credit: a negative balance would
+    // otherwise turn up as "does not balance", naming the wrong problem. None at all reads as credit.
+    const indicator = text(bal['CdtDbtInd']);
+    if (indicator !== null && indicator !== 'CRDT' && indicator !== 'DBIT') {
+      throw new StatementFormatError(`${where}: balance ${code ?? ''}: CdtDbtInd ${quoted(indicator)} is neither CRDT nor DBIT`);
+    }
+    out.push({ code, subtype, cents: indicator === 'DBIT' ? -amount.cents : amount.cents, currency, date: dateOf(bal['Dt']) });
   }
   return out;
 }

@@ -27,6 +27,15 @@ describe('camt.053 refusals name the entry', () => {
     expect((await db.sql`select count(*)::int as n from statement_lines`)[0]?.['n']).toBe(0);
   });
 
+  it('a balance whose CdtDbtInd is neither CRDT nor DBIT is refused naming the balance, not read as a credit', async () => {
+    const file = camt(ntry('50.00', 'CRDT', 'C1') + ntry('50.00', 'CRDT', 'C2') + ntry('50.00', 'CRDT', 'C3')).replace(
+      '<Amt Ccy="EUR">1150.00</Amt><CdtDbtInd>CRDT</CdtDbtInd>',
+      '<Amt Ccy="EUR">1150.00</Amt><CdtDbtInd>DEBIT</CdtDbtInd>',
+    );
+    await expect(importStatement(db, 'sandbox', Buffer.from(file), 'bad-balance.xml')).rejects.toThrow(/S-2026-01-05: balance CLBD: CdtDbtInd 'DEBIT' is neither CRDT nor DBIT$/);
+    expect((await db.sql`select count(*)::int as n from statement_lines`)[0]?.['n']).toBe(0);
+  });
+
   it('an entry without Amt: the refusal names entry 2', async () => {
     const file = camt(ntry('100.00', 'CRDT', 'B1') + ntry('', 'CRDT', 'B2') + ntry('50.00', 'CRDT', 'B3'));
     await expect(importStatement(db, 'sandbox', Buffer.from(file), 'no-amount.xml')).rejects.toThrow(/S-2026-01-05 entry 2: no Amt$/);
