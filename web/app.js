@@ -32,10 +32,23 @@ async function route() {
     if (a.dataset.view === view) a.setAttribute('aria-current', 'page');
     else a.removeAttribute('aria-current');
   }
+  await loadView(view, true);
+}
+
+/**
+ * Loads a view; its one error line says why its last load failed, and goes once one succeeds (an
+ * old "Could not load" under a fresh table read as about it). `say`: show a failure (the view is
+ * the one opened); a view loaded in the background says nothing until it is opened.
+ */
+async function loadView(view, say) {
+  const section = $(`view-${view}`);
   try {
     await VIEWS[view]();
+    for (const old of section.querySelectorAll(':scope > p.error')) old.remove();
   } catch (error) {
-    if (!(error instanceof ApiError && error.status === 401)) $(`view-${view}`).append(Object.assign(document.createElement('p'), { className: 'error', role: 'alert', textContent: `Could not load: ${error.message}` }));
+    if (!say || (error instanceof ApiError && error.status === 401)) return;
+    for (const old of section.querySelectorAll(':scope > p.error')) old.remove();
+    section.append(Object.assign(document.createElement('p'), { className: 'error', role: 'alert', textContent: `Could not load: ${error.message}` }));
   }
 }
 
@@ -81,7 +94,7 @@ $('sign-in-form').addEventListener('submit', async (ev) => {
 $('sign-out').addEventListener('click', signOut);
 window.addEventListener('data-changed', () => {
   // Each view renders into its own (hidden) section; one that fails says so when it is opened.
-  for (const view of DATA_VIEWS) VIEWS[view]().catch(() => undefined);
+  for (const view of DATA_VIEWS) void loadView(view, false);
 });
 window.addEventListener('hashchange', () => void route());
 setUpDiscrepancies();

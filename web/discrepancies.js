@@ -25,7 +25,7 @@ const PAGE = 500;
 // query: the filters the shown rows were loaded with, which Load more continues (the form may
 // have been edited since without being applied); loads: counts lists, so a Load more answered
 // after the filters were applied again adds nothing to the new list.
-const state = { rows: [], next: null, query: null, loads: 0, moreInFlight: false, sort: 'id', dir: 1 };
+const state = { rows: [], next: null, query: null, loads: 0, moreInFlight: false, sort: 'id', dir: 1, evidenceLoads: 0, openedId: null };
 
 /**
  * The filter form as API query parameters (the same the CLI takes). The picked day is the day in the
@@ -64,7 +64,10 @@ function render() {
     el('td', { class: 'ref', text: r.external_reference_id ?? (r.entity_type === 'statement_line' ? r.entity_id : '') }), el('td', { class: 'ref', text: r.sepa_reference ?? '' }),
     el('td', { class: 'num', text: money(r.amount, r.currency) }), el('td', { text: dateTime(r.first_detected_at) }),
     el('td', { text: (r.acknowledged_by ?? '').replace(/^operator:/, '') }),
-    el('td', {}, el('button', { type: 'button', class: 'open', 'aria-label': `Open evidence of discrepancy ${r.id}`, onclick: () => openEvidence(r.id) }, 'Open'))));
+    el('td', {}, el('button', {
+      type: 'button', class: 'open', 'data-id': r.id, 'aria-label': `Open evidence of discrepancy ${r.id}`,
+      onclick: () => openEvidence(r.id).catch((error) => ($('dl-status').textContent = `Could not open discrepancy ${r.id}: ${error.message}`)),
+    }, 'Open'))));
   $('disc-table').replaceChildren(el('table', { id: 'disc' },
     el('caption', { text: 'Discrepancies matching the filters; column headings sort the loaded rows' }),
     el('thead', {}, head),
@@ -111,7 +114,12 @@ function evidenceSection(title, content) {
 async function openEvidence(id, focusNote = false) {
   const dialog = $('evidence');
   const body = $('evidence-body');
+  // The finding clicked last is the one shown: an earlier click answered later is dropped, or the
+  // note written next would be read as about the other finding.
+  const load = ++state.evidenceLoads;
   const e = await getJson(`/api/discrepancies/${id}`);
+  if (load !== state.evidenceLoads) return;
+  state.openedId = id;
   const d = e.discrepancy;
   $('evidence-title').textContent = `Discrepancy ${d.id}: ${label(d.kind)}`;
   const acknowledged = d.status === 'acknowledged' && d.acknowledged_by;
@@ -119,15 +127,25 @@ async function openEvidence(id, focusNote = false) {
   const result = el('p', { class: 'status', role: 'status', id: acknowledged ? 'ack-form-result' : 'ack-result' });
   const ackForm = el('form', { class: 'ack', onsubmit: async (ev) => {
     ev.preventDefault();
+    let said;
     try {
       const res = await api(`/api/discrepancies/${d.id}/ack`, { method: 'POST', body: JSON.stringify({ note: note.value }) });
       const done = await res.json();
-      result.textContent = `Acknowledged by ${done.acknowledgedBy.replace(/^operator:/, '')} at ${dateTime(done.acknowledgedAt)}.`;
-      await loadDiscrepancies();
-      await openEvidence(d.id);
-      $('ack-result').textContent = result.textContent;
+      said = `Acknowledged by ${done.acknowledgedBy.replace(/^operator:/, '')} at ${dateTime(done.acknowledgedAt)}.`;
     } catch (error) {
       result.textContent = `Not acknowledged: ${error.message}`;
+      return;
+    }
+    result.textContent = said;
+    // The acknowledgement stands whatever the refresh after it meets (the ledger held, a 503).
+    try {
+      await loadDiscrepancies();
+      await openEvidence(d.id);
+      $('ack-result').textContent = said;
+      // The redrawn dialog lost the focus with the form it held: give it to the dialog's title.
+      $('evidence-title').focus();
+    } catch (error) {
+      result.textContent = `${said} The list could not be refreshed: ${error.message}`;
     }
   } }, el('label', { for: 'ack-note', text: acknowledged ? 'Another note (the one above stays in the history)' : 'Note (why this is acknowledged)' }), note,
     el('button', { type: 'submit', disabled: d.status === 'resolved' }, acknowledged ? 'Add note' : 'Acknowledge'), result);
@@ -200,4 +218,13 @@ export function setUpDiscrepancies() {
   $('dl-csv').addEventListener('click', () => void downloadAs('csv'));
   $('dl-xlsx').addEventListener('click', () => void downloadAs('xlsx'));
   $('evidence-close').addEventListener('click', () => $('evidence').close());
+  // Closed, the dialog gives the focus back to the Open button it came from; one a reload redrew
+  // (after an acknowledgement) is gone, and the focus stayed in the closed dialog or fell to the
+  // page's top: the new button takes it.
+  $('evidence').addEventListener('close', () => {
+    const active = document.activeElement;
+    if (active && active !== document.body && !$('evidence').contains(active)) return;
+    const opener = state.openedId === null ? null : document.querySelector(`#disc button.open[data-id="${state.openedId}"]`);
+    (opener ?? $('disc-count')).focus();
+  });
 }

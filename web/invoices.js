@@ -3,7 +3,9 @@ import { $, el, table } from './dom.js';
 import { count, date, dateTime, money, startOfDay } from './format.js';
 
 const PAGE = 500;
-const state = { rows: [], next: null };
+// loads counts lists, so a Load more answered after the list was loaded again adds nothing to it;
+// moreInFlight: one page at a time (a second click while the first is answered appended it twice).
+const state = { rows: [], next: null, loads: 0, moreInFlight: false };
 const COLUMNS = ['Reference', 'Order', 'Invoiced', 'Amount', 'Factoring', 'Payout', 'Paid out', 'Deductions', 'Net', 'Bank credit', 'Days to cash', 'Open findings'];
 
 /** Where the invoice stands on its way to cash, for the filter. */
@@ -64,11 +66,30 @@ async function showAgeing() {
 }
 
 export async function loadInvoices(more = false) {
-  const page = await getPage(`/api/invoices?limit=${PAGE}${more && state.next ? `&cursor=${encodeURIComponent(state.next)}` : ''}`);
-  state.rows = more ? [...state.rows, ...page.rows] : page.rows;
+  if (more) return loadMore();
+  const load = ++state.loads;
+  const page = await getPage(`/api/invoices?limit=${PAGE}`);
+  if (load !== state.loads) return;
+  state.rows = page.rows;
   state.next = page.next;
   render();
-  if (!more) await showAgeing();
+  await showAgeing();
+}
+
+async function loadMore() {
+  if (!state.next || state.moreInFlight) return;
+  const cursor = state.next;
+  const load = state.loads;
+  state.moreInFlight = true;
+  try {
+    const page = await getPage(`/api/invoices?limit=${PAGE}&cursor=${encodeURIComponent(cursor)}`);
+    if (load !== state.loads || cursor !== state.next) return;
+    state.rows = [...state.rows, ...page.rows];
+    state.next = page.next;
+    render();
+  } finally {
+    state.moreInFlight = false;
+  }
 }
 
 async function downloadAs(path, fallback) {
