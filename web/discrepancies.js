@@ -40,11 +40,15 @@ function filterQuery() {
   return q;
 }
 
+/** The Reference column shows a statement line's id where the finding names no reference: it sorts by what it shows. */
+const reference = (r) => r.external_reference_id ?? (r.entity_type === 'statement_line' ? r.entity_id : '');
+const sortValue = (r, key) => (key === 'external_reference_id' ? reference(r) : r[key]);
+
 function sorted() {
   const { sort, dir } = state;
   const numeric = COLUMNS.find((c) => c[0] === sort)?.[2] === 'num';
   return [...state.rows].sort((a, b) => {
-    const x = a[sort], y = b[sort];
+    const x = sortValue(a, sort), y = sortValue(b, sort);
     if (x === y) return a.id - b.id;
     if (x === null || x === undefined || x === '') return 1;
     if (y === null || y === undefined || y === '') return -1;
@@ -61,7 +65,7 @@ function render() {
   }), el('th', { scope: 'col', text: 'Evidence' }));
   const rows = sorted().map((r) => el('tr', {},
     el('td', { class: 'num', text: r.id }), el('td', { text: label(r.kind) }), el('td', {}, el('span', { class: `badge s-${r.status}`, text: r.status })),
-    el('td', { class: 'ref', text: r.external_reference_id ?? (r.entity_type === 'statement_line' ? r.entity_id : '') }), el('td', { class: 'ref', text: r.sepa_reference ?? '' }),
+    el('td', { class: 'ref', text: reference(r) }), el('td', { class: 'ref', text: r.sepa_reference ?? '' }),
     el('td', { class: 'num', text: money(r.amount, r.currency) }), el('td', { text: dateTime(r.first_detected_at) }),
     el('td', { text: (r.acknowledged_by ?? '').replace(/^operator:/, '') }),
     el('td', {}, el('button', {
@@ -76,8 +80,10 @@ function render() {
   $('disc-more').hidden = !state.next;
 }
 
-export async function loadDiscrepancies() {
-  const q = filterQuery();
+/** The list with the filter form's values, or with `query` (the filters the shown list was loaded with). */
+export async function loadDiscrepancies(query = filterQuery()) {
+  const q = new URLSearchParams(query);
+  q.delete('cursor');
   q.set('limit', String(PAGE));
   const load = ++state.loads;
   const page = await getPage(`/api/discrepancies?${q}`);
@@ -139,7 +145,8 @@ async function openEvidence(id, focusNote = false) {
     result.textContent = said;
     // The acknowledgement stands whatever the refresh after it meets (the ledger held, a 503).
     try {
-      await loadDiscrepancies();
+      // The list as it was shown, not with filter edits not yet applied.
+      await loadDiscrepancies(state.query ?? filterQuery());
       await openEvidence(d.id);
       $('ack-result').textContent = said;
       // The redrawn dialog lost the focus with the form it held: give it to the dialog's title.

@@ -33,6 +33,7 @@ let orderFinding = '';
 let invoiceFinding = '';
 let ackFinding = '';
 let keyboardFinding = '';
+let filterAckFinding = '';
 
 /** Holds an ACCESS EXCLUSIVE lock on `table` from another session until the returned function is called. */
 async function holdLock(table: string): Promise<() => Promise<void>> {
@@ -68,12 +69,15 @@ beforeAll(async () => {
     values ('sandbox', 'missed_webhook', 'open', 'order', gen_random_uuid()::text, '', 'Order finding.', now() - interval '3 hours'),
            ('sandbox', 'invoice_not_paid_out', 'open', 'invoice', gen_random_uuid()::text, '', 'Invoice finding.', now() - interval '2 hours'),
            ('sandbox', 'orphan_webhook', 'open', 'order', gen_random_uuid()::text, '', 'To acknowledge.', now() - interval '1 hour'),
-           ('sandbox', 'orphan_webhook', 'open', 'order', gen_random_uuid()::text, '', 'To acknowledge by keyboard.', now() - interval '1 hour')
+           ('sandbox', 'orphan_webhook', 'open', 'order', gen_random_uuid()::text, '', 'To acknowledge by keyboard.', now() - interval '1 hour'),
+           ('sandbox', 'orphan_webhook', 'open', 'order', gen_random_uuid()::text, '', 'To acknowledge under edited filters.', now() - interval '1 hour'),
+           ('sandbox', 'statement_credit_without_payout', 'open', 'statement_line', 'STL-0001', '', 'A credit no payout names.', now() - interval '1 hour')
     returning id::text, entity_type::text`;
   orderFinding = rows[0]!.id;
   invoiceFinding = rows[1]!.id;
   ackFinding = rows[2]!.id;
   keyboardFinding = rows[3]!.id;
+  filterAckFinding = rows[4]!.id;
   // More than one page (500) of invoices and of payouts.
   await sql`
     insert into invoice_events (environment, event_key, topic, received_at, invoice_uuid, external_reference_id)
@@ -226,5 +230,33 @@ describe.skipIf(!existsSync(CHROMIUM))('the page when clicks race their answers 
       return a === null || a === document.body ? 'body' : a.tagName + ' ' + (a.getAttribute('aria-label') || a.textContent || '');
     })()`);
     expect(focused).toBe(`BUTTON Open evidence of discrepancy ${keyboardFinding}`);
+  });
+  it('the Reference column sorts by what it shows: a statement line finding by its line', async () => {
+    await signIn();
+    await showView('discrepancies');
+    await page.selectOption('#f-status', 'all');
+    await Promise.all([page.waitForResponse((r) => r.url().includes('/api/discrepancies?') && r.url().includes('status=all')), page.click('#filters button[type="submit"]')]);
+    await page.getByRole('button', { name: 'Reference', exact: true }).click();
+    // The only row showing a reference comes first in ascending order; the empty ones after it.
+    expect(await page.locator('#disc tbody tr:first-child td:nth-child(4)').innerText()).toBe('STL-0001');
+  });
+
+  it('after acknowledging, the list keeps the filters it was shown with, not edits not yet applied', async () => {
+    await signIn();
+    await showView('discrepancies');
+    await page.selectOption('#f-status', 'all');
+    await Promise.all([page.waitForResponse((r) => r.url().includes('/api/discrepancies?') && r.url().includes('status=all')), page.click('#filters button[type="submit"]')]);
+    const shown = await page.innerText('#disc-count');
+    expect(shown).toMatch(/^\d+ discrepancies shown\.$/);
+    // Edited, not applied: a kind no finding has.
+    await page.selectOption('#f-kind', 'duplicate_delivery');
+    await page.getByRole('button', { name: `Open evidence of discrepancy ${filterAckFinding}`, exact: true }).click();
+    await page.waitForSelector('dialog#evidence[open]');
+    await page.getByLabel('Note (why this is acknowledged)').fill('Known test order.');
+    await page.getByRole('button', { name: 'Acknowledge', exact: true }).click();
+    await page.waitForSelector('#ack-shown');
+    await page.keyboard.press('Escape');
+    expect(await page.innerText('#disc-count')).toBe(shown);
+    await page.selectOption('#f-kind', '');
   });
 });
