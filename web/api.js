@@ -46,6 +46,42 @@ export async function getPage(path) {
   return { rows: await response.json(), next: response.headers.get('next-cursor') };
 }
 
+/**
+ * A list the API pages (`path` with `?limit=`), loaded into `list.rows` and `list.next`: `load()`
+ * starts it again, `more()` adds the next page. One more page at a time (a second click while the
+ * first was answered appended the same page twice), and an answer for a list loaded again since is
+ * dropped. Both resolve true when they changed the list.
+ */
+export function pagedList(path) {
+  const list = { rows: [], next: null };
+  let loads = 0;
+  let moreInFlight = false;
+  list.load = async () => {
+    const load = ++loads;
+    const page = await getPage(path);
+    if (load !== loads) return false;
+    list.rows = page.rows;
+    list.next = page.next;
+    return true;
+  };
+  list.more = async () => {
+    if (!list.next || moreInFlight) return false;
+    const cursor = list.next;
+    const load = loads;
+    moreInFlight = true;
+    try {
+      const page = await getPage(`${path}&cursor=${encodeURIComponent(cursor)}`);
+      if (load !== loads || cursor !== list.next) return false;
+      list.rows = [...list.rows, ...page.rows];
+      list.next = page.next;
+      return true;
+    } finally {
+      moreInFlight = false;
+    }
+  };
+  return list;
+}
+
 /** Fetches a report file with the bearer header and hands it to the browser as a download. */
 export async function download(path, fallbackName) {
   const response = await api(path);

@@ -1,11 +1,9 @@
-import { download, getJson, getPage } from './api.js';
+import { download, getJson, pagedList } from './api.js';
 import { $, el, table } from './dom.js';
 import { count, date, dateTime, money, startOfDay } from './format.js';
 
 const PAGE = 500;
-// loads counts lists, so a Load more answered after the list was loaded again adds nothing to it;
-// moreInFlight: one page at a time (a second click while the first is answered appended it twice).
-const state = { rows: [], next: null, loads: 0, moreInFlight: false };
+const state = pagedList(`/api/invoices?limit=${PAGE}`);
 const COLUMNS = ['Reference', 'Order', 'Invoiced', 'Amount', 'Factoring', 'Payout', 'Paid out', 'Deductions', 'Net', 'Bank credit', 'Days to cash', 'Open findings'];
 
 /** Where the invoice stands on its way to cash, for the filter. */
@@ -66,30 +64,13 @@ async function showAgeing() {
 }
 
 export async function loadInvoices(more = false) {
-  if (more) return loadMore();
-  const load = ++state.loads;
-  const page = await getPage(`/api/invoices?limit=${PAGE}`);
-  if (load !== state.loads) return;
-  state.rows = page.rows;
-  state.next = page.next;
+  if (more) {
+    if (await state.more()) render();
+    return;
+  }
+  if (!(await state.load())) return;
   render();
   await showAgeing();
-}
-
-async function loadMore() {
-  if (!state.next || state.moreInFlight) return;
-  const cursor = state.next;
-  const load = state.loads;
-  state.moreInFlight = true;
-  try {
-    const page = await getPage(`/api/invoices?limit=${PAGE}&cursor=${encodeURIComponent(cursor)}`);
-    if (load !== state.loads || cursor !== state.next) return;
-    state.rows = [...state.rows, ...page.rows];
-    state.next = page.next;
-    render();
-  } finally {
-    state.moreInFlight = false;
-  }
 }
 
 async function downloadAs(path, fallback) {

@@ -1,10 +1,8 @@
-import { download, getPage } from './api.js';
+import { download, pagedList } from './api.js';
 import { $, el, table } from './dom.js';
 import { dateTime, date, money, moneyCents } from './format.js';
 
-// loads and moreInFlight as in invoices.js: a Load more clicked twice, or answered after the list
-// was loaded again, adds its page once or not at all.
-const state = { rows: [], next: null, open: new Set(), loads: 0, moreInFlight: false };
+const state = Object.assign(pagedList('/api/payouts?limit=500'), { open: new Set() });
 const HEADERS = ['SEPA reference', 'Amount', 'Status', 'Received', 'Matched bank lines', 'Invoices paid', 'Credited', 'Difference', 'Composition', 'Payout'];
 const PARTS = [
   ['gross', 'Gross (invoices)'], ['fee', 'Fee (discount and fixed fee)'], ['vat', 'VAT on the fee'], ['credit_notes', 'Credit notes'],
@@ -69,29 +67,7 @@ function render() {
 }
 
 export async function loadPayouts(more = false) {
-  if (more) return loadMore();
-  const load = ++state.loads;
-  const page = await getPage('/api/payouts?limit=500');
-  if (load !== state.loads) return;
-  state.rows = page.rows;
-  state.next = page.next;
-  render();
-}
-
-async function loadMore() {
-  if (!state.next || state.moreInFlight) return;
-  const cursor = state.next;
-  const load = state.loads;
-  state.moreInFlight = true;
-  try {
-    const page = await getPage(`/api/payouts?limit=500&cursor=${encodeURIComponent(cursor)}`);
-    if (load !== state.loads || cursor !== state.next) return;
-    state.rows = [...state.rows, ...page.rows];
-    state.next = page.next;
-    render();
-  } finally {
-    state.moreInFlight = false;
-  }
+  if (await (more ? state.more() : state.load())) render();
 }
 
 async function downloadAs(path, fallback) {
