@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { isTransientDatabaseError } from '../db/errors.js';
 import type { Logger } from '../log/logger.js';
 import { ConfigError } from '../config/load.js';
@@ -104,7 +104,16 @@ export async function startHttpServer(options: {
     keepAliveTimeout: 5_000,
     connectionsCheckingInterval: checkingIntervalMs(timeouts),
   };
+  // Each connection's request being answered, for close(): a request whose body has all come in is
+  // let finish (a webhook waiting for its commit answers 2xx or 503); one still coming in, or a
+  // connection between or before requests, is cut: nothing of it was taken yet.
+  const answering = new Map<Socket, IncomingMessage>();
+  const connections = new Set<Socket>();
   const server = createServer(serverOptions, (req, res) => {
+    answering.set(req.socket, req);
+    res.once('close', () => {
+      if (answering.get(req.socket) === req) answering.delete(req.socket);
+    });
     // Answers here carry financial data: never cached by a browser or a proxy on the way, never
     // sniffed into another type. A route may say otherwise (the page's static files).
     res.setHeader('cache-control', 'no-store');
@@ -136,6 +145,10 @@ export async function startHttpServer(options: {
         log.error({ err: error, path: url.pathname }, 'request failed');
         sendJson(res, 500, { error: 'internal error' });
       });
+  });
+  server.on('connection', (socket: Socket) => {
+    connections.add(socket);
+    socket.once('close', () => connections.delete(socket));
   });
   server.on('clientError', (error, socket) => {
     // A client past SERVER_HEADERS_TIMEOUT_MS or SERVER_REQUEST_TIMEOUT_MS is told 408, as node:http
@@ -170,6 +183,10 @@ export async function startHttpServer(options: {
       closing ??= new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeIdleConnections();
+        // A client still sending its request (a slow sender, a stalled proxy) held the stop until
+        // SERVER_REQUEST_TIMEOUT_MS cut it off, as long as the default SHUTDOWN_TIMEOUT_MS: the
+        // shutdown then ended at its deadline with exit 1 (test/lifecycle/sigterm-slow-request.test.ts).
+        for (const socket of connections) if (!answering.get(socket)?.complete) socket.destroy();
       });
       return closing;
     },
