@@ -12,7 +12,7 @@ import {
 } from './errors.js';
 import type { ProviderMetrics, ProviderOperation, RequestOutcome } from './metrics.js';
 import { RateLimiter } from './rate-limiter.js';
-import { errorBodySchema, parseOrdersPage, webhookKeysSchema, type ProviderOrder } from './schemas.js';
+import { errorBodySchema, MAX_ORDER_STATE_LENGTH, parseOrdersPage, webhookKeysSchema, type ProviderOrder } from './schemas.js';
 import { UNSTORABLE_TEXT } from '../db/text.js';
 
 export const ORDERS_PATH = '/api/v1/orders';
@@ -234,8 +234,10 @@ export function createProviderClient(config: Config, log: Logger, metrics: Provi
         path: `${ORDERS_PATH}?${query.toString()}`,
         idempotent: true,
         parse: (json) =>
-          parseOrdersPage(json, (uuid, field) =>
-            log.warn({ order: uuid, field, page }, `provider order ${uuid}: its ${field} holds ${UNSTORABLE_TEXT}; stored with U+FFFD in its place`)),
+          parseOrdersPage(json, (uuid, field, repair) =>
+            log.warn({ order: uuid, field, page }, repair === 'too_long'
+              ? `provider order ${uuid}: its ${field} is longer than ${MAX_ORDER_STATE_LENGTH} characters; stored cut to them`
+              : `provider order ${uuid}: its ${field} holds ${UNSTORABLE_TEXT}; stored with U+FFFD in its place`)),
         signal,
       });
       return { orders: value, stats };
