@@ -1,5 +1,6 @@
 import type { Sql } from 'postgres';
 import type { ProviderEnvironment } from '../config/schema.js';
+import { storableText } from '../db/text.js';
 
 /**
  * Run records of the singleton jobs: one row per run in the job's table (poll_runs,
@@ -37,7 +38,9 @@ export async function finishRun(
   error: string | null,
   totals: Record<string, string | number> = {},
 ): Promise<boolean> {
-  const set = { ...totals, status, error };
+  // The error is often another party's text (a provider's error details may hold a NUL, which
+  // Postgres text refuses): unstorable, the run could not be closed and stayed 'running'.
+  const set = { ...totals, status, error: error === null ? null : storableText(error) };
   const rows = await sql`update ${sql(table)} set finished_at = now(), ${sql(set)} where id = ${id} and status = 'running' returning id`;
   return rows.length > 0;
 }
