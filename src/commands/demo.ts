@@ -107,6 +107,15 @@ export const command: Command = {
     return withProcess('demo', { defaults: { LOG_LEVEL: 'warn' }, logOptions, env: passedThrough(process.env) }, async ({ config: base, log, shutdown }) => {
       const dataDir = path.join(base.RECON_DATA_DIR, 'demo');
       const out = process.stdout;
+      // A reader that went away (`demo | head -40`) stops the demo as Ctrl-C would: unhandled, the
+      // next summary's EPIPE crashed it with a stack trace and left its embedded Postgres running.
+      // Any other failure to write stdout stops it too, said once on stderr.
+      const onStdoutError = (error: NodeJS.ErrnoException) => {
+        if (shutdown.isShuttingDown) return;
+        if (error.code !== 'EPIPE') log.error({ err: error.message, code: error.code }, 'the demo cannot write its summaries to stdout: stopping');
+        void shutdown.run(error.code === 'EPIPE' ? 'stdout closed' : 'stdout failed');
+      };
+      out.on('error', onStdoutError);
       // Refused while another demo runs there; an orphaned server (after a kill -9) is stopped first.
       await removeEmbeddedLedger(dataDir, log);
 

@@ -175,7 +175,11 @@ export const configShape = {
   DATABASE_URL: postgresUrl.optional(),
   RECON_DATA_DIR: z.string().min(1).default('./data'),
   PROVIDER_ENV: environmentSchema.default('sandbox'),
-  PROVIDER_BASE_URL: z.string().url().optional(),
+  // An http(s) address: 'localhost:8090' parses as a URL of scheme 'localhost:', and failed later as
+  // "Invalid URL" (exit 1) instead of here naming the setting (exit 2).
+  PROVIDER_BASE_URL: z.string().url().refine((value) => /^https?:$/.test(new URL(value).protocol) && new URL(value).hostname !== '', {
+    error: 'must be an http:// or https:// address with a host (e.g. https://api.provider.example)',
+  }).optional(),
   PROVIDER_API_KEY: z.string().min(1).optional(),
   PROVIDER_WEBHOOK_PATH_PREFIX: z.string().default(''),
   WEBHOOK_SECRET: strongSecretList.optional(),

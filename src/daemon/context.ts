@@ -49,19 +49,26 @@ export async function openContext(config: Config, log: Logger, options: OpenCont
   shutdown.register('database', () => database.close());
   if (config.DATABASE_URL !== undefined) await probeDatabase(database, config.DATABASE_URL, shutdown);
   if (config.PAYOUT_REFERENCE_PATTERN !== undefined) await checkReferencePattern(database, config.PAYOUT_REFERENCE_PATTERN, shutdown);
-  if (options.access === 'reader') {
-    // Read commands never change the schema (a read-only database role must work): they refuse
-    // when it is behind rather than read tables that may not be what this version expects.
+  const migrating = options.access !== 'reader' && (options.migrate ?? true);
+  if (migrating) await applyMigrations(database, log, shutdown.signal);
+  // `migrate` itself (creator, migrate: false) applies them next.
+  else if (options.access !== 'creator') {
+    // Read commands never change the schema (a read-only database role must work), nor does a
+    // command told not to (MIGRATE_ON_START=false): they refuse when it is behind rather than work
+    // on tables that may not be what this version expects ("relation ... does not exist", or a
+    // poll reported as held by another process).
     const schema = await ledgerSchemaStatus(database);
     if (schema.state === 'behind') {
       await shutdown.run('schema behind');
-      throw new Error("the ledger's schema is behind this version of bnpl-recon: run 'bnpl-recon migrate' (or start the daemon) first; read commands never apply migrations");
+      throw new Error(options.access === 'reader'
+        ? "the ledger's schema is behind this version of bnpl-recon: run 'bnpl-recon migrate' (or start the daemon) first; read commands never apply migrations"
+        : "the ledger's schema is behind this version of bnpl-recon and MIGRATE_ON_START=false: run 'bnpl-recon migrate' first");
     }
     if (schema.state === 'incompatible') {
       await shutdown.run('schema unknown');
       throw new Error(schema.reason);
     }
-  } else if (options.migrate ?? true) await applyMigrations(database, log, shutdown.signal);
+  }
   shutdown.throwIfStopping();
   const registry = createRegistry({ defaultMetrics: options.defaultMetrics ?? false });
   const metrics = createMetrics(registry, database, config.PROVIDER_ENV);
