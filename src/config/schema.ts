@@ -177,7 +177,10 @@ export const configShape = {
   PROVIDER_ENV: environmentSchema.default('sandbox'),
   // An http(s) address: 'localhost:8090' parses as a URL of scheme 'localhost:', and failed later as
   // "Invalid URL" (exit 1) instead of here naming the setting (exit 2).
-  PROVIDER_BASE_URL: z.string().url().refine((value) => /^https?:$/.test(new URL(value).protocol) && new URL(value).hostname !== '', {
+  PROVIDER_BASE_URL: z.string().url().refine((value) => {
+    const url = new URL(value);
+    return /^https?:$/.test(url.protocol) && url.hostname !== '';
+  }, {
     error: 'must be an http:// or https:// address with a host (e.g. https://api.provider.example)',
   }).optional(),
   PROVIDER_API_KEY: z.string().min(1).optional(),

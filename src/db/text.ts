@@ -11,6 +11,13 @@ export const UNSTORABLE = /\0|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\ud
 
 export const UNSTORABLE_TEXT = 'a NUL character or an unpaired UTF-16 surrogate, which Postgres cannot store';
 
+/**
+ * The longest outside text kept whole where it is a btree index key (a webhook's or a polled
+ * order's state, references), in UTF-16 units: an index entry must stay under 2,704 bytes, and 512
+ * units are at most 1,536 bytes of UTF-8.
+ */
+export const MAX_INDEXED_TEXT_LENGTH = 512;
+
 export function isStorableText(value: string): boolean {
   return !UNSTORABLE.test(value);
 }

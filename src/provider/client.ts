@@ -12,8 +12,8 @@ import {
 } from './errors.js';
 import type { ProviderMetrics, ProviderOperation, RequestOutcome } from './metrics.js';
 import { RateLimiter } from './rate-limiter.js';
-import { errorBodySchema, MAX_ORDER_STATE_LENGTH, parseOrdersPage, webhookKeysSchema, type ProviderOrder } from './schemas.js';
-import { UNSTORABLE_TEXT } from '../db/text.js';
+import { errorBodySchema, parseOrdersPage, webhookKeysSchema, type ProviderOrder } from './schemas.js';
+import { MAX_INDEXED_TEXT_LENGTH, UNSTORABLE_TEXT } from '../db/text.js';
 
 export const ORDERS_PATH = '/api/v1/orders';
 
@@ -236,7 +236,7 @@ export function createProviderClient(config: Config, log: Logger, metrics: Provi
         parse: (json) =>
           parseOrdersPage(json, (uuid, field, repair) =>
             log.warn({ order: uuid, field, page }, repair === 'too_long'
-              ? `provider order ${uuid}: its ${field} is longer than ${MAX_ORDER_STATE_LENGTH} characters; stored cut to them`
+              ? `provider order ${uuid}: its ${field} is longer than ${MAX_INDEXED_TEXT_LENGTH} characters; stored cut to them`
               : `provider order ${uuid}: its ${field} holds ${UNSTORABLE_TEXT}; stored with U+FFFD in its place`)),
         signal,
       });

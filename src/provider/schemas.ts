@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { isStorableText, storableText } from '../db/text.js';
+import { isStorableText, MAX_INDEXED_TEXT_LENGTH, storableText } from '../db/text.js';
 
 /**
  * Response shapes. The spec shows only a few fields, so every object tolerates (and drops) fields
@@ -83,31 +83,24 @@ export function parseOrdersPage(json: unknown, onRepaired?: (uuid: string, field
 // Any surrogate or NUL: the cheap test that lets nearly every order skip the exact one.
 const MAYBE_UNSTORABLE = /[\0\ud800-\udfff]/;
 
-/**
- * The longest state kept whole, in UTF-16 units: the state is a btree key of
- * order_state_observations, whose entries must stay under 2,704 bytes (512 units are at most 1,536
- * bytes of UTF-8), as the receiver's limit on a webhook's order_state (webhooks/payloads.ts).
- */
-export const MAX_ORDER_STATE_LENGTH = 512;
-
 export type OrderRepair = 'unstorable' | 'too_long';
 
 /**
  * An order whose text Postgres cannot store (a NUL, an unpaired surrogate: db/text.ts), or whose
- * state is too long for its index, would fail its whole batch on every poll, keeping its page-mates
+ * state is too long for its index (a key of order_state_observations), would fail its whole batch on every poll, keeping its page-mates
  * out of the ledger. It is kept with U+FFFD in place of what cannot be stored, its state cut to
- * MAX_ORDER_STATE_LENGTH, so the order still counts as listed, and `onRepaired` is told.
+ * MAX_INDEXED_TEXT_LENGTH, so the order still counts as listed, and `onRepaired` is told.
  */
 function storableOrders(orders: ProviderOrder[], onRepaired?: (uuid: string, field: 'state' | 'external_reference_id', repair: OrderRepair) => void): ProviderOrder[] {
   for (let i = 0; i < orders.length; i += 1) {
     const order = orders[i]!;
     const badState = MAYBE_UNSTORABLE.test(order.state) && !isStorableText(order.state);
-    const longState = order.state.length > MAX_ORDER_STATE_LENGTH;
+    const longState = order.state.length > MAX_INDEXED_TEXT_LENGTH;
     const ref = order.external_reference_id;
     const badRef = typeof ref === 'string' && MAYBE_UNSTORABLE.test(ref) && !isStorableText(ref);
     if (!badState && !longState && !badRef) continue;
     // Cut first: a cut through a surrogate pair leaves half of it, which storableText then replaces.
-    const state = badState || longState ? storableText(order.state.slice(0, MAX_ORDER_STATE_LENGTH)) : order.state;
+    const state = badState || longState ? storableText(order.state.slice(0, MAX_INDEXED_TEXT_LENGTH)) : order.state;
     orders[i] = { ...order, state, ...(badRef ? { external_reference_id: storableText(ref) } : {}) };
     if (badState) onRepaired?.(order.uuid, 'state', 'unstorable');
     if (longState) onRepaired?.(order.uuid, 'state', 'too_long');

@@ -3,6 +3,7 @@ import { xmlTreeReader } from './camt-sax.js';
 import { bankDate } from './dates.js';
 import { amountOf, at, currencyCode, dateOf, instantOf, list, node, partyName, text, type Node } from './camt-xml.js';
 import { collect } from './collect.js';
+import { claimingNoWholeDay } from './line-key.js';
 import { normalizeIban, present, sepaReferenceOf } from './reference.js';
 import { addTotal, balanceCheck, combineChecks, type Balance } from './totals.js';
 import {
@@ -193,13 +194,7 @@ const continues = (closing: StatedBalance | null, opening: StatedBalance | null)
  */
 function pagesSection(held: Held): StatementSection {
   const section: StatementSection = { ...held.section, identity: held.identities.join('||'), booked: held.open.booked };
-  if (held.from === 1 && held.last) return section;
-  const shift = (day: string, by: number) => new Date(Date.parse(`${day}T00:00:00Z`) + by * 86_400_000).toISOString().slice(0, 10);
-  const from = section.periodFrom?.slice(0, 10);
-  const to = section.periodTo ? new Date(Date.parse(section.periodTo) - 1).toISOString().slice(0, 10) : undefined;
-  // No day wholly: a first whole day after the last (as a FrToDt with times inside one day gives).
-  if (from !== undefined && to !== undefined) return { ...section, firstWholeDay: shift(to, 1), lastWholeDay: shift(from, -1) };
-  return section;
+  return held.from === 1 && held.last ? section : claimingNoWholeDay(section);
 }
 
 /** The whole document at once: the reader over one string. */

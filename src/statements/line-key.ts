@@ -51,5 +51,16 @@ export function wholeDays(section: StatementSection): { first: string | null; la
   };
 }
 
+/**
+ * `section` claiming no day wholly (a first whole day after the last), its period kept: a statement
+ * without its first or last page holds only part of its days' bookings (camt053.ts pagesSection,
+ * mt940.ts). Unchanged when its period is not known at both ends.
+ */
+export function claimingNoWholeDay<S extends StatementSection>(section: S): S {
+  if (section.periodFrom === null || section.periodTo === null) return section;
+  const shift = (day: string, by: number) => new Date(Date.parse(`${day}T00:00:00Z`) + by * 86_400_000).toISOString().slice(0, 10);
+  return { ...section, firstWholeDay: shift(dayBefore(section.periodTo), 1), lastWholeDay: shift(section.periodFrom.slice(0, 10), -1) };
+}
+
 /** The entry's own reference: a split batch's lines carry '<entry>/<n>' or their transaction's, the entry keeps the batch's. */
 export const entryReference = (line: StatementLine): string | null => (line.entryReference !== undefined ? line.entryReference : line.bankReference);

@@ -2,6 +2,7 @@ import { accountId } from './account.js';
 import { bankDate } from './dates.js';
 import { statementCents } from './money.js';
 import { collect } from './collect.js';
+import { claimingNoWholeDay } from './line-key.js';
 import { mt940MessageReader, type Field } from './mt940-blocks.js';
 import { mt940Details } from './mt940-details.js';
 import { present, sepaReferenceOf } from './reference.js';
@@ -133,11 +134,7 @@ export function mt940Reader(emit: SectionSink, options: ReaderOptions = {}): Sta
     // Without its first or last page, the statement holds only part of its days' bookings: it
     // claims no day wholly (as CAMT.053 pages without the first or last do, camt053.ts pagesSection),
     // or the overlap rule would pair another statement's bookings of those days with it by the day.
-    if ((open.startsMidway || open.continues) && open.section.periodFrom !== null && open.section.periodTo !== null) {
-      open.section.firstWholeDay = open.section.periodTo.slice(0, 10);
-      open.section.lastWholeDay = new Date(Date.parse(open.section.periodFrom) - 86_400_000).toISOString().slice(0, 10);
-    }
-    emit(open.section, open.lines);
+    emit(open.startsMidway || open.continues ? claimingNoWholeDay(open.section) : open.section, open.lines);
     sections += 1;
     open = null;
   };

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { MAX_INDEXED_TEXT_LENGTH } from '../db/text.js';
 import { parseEventTime } from './event-time.js';
 import { cents, dayCount, smallIntegerString } from './money.js';
 import { parseReferenceList } from './reference-list.js';
@@ -20,10 +21,9 @@ const text = z.string();
 const optionalText = text.nullish();
 /**
  * References and states. Some are btree index keys (order_state, invoice external_reference_id,
- * sepa_instruction_id), whose entries must stay under 2,704 bytes: 512 UTF-16 units are at most
- * 1,536 bytes of UTF-8.
+ * sepa_instruction_id): at most MAX_INDEXED_TEXT_LENGTH (db/text.ts).
  */
-const identifier = text.max(512);
+const identifier = text.max(MAX_INDEXED_TEXT_LENGTH);
 const optionalIdentifier = identifier.nullish();
 const eventTime = z.string().refine((v) => parseEventTime(v) !== undefined, {
   message: 'must be an ISO 8601 UTC time with Z, in years 0001-9999',

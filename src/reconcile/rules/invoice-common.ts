@@ -123,8 +123,6 @@ function invoiceReferences(tx: TransactionSql, environment: ProviderEnvironment,
     where environment = ${environment} and external_reference_id is not null ${only}`;
 }
 
-// The factoring ranking the rules and the reports share (ledger/invoices.ts).
-export { decisionFirst };
 
 /**
  * Invoices known only from their factoring: the references whose latest factoring event

@@ -2,7 +2,7 @@ import type { TransactionSql } from 'postgres';
 import { ISO_FORMAT, insertIntoFound } from '../found.js';
 import type { Rule, RuleParams } from '../types.js';
 import { topic } from '../../provider/vocabulary.js';
-import { decisionFirst } from './invoice-common.js';
+import { decisionFirst } from '../../ledger/invoices.js';
 
 /**
  * payout_pays_canceled_invoice: a payout paid the merchant for an invoice the provider does not owe.
